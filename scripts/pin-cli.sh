@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# Regenerate the pin of @playwright/cli that my-chrome embeds and installs:
+#   skill/cli/package.json         the one dependency, at an exact version
+#   skill/cli/package-lock.json    lockfile v3 with integrity hashes, no registry URLs
+#   skill/cli/tree.sha256          digest of a clean install's node_modules, per OS
+#   skill/cli/released-locks.sha256  SHA-256 of every lock we have shipped (appended)
+#
+# Usage: scripts/pin-cli.sh VERSION      (e.g. scripts/pin-cli.sh 0.1.17)
+#
+# The tree digest format is the one src/helper/tree.rs computes; keep them in
+# step. For every entry under node_modules except npm's own
+# node_modules/.package-lock.json, sorted by the bytes of its path relative to
+# the install directory, one line:
+#   dir <path>            for a directory
+#   file <sha256> <path>  for a regular file (SHA-256 of its content)
+#   link <target> <path>  for a symbolic link (its target, unresolved)
+# and the digest is the SHA-256 of all those lines. macOS installs one more
+# optional package (fsevents), so the darwin digest comes from an install with
+# npm's --os=darwin.
+set -euo pipefail
+
+version=${1:?usage: scripts/pin-cli.sh VERSION}
+[[ $version =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]] || { echo "pin-cli: VERSION must be exact, like 0.1.17" >&2; exit 2; }
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+out=$root/skill/cli
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+cat >"$work/package.json" <<JSON
+{
+  "name": "my-chrome-cli",
+  "private": true,
+  "description": "The private copy of @playwright/cli that my-chrome installs with 'my-chrome setup'.",
+  "dependencies": {
+    "@playwright/cli": "$version"
+  }
+}
+JSON
+
+npm_flags=(--ignore-scripts --no-audit --no-fund --no-update-notifier)
+(cd "$work" && npm install --package-lock-only --lockfile-version=3 \
+  --omit-lockfile-registry-resolved "${npm_flags[@]}" >/dev/null)
+
+tree_digest() { # $1: install directory
+  (cd "$1" && find node_modules -path node_modules/.package-lock.json -prune -o -print0 \
+    | LC_ALL=C sort -z \
+    | while IFS= read -r -d '' p; do
+        case $p in *$'\n'*) echo "pin-cli: path with a newline: $p" >&2; exit 1 ;; esac
+        if [ -L "$p" ]; then printf 'link %s %s\n' "$(readlink "$p")" "$p"
+        elif [ -d "$p" ]; then printf 'dir %s\n' "$p"
+        elif [ -f "$p" ]; then printf 'file %s %s\n' "$(sha256sum <"$p" | cut -d' ' -f1)" "$p"
+        else echo "pin-cli: unexpected file type: $p" >&2; exit 1
+        fi
+      done) | sha256sum | cut -d' ' -f1
+}
+
+digests=()
+for os in linux darwin; do
+  install=$work/install-$os
+  mkdir "$install"
+  cp "$work/package.json" "$work/package-lock.json" "$install/"
+  (cd "$install" && npm ci --os="$os" "${npm_flags[@]}" >/dev/null)
+  installed=$(node -p "require('$install/node_modules/@playwright/cli/package.json').version")
+  [ "$installed" = "$version" ] || { echo "pin-cli: installed $installed, wanted $version" >&2; exit 1; }
+  digests+=("$(tree_digest "$install")  $os")
+done
+
+cp "$work/package.json" "$work/package-lock.json" "$out/"
+printf '%s\n' "${digests[@]}" >"$out/tree.sha256"
+lock_digest=$(sha256sum <"$out/package-lock.json" | cut -d' ' -f1)
+touch "$out/released-locks.sha256"
+grep -qx "$lock_digest  $version" "$out/released-locks.sha256" \
+  || printf '%s  %s\n' "$lock_digest" "$version" >>"$out/released-locks.sha256"
+
+echo "pinned @playwright/cli $version:"
+cat "$out/tree.sha256"
+echo "Rebuild my-chrome (the pin is embedded) and run scripts/test.sh."

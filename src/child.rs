@@ -1,0 +1,287 @@
+//! The one way my-chrome starts a child process. Every child gets:
+//! - a cleared environment plus an explicit allowlist (see [`ChildEnv`]), so
+//!   caller variables such as `NODE_OPTIONS`, `PLAYWRIGHT_*`, `PWTEST_*` or
+//!   `XDG_CACHE_HOME` never reach it;
+//! - a fixed working directory (the runtime, or a directory inside it);
+//! - its own process group, so a timeout or an interrupt kills exactly what
+//!   we started and nothing else;
+//! - a bounded wait.
+//!
+//! The umask (077) is set once for the whole process in `main` and inherited.
+
+use std::ffi::{OsStr, OsString};
+use std::io::Read;
+use std::os::fd::AsFd;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus, Stdio};
+use std::sync::mpsc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use nix::sys::signal::{Signal, killpg};
+use nix::unistd::Pid;
+
+use crate::config::Config;
+use crate::error::Exit;
+use crate::signals;
+
+/// Fixed system directories: the only `PATH` a child sees (plus, for npm,
+/// the trusted node's own directory).
+pub const SYSTEM_PATH: &str = "/usr/bin:/bin:/usr/sbin:/sbin";
+
+/// Captured output beyond this is read and dropped.
+const CAPTURE_LIMIT: usize = 1 << 20;
+
+/// The complete environment of a child.
+#[derive(Clone, Debug)]
+pub struct ChildEnv {
+    vars: Vec<(OsString, OsString)>,
+}
+
+impl ChildEnv {
+    /// The allowlist: `HOME`, `USER`, `LOGNAME`, `LANG`, `LC_*` from the
+    /// caller; `TMPDIR` = our private temporary directory; `PATH` = fixed
+    /// system directories; `NO_UPDATE_NOTIFIER=1` so the CLI never phones home.
+    pub fn new(config: &Config, private_tmp: &Path) -> ChildEnv {
+        let mut vars = config.child_vars.clone();
+        vars.push(("TMPDIR".into(), private_tmp.into()));
+        vars.push(("PATH".into(), SYSTEM_PATH.into()));
+        vars.push(("NO_UPDATE_NOTIFIER".into(), "1".into()));
+        ChildEnv { vars }
+    }
+
+    /// Puts `dir` in front of `PATH`, for tools (npm) whose launcher looks
+    /// for `node` on `PATH`: they must find the trusted one.
+    pub fn with_path_prefix(mut self, dir: &Path) -> ChildEnv {
+        let mut path = dir.as_os_str().to_owned();
+        path.push(":");
+        path.push(SYSTEM_PATH);
+        self.set("PATH", path);
+        self
+    }
+
+    /// Adds or replaces one variable.
+    pub fn with(mut self, name: &str, value: impl Into<OsString>) -> ChildEnv {
+        self.set(name, value.into());
+        self
+    }
+
+    fn set(&mut self, name: &str, value: OsString) {
+        self.vars.retain(|(k, _)| k != name);
+        self.vars.push((name.into(), value));
+    }
+
+    pub fn vars(&self) -> &[(OsString, OsString)] {
+        &self.vars
+    }
+}
+
+/// What happens to a child's stdout or stderr.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Output {
+    Discard,
+    /// Kept (up to 1 MiB) and returned in [`Finished`].
+    Capture,
+    /// Shown to the user on our stderr, as progress.
+    Progress,
+}
+
+/// A child to run: program, arguments, working directory and bound.
+#[derive(Debug)]
+pub struct ChildCommand {
+    what: String,
+    program: PathBuf,
+    args: Vec<OsString>,
+    cwd: PathBuf,
+    timeout: Duration,
+    stdout: Output,
+    stderr: Output,
+}
+
+#[derive(Debug)]
+pub struct Finished {
+    pub status: ExitStatus,
+    pub stdout: Vec<u8>,
+    pub stderr: Vec<u8>,
+}
+
+impl Finished {
+    pub fn stdout_text(&self) -> String {
+        String::from_utf8_lossy(&self.stdout).into_owned()
+    }
+    pub fn stderr_text(&self) -> String {
+        String::from_utf8_lossy(&self.stderr).into_owned()
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ChildError {
+    #[error("could not start {what} ({program}): {source}")]
+    Spawn {
+        what: String,
+        program: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{what} did not finish within {} s; its process group was killed", .after.as_secs())]
+    TimedOut { what: String, after: Duration },
+    #[error("interrupted by {signal}; {what} and its process group were killed")]
+    Interrupted { what: String, signal: Signal },
+    #[error("could not wait for {what}: {source}")]
+    Wait {
+        what: String,
+        source: std::io::Error,
+    },
+}
+
+impl ChildError {
+    pub fn exit(&self) -> Exit {
+        match self {
+            ChildError::TimedOut { .. } => Exit::Timeout,
+            ChildError::Interrupted { signal, .. } => Exit::Signal(*signal as i32),
+            ChildError::Spawn { .. } | ChildError::Wait { .. } => Exit::Failure,
+        }
+    }
+}
+
+impl ChildCommand {
+    /// `what` names the child in messages ("npm ci", "node --version").
+    pub fn new(
+        what: &str,
+        program: impl AsRef<Path>,
+        cwd: &Path,
+        timeout: Duration,
+    ) -> ChildCommand {
+        ChildCommand {
+            what: what.to_string(),
+            program: program.as_ref().to_path_buf(),
+            args: Vec::new(),
+            cwd: cwd.to_path_buf(),
+            timeout,
+            stdout: Output::Capture,
+            stderr: Output::Capture,
+        }
+    }
+
+    pub fn arg(mut self, arg: impl AsRef<OsStr>) -> ChildCommand {
+        self.args.push(arg.as_ref().to_owned());
+        self
+    }
+
+    pub fn args<I: IntoIterator<Item = S>, S: AsRef<OsStr>>(mut self, args: I) -> ChildCommand {
+        self.args
+            .extend(args.into_iter().map(|a| a.as_ref().to_owned()));
+        self
+    }
+
+    pub fn stdout(mut self, output: Output) -> ChildCommand {
+        self.stdout = output;
+        self
+    }
+
+    pub fn stderr(mut self, output: Output) -> ChildCommand {
+        self.stderr = output;
+        self
+    }
+
+    /// Runs the child to completion, or kills its process group when the
+    /// bound passes or an interrupting signal arrives.
+    pub fn run(self, env: &ChildEnv) -> Result<Finished, ChildError> {
+        if let Some(signal) = signals::pending() {
+            return Err(ChildError::Interrupted {
+                what: self.what,
+                signal,
+            });
+        }
+        let spawn_error = |source| ChildError::Spawn {
+            what: self.what.clone(),
+            program: self.program.clone(),
+            source,
+        };
+        let mut command = Command::new(&self.program);
+        command
+            .args(&self.args)
+            .current_dir(&self.cwd)
+            .env_clear()
+            .envs(env.vars().iter().map(|(k, v)| (k, v)))
+            .process_group(0)
+            .stdin(Stdio::null())
+            .stdout(stdio(self.stdout).map_err(spawn_error)?)
+            .stderr(stdio(self.stderr).map_err(spawn_error)?);
+        let mut child = command.spawn().map_err(spawn_error)?;
+        let stdout = child.stdout.take().map(collect);
+        let stderr = child.stderr.take().map(collect);
+
+        let wait_error = |source| ChildError::Wait {
+            what: self.what.clone(),
+            source,
+        };
+        let started = Instant::now();
+        let mut pause = Duration::from_millis(2);
+        let status = loop {
+            if let Some(status) = child.try_wait().map_err(wait_error)? {
+                break status;
+            }
+            // The child is not reaped yet, so its process group id cannot
+            // have been reused: killing the group kills exactly our child
+            // and whatever it started in that group.
+            let stop = if let Some(signal) = signals::pending() {
+                Some(ChildError::Interrupted {
+                    what: self.what.clone(),
+                    signal,
+                })
+            } else if started.elapsed() >= self.timeout {
+                Some(ChildError::TimedOut {
+                    what: self.what.clone(),
+                    after: self.timeout,
+                })
+            } else {
+                None
+            };
+            if let Some(error) = stop {
+                let _ = killpg(Pid::from_raw(child.id() as i32), Signal::SIGKILL);
+                let _ = child.wait();
+                return Err(error);
+            }
+            thread::sleep(pause);
+            pause = (pause * 2).min(Duration::from_millis(25));
+        };
+        Ok(Finished {
+            status,
+            stdout: stdout.map(finish).unwrap_or_default(),
+            stderr: stderr.map(finish).unwrap_or_default(),
+        })
+    }
+}
+
+fn stdio(output: Output) -> std::io::Result<Stdio> {
+    Ok(match output {
+        Output::Discard => Stdio::null(),
+        Output::Capture => Stdio::piped(),
+        Output::Progress => Stdio::from(std::io::stderr().as_fd().try_clone_to_owned()?),
+    })
+}
+
+/// Reads a pipe on a thread; the answer arrives when the pipe closes.
+fn collect(mut pipe: impl Read + Send + 'static) -> mpsc::Receiver<Vec<u8>> {
+    let (tx, rx) = mpsc::channel();
+    thread::spawn(move || {
+        let mut kept = Vec::new();
+        let mut buf = [0u8; 8192];
+        while let Ok(n) = pipe.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            let room = CAPTURE_LIMIT.saturating_sub(kept.len());
+            kept.extend_from_slice(&buf[..n.min(room)]);
+        }
+        let _ = tx.send(kept);
+    });
+    rx
+}
+
+/// A grandchild that left our process group could hold the pipe open
+/// forever; after the child itself is gone, wait for its output only briefly.
+fn finish(rx: mpsc::Receiver<Vec<u8>>) -> Vec<u8> {
+    rx.recv_timeout(Duration::from_secs(2)).unwrap_or_default()
+}

@@ -1,0 +1,346 @@
+//! Every environment variable my-chrome reads is read here, once, and
+//! validated before anything else happens. No other module calls
+//! `std::env::var*`: the rest of the program sees only [`Config`].
+
+use std::ffi::{OsStr, OsString};
+use std::path::{Component, Path, PathBuf};
+use std::time::Duration;
+
+/// Where the runtime lives, and whether the user chose it.
+#[derive(Clone, Debug)]
+pub struct RuntimeLocation {
+    pub path: PathBuf,
+    /// True when set through `MY_CHROME_RUNTIME_DIR`.
+    pub custom: bool,
+}
+
+#[derive(Clone, Debug)]
+pub struct Config {
+    pub home: PathBuf,
+    /// The current user's name from the user database (not from `$USER`).
+    pub user: String,
+    pub runtime: RuntimeLocation,
+    /// The one Playwright session we own (`MY_CHROME_SESSION`, default `mychrome`).
+    pub session: String,
+    /// An explicit trusted node (`MY_CHROME_NODE`); otherwise fixed locations are searched.
+    pub node: Option<PathBuf>,
+    /// The Chrome executable (`MY_CHROME_CHROME`, default the platform's Chrome).
+    pub chrome: PathBuf,
+    pub keychain_service: String,
+    pub keychain_account: String,
+    /// Bound on `setup`'s `npm ci` (`MY_CHROME_SETUP_TIMEOUT_SECS`, default 600).
+    pub setup_timeout: Duration,
+    /// The caller's variables that children may see: `HOME`, `USER`, `LOGNAME`, `LANG`, `LC_*`.
+    pub child_vars: Vec<(OsString, OsString)>,
+    /// Proxy settings, passed to `npm ci` only: the lock's integrity hashes,
+    /// not the network path, decide what gets installed.
+    pub proxy_vars: Vec<(OsString, OsString)>,
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("{var}: {problem}")]
+pub struct ConfigError {
+    pub var: String,
+    pub problem: String,
+}
+
+fn bad(var: &str, problem: impl Into<String>) -> ConfigError {
+    ConfigError {
+        var: var.to_string(),
+        problem: problem.into(),
+    }
+}
+
+pub const DEFAULT_SESSION: &str = "mychrome";
+pub const DEFAULT_KEYCHAIN_SERVICE: &str = "my-chrome.extension-token";
+const DEFAULT_SETUP_TIMEOUT_SECS: u64 = 600;
+const MAX_SETUP_TIMEOUT_SECS: u64 = 3600;
+
+#[cfg(target_os = "macos")]
+const DEFAULT_CHROME: &str = "/Applications/Google Chrome.app/Contents/MacOS/Google Chrome";
+#[cfg(not(target_os = "macos"))]
+const DEFAULT_CHROME: &str = "/opt/google/chrome/chrome";
+
+#[cfg(target_os = "macos")]
+const DEFAULT_RUNTIME_UNDER_HOME: &str = "Library/Caches/my-chrome";
+#[cfg(not(target_os = "macos"))]
+const DEFAULT_RUNTIME_UNDER_HOME: &str = ".cache/my-chrome";
+
+const CHILD_VARS: &[&str] = &["HOME", "USER", "LOGNAME", "LANG"];
+const PROXY_VARS: &[&str] = &[
+    "HTTPS_PROXY",
+    "https_proxy",
+    "HTTP_PROXY",
+    "http_proxy",
+    "NO_PROXY",
+    "no_proxy",
+];
+
+impl Config {
+    /// Reads the process environment. The only call site is `main`.
+    pub fn from_env() -> Result<Config, ConfigError> {
+        Config::from_vars(std::env::vars_os())
+    }
+
+    /// Builds a configuration from explicit variables (what `from_env` does
+    /// with the real environment; tests call it with their own).
+    pub fn from_vars(
+        vars: impl IntoIterator<Item = (OsString, OsString)>,
+    ) -> Result<Config, ConfigError> {
+        let vars: Vec<(OsString, OsString)> = vars.into_iter().collect();
+        let get = |name: &str| -> Result<Option<String>, ConfigError> {
+            match vars.iter().rev().find(|(k, _)| k == name) {
+                None => Ok(None),
+                Some((_, v)) if v.is_empty() => Ok(None),
+                Some((_, v)) => v
+                    .to_str()
+                    .map(|s| Some(s.to_string()))
+                    .ok_or_else(|| bad(name, "is not valid UTF-8")),
+            }
+        };
+
+        let home = absolute_path(
+            "HOME",
+            &get("HOME")?.ok_or_else(|| bad("HOME", "is not set"))?,
+        )?;
+        let user = current_user_name()?;
+
+        let runtime = match get("MY_CHROME_RUNTIME_DIR")? {
+            Some(raw) => {
+                let path = absolute_path("MY_CHROME_RUNTIME_DIR", &raw)?;
+                if path == Path::new("/") {
+                    return Err(bad(
+                        "MY_CHROME_RUNTIME_DIR",
+                        "must not be / (use a private directory of its own)",
+                    ));
+                }
+                if path == home {
+                    return Err(bad(
+                        "MY_CHROME_RUNTIME_DIR",
+                        "must not be $HOME itself (use a private directory of its own)",
+                    ));
+                }
+                RuntimeLocation { path, custom: true }
+            }
+            None => RuntimeLocation {
+                path: home.join(DEFAULT_RUNTIME_UNDER_HOME),
+                custom: false,
+            },
+        };
+
+        let session = match get("MY_CHROME_SESSION")? {
+            Some(name) => session_name(&name)?,
+            None => DEFAULT_SESSION.to_string(),
+        };
+        let node = get("MY_CHROME_NODE")?
+            .map(|raw| absolute_path("MY_CHROME_NODE", &raw))
+            .transpose()?;
+        let chrome = match get("MY_CHROME_CHROME")? {
+            Some(raw) => absolute_path("MY_CHROME_CHROME", &raw)?,
+            None => PathBuf::from(DEFAULT_CHROME),
+        };
+        let keychain_service = match get("MY_CHROME_KEYCHAIN_SERVICE")? {
+            Some(s) => keychain_field("MY_CHROME_KEYCHAIN_SERVICE", &s)?,
+            None => DEFAULT_KEYCHAIN_SERVICE.to_string(),
+        };
+        let keychain_account = match get("MY_CHROME_KEYCHAIN_ACCOUNT")? {
+            Some(s) => keychain_field("MY_CHROME_KEYCHAIN_ACCOUNT", &s)?,
+            None => user.clone(),
+        };
+        let setup_timeout = match get("MY_CHROME_SETUP_TIMEOUT_SECS")? {
+            Some(s) => seconds("MY_CHROME_SETUP_TIMEOUT_SECS", &s, MAX_SETUP_TIMEOUT_SECS)?,
+            None => Duration::from_secs(DEFAULT_SETUP_TIMEOUT_SECS),
+        };
+
+        let passes = |names: &[&str], k: &OsStr| names.iter().any(|n| k == *n);
+        let child_vars = vars
+            .iter()
+            .filter(|(k, _)| {
+                passes(CHILD_VARS, k) || k.to_str().is_some_and(|k| k.starts_with("LC_"))
+            })
+            .filter(|(k, _)| k != "HOME")
+            .cloned()
+            .chain([(OsString::from("HOME"), home.clone().into_os_string())])
+            .collect();
+        let proxy_vars = vars
+            .iter()
+            .filter(|(k, _)| passes(PROXY_VARS, k))
+            .cloned()
+            .collect();
+
+        Ok(Config {
+            home,
+            user,
+            runtime,
+            session,
+            node,
+            chrome,
+            keychain_service,
+            keychain_account,
+            setup_timeout,
+            child_vars,
+            proxy_vars,
+        })
+    }
+}
+
+/// An absolute path without `.` or `..` components or control characters, so
+/// that what we check is what we later use.
+fn absolute_path(var: &str, raw: &str) -> Result<PathBuf, ConfigError> {
+    let path = Path::new(raw);
+    if !path.is_absolute() {
+        return Err(bad(var, format!("must be an absolute path, got {raw:?}")));
+    }
+    if path
+        .components()
+        .any(|c| matches!(c, Component::ParentDir | Component::CurDir))
+    {
+        return Err(bad(
+            var,
+            format!("must not contain '.' or '..' components, got {raw:?}"),
+        ));
+    }
+    if raw.chars().any(char::is_control) {
+        return Err(bad(var, "must not contain control characters"));
+    }
+    // Normalise trailing slashes and repeated separators.
+    Ok(path.components().collect())
+}
+
+fn session_name(raw: &str) -> Result<String, ConfigError> {
+    let ok = (1..=64).contains(&raw.len())
+        && raw
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+    if ok {
+        Ok(raw.to_string())
+    } else {
+        Err(bad(
+            "MY_CHROME_SESSION",
+            format!("must be 1-64 letters, digits, '-' or '_', got {raw:?}"),
+        ))
+    }
+}
+
+fn keychain_field(var: &str, raw: &str) -> Result<String, ConfigError> {
+    if raw.len() > 255 || raw.chars().any(char::is_control) {
+        return Err(bad(
+            var,
+            "must be at most 255 characters without control characters",
+        ));
+    }
+    Ok(raw.to_string())
+}
+
+fn seconds(var: &str, raw: &str, max: u64) -> Result<Duration, ConfigError> {
+    match raw.parse::<u64>() {
+        Ok(n) if (1..=max).contains(&n) => Ok(Duration::from_secs(n)),
+        _ => Err(bad(
+            var,
+            format!("must be a whole number of seconds from 1 to {max}, got {raw:?}"),
+        )),
+    }
+}
+
+fn current_user_name() -> Result<String, ConfigError> {
+    let uid = nix::unistd::getuid();
+    match nix::unistd::User::from_uid(uid) {
+        Ok(Some(user)) => Ok(user.name),
+        _ => Err(bad(
+            "user",
+            format!("uid {uid} has no entry in the user database"),
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(pairs: &[(&str, &str)]) -> Result<Config, ConfigError> {
+        Config::from_vars(
+            pairs
+                .iter()
+                .map(|(k, v)| (OsString::from(k), OsString::from(v))),
+        )
+    }
+
+    #[test]
+    fn defaults_follow_home() {
+        let c = config(&[("HOME", "/home/u")]).unwrap();
+        assert_eq!(
+            c.runtime.path,
+            Path::new("/home/u").join(DEFAULT_RUNTIME_UNDER_HOME)
+        );
+        assert!(!c.runtime.custom);
+        assert_eq!(c.session, "mychrome");
+        assert_eq!(c.chrome, Path::new(DEFAULT_CHROME));
+        assert_eq!(c.keychain_service, DEFAULT_KEYCHAIN_SERVICE);
+        assert_eq!(c.setup_timeout, Duration::from_secs(600));
+        assert!(c.node.is_none());
+    }
+
+    #[test]
+    fn runtime_dir_must_be_absolute_and_not_root_or_home() {
+        for (value, needle) in [
+            ("relative/dir", "absolute"),
+            ("/", "must not be /"),
+            ("/home/u", "$HOME"),
+            ("/home/u/", "$HOME"),
+            ("/tmp/../etc", "'..'"),
+        ] {
+            let err = config(&[("HOME", "/home/u"), ("MY_CHROME_RUNTIME_DIR", value)]).unwrap_err();
+            assert_eq!(err.var, "MY_CHROME_RUNTIME_DIR");
+            assert!(err.to_string().contains(needle), "{value}: {err}");
+        }
+        let ok = config(&[("HOME", "/home/u"), ("MY_CHROME_RUNTIME_DIR", "/srv/rt//")]).unwrap();
+        assert_eq!(ok.runtime.path, Path::new("/srv/rt"));
+        assert!(ok.runtime.custom);
+    }
+
+    #[test]
+    fn each_bad_value_names_its_variable() {
+        for (var, value) in [
+            ("MY_CHROME_NODE", "node"),
+            ("MY_CHROME_CHROME", "chrome"),
+            ("MY_CHROME_SESSION", "my session"),
+            ("MY_CHROME_SESSION", "a/b"),
+            ("MY_CHROME_KEYCHAIN_SERVICE", "a\nb"),
+            ("MY_CHROME_SETUP_TIMEOUT_SECS", "0"),
+            ("MY_CHROME_SETUP_TIMEOUT_SECS", "-5"),
+            ("MY_CHROME_SETUP_TIMEOUT_SECS", "99999"),
+            ("HOME", "home"),
+        ] {
+            let mut pairs = vec![("HOME", "/home/u")];
+            pairs.push((var, value));
+            let err = config(&pairs).unwrap_err();
+            assert_eq!(err.var, var, "{var}={value:?}: {err}");
+        }
+    }
+
+    #[test]
+    fn children_get_only_the_allowlist() {
+        let c = config(&[
+            ("HOME", "/home/u"),
+            ("USER", "u"),
+            ("LC_ALL", "C"),
+            ("NODE_OPTIONS", "--require /tmp/evil.js"),
+            ("PLAYWRIGHT_MCP_EXTENSION_TOKEN", "x"),
+            ("XDG_CACHE_HOME", "/tmp/cache"),
+            ("https_proxy", "http://127.0.0.1:3128"),
+        ])
+        .unwrap();
+        let names: Vec<_> = c
+            .child_vars
+            .iter()
+            .map(|(k, _)| k.to_str().unwrap())
+            .collect();
+        assert_eq!(names, ["USER", "LC_ALL", "HOME"]);
+        let proxies: Vec<_> = c
+            .proxy_vars
+            .iter()
+            .map(|(k, _)| k.to_str().unwrap())
+            .collect();
+        assert_eq!(proxies, ["https_proxy"]);
+    }
+}

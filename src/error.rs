@@ -1,0 +1,57 @@
+//! The exit codes of `my-chrome` and the top-level error that carries one.
+//! Each module has its own typed error; this one only gathers them.
+
+use crate::child::ChildError;
+use crate::config::ConfigError;
+use crate::helper::HelperError;
+use crate::runtime::RuntimeError;
+
+/// The documented exit codes (README, "Exit codes").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Exit {
+    /// A check could not run, or a child failed.
+    Failure,
+    /// Usage error, blocked command, unsupported or missing helper.
+    Usage,
+    /// Unsafe runtime or helper directory, or another security fault.
+    Security,
+    /// A bounded step ran out of time.
+    Timeout,
+    /// Interrupted by a signal, after cleaning up: 128 + the signal number.
+    Signal(i32),
+}
+
+impl Exit {
+    pub fn code(self) -> i32 {
+        match self {
+            Exit::Failure => 1,
+            Exit::Usage => 2,
+            Exit::Security => 6,
+            Exit::Timeout => 124,
+            Exit::Signal(n) => 128 + n,
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error(transparent)]
+    Runtime(#[from] RuntimeError),
+    #[error(transparent)]
+    Helper(#[from] HelperError),
+    #[error(transparent)]
+    Child(#[from] ChildError),
+}
+
+impl Error {
+    pub fn exit(&self) -> Exit {
+        match self {
+            Error::Config(_) => Exit::Usage,
+            Error::Runtime(e) => e.exit(),
+            Error::Helper(e) => e.exit(),
+            Error::Child(e) => e.exit(),
+        }
+    }
+}

@@ -1,0 +1,265 @@
+//! Trusted Node: taken from fixed absolute locations only (or the absolute
+//! `MY_CHROME_NODE`), never from the caller's `PATH`. npm is the `npm` next
+//! to that node.
+
+use std::fs;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use nodejs_semver::Version;
+
+use super::pin::NodeRequirement;
+use crate::child::{ChildCommand, ChildEnv};
+
+const PROBE_TIMEOUT: Duration = Duration::from_secs(10);
+
+#[derive(Clone, Debug)]
+pub struct Node {
+    pub path: PathBuf,
+    pub version: Version,
+}
+
+impl Node {
+    /// The npm installed beside this node.
+    pub fn npm(&self) -> PathBuf {
+        self.dir().join("npm")
+    }
+
+    pub fn dir(&self) -> &Path {
+        self.path.parent().unwrap_or(Path::new("/"))
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum NodeError {
+    #[error("MY_CHROME_NODE={}: {problem}", .path.display())]
+    Configured { path: PathBuf, problem: String },
+    #[error(
+        "no trusted node satisfies engines.node {requirement}. Looked at: {}. Install a Node that \
+         satisfies it in one of those places, or set MY_CHROME_NODE to its absolute path.",
+        .tried.join("; ")
+    )]
+    NotFound {
+        requirement: String,
+        tried: Vec<String>,
+    },
+}
+
+/// The fixed places a trusted node may live, in order of preference: the
+/// newest nvm version first, then Volta, then system locations.
+pub fn candidates(home: &Path) -> Vec<PathBuf> {
+    let mut nvm: Vec<(Version, PathBuf)> = fs::read_dir(home.join(".nvm/versions/node"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|entry| {
+            let name = entry.file_name().into_string().ok()?;
+            let version = Version::parse(name.strip_prefix('v')?).ok()?;
+            Some((version, entry.path().join("bin/node")))
+        })
+        .collect();
+    nvm.sort_by(|a, b| b.0.cmp(&a.0));
+    let mut out: Vec<PathBuf> = nvm.into_iter().map(|(_, path)| path).collect();
+    out.push(home.join(".volta/bin/node"));
+    if cfg!(target_os = "macos") {
+        out.push("/opt/homebrew/bin/node".into());
+        out.push("/usr/local/bin/node".into());
+    } else {
+        out.push("/usr/local/bin/node".into());
+        out.push("/usr/bin/node".into());
+    }
+    out
+}
+
+/// Picks the node: `configured` when given (no fallback: the user chose it),
+/// else the first candidate that passes the trust checks and whose version
+/// satisfies `requirement`. `probe` reports a binary's version.
+pub fn select(
+    configured: Option<&Path>,
+    candidates: &[PathBuf],
+    requirement: &NodeRequirement,
+    probe: impl Fn(&Path) -> Result<Version, String>,
+) -> Result<Node, NodeError> {
+    let examine = |path: &Path| -> Result<Node, String> {
+        trusted_file(path)?;
+        let version = probe(path)?;
+        if !requirement.accepts(&version) {
+            return Err(format!(
+                "v{version} does not satisfy engines.node {requirement}"
+            ));
+        }
+        Ok(Node {
+            path: path.to_path_buf(),
+            version,
+        })
+    };
+    if let Some(path) = configured {
+        return examine(path).map_err(|problem| NodeError::Configured {
+            path: path.to_path_buf(),
+            problem,
+        });
+    }
+    let mut tried = Vec::new();
+    for path in candidates {
+        match examine(path) {
+            Ok(node) => return Ok(node),
+            Err(why) => tried.push(format!("{} ({why})", path.display())),
+        }
+    }
+    Err(NodeError::NotFound {
+        requirement: requirement.to_string(),
+        tried,
+    })
+}
+
+/// Runs `<node> --version` in the child environment and parses `vX.Y.Z`.
+pub fn probe(path: &Path, env: &ChildEnv) -> Result<Version, String> {
+    let finished = ChildCommand::new("node --version", path, Path::new("/"), PROBE_TIMEOUT)
+        .arg("--version")
+        .run(env)
+        .map_err(|e| e.to_string())?;
+    let text = finished.stdout_text();
+    let raw = text.trim();
+    if !finished.status.success() {
+        return Err(format!("--version failed ({})", finished.status));
+    }
+    raw.strip_prefix('v')
+        .and_then(|v| Version::parse(v).ok())
+        .ok_or_else(|| format!("--version printed {raw:?}, not a version"))
+}
+
+/// The binary (after symlinks) must be a regular, executable file that only
+/// root or we can change.
+fn trusted_file(path: &Path) -> Result<(), String> {
+    let real = fs::canonicalize(path).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => "not found".to_string(),
+        _ => e.to_string(),
+    })?;
+    let meta = fs::metadata(&real).map_err(|e| e.to_string())?;
+    if !meta.is_file() {
+        return Err(format!("{} is not a regular file", real.display()));
+    }
+    if meta.mode() & 0o111 == 0 {
+        return Err(format!("{} is not executable", real.display()));
+    }
+    let me = nix::unistd::geteuid().as_raw();
+    if meta.uid() != 0 && meta.uid() != me {
+        return Err(format!(
+            "{} is owned by uid {}, neither root nor you",
+            real.display(),
+            meta.uid()
+        ));
+    }
+    if meta.mode() & 0o022 != 0 {
+        return Err(format!("{} is writable by other users", real.display()));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::helper::pin::Pin;
+    use std::os::unix::fs::PermissionsExt;
+
+    fn fake_node(dir: &Path, name: &str, mode: u32) -> PathBuf {
+        let path = dir.join(name);
+        fs::write(&path, "#!/bin/sh\n").unwrap();
+        fs::set_permissions(&path, fs::Permissions::from_mode(mode)).unwrap();
+        path
+    }
+
+    fn versions(
+        map: &'static [(&'static str, &'static str)],
+    ) -> impl Fn(&Path) -> Result<Version, String> {
+        move |p: &Path| {
+            let name = p.file_name().unwrap().to_str().unwrap();
+            let (_, v) = map.iter().find(|(n, _)| *n == name).ok_or("no such node")?;
+            Ok(Version::parse(v).unwrap())
+        }
+    }
+
+    #[test]
+    fn first_trusted_candidate_new_enough_wins() {
+        let dir = tempfile::tempdir().unwrap();
+        let old = fake_node(dir.path(), "old", 0o755);
+        let writable = fake_node(dir.path(), "writable", 0o777);
+        let good = fake_node(dir.path(), "good", 0o755);
+        let later = fake_node(dir.path(), "later", 0o755);
+        let missing = dir.path().join("missing");
+        let probe = versions(&[
+            ("old", "18.19.0"),
+            ("writable", "22.0.0"),
+            ("good", "20.11.1"),
+            ("later", "22.1.0"),
+        ]);
+        let req = &Pin::shipped().node;
+        let node = select(
+            None,
+            &[missing, old, writable, good.clone(), later],
+            req,
+            probe,
+        )
+        .unwrap();
+        assert_eq!(node.path, good);
+        assert_eq!(node.npm(), dir.path().join("npm"));
+    }
+
+    #[test]
+    fn none_acceptable_lists_what_was_tried() {
+        let dir = tempfile::tempdir().unwrap();
+        let old = fake_node(dir.path(), "old", 0o755);
+        let noexec = fake_node(dir.path(), "noexec", 0o644);
+        let err = select(
+            None,
+            &[old, noexec, dir.path().join("missing")],
+            &Pin::shipped().node,
+            versions(&[("old", "16.0.0")]),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("v16.0.0 does not satisfy"), "{err}");
+        assert!(err.contains("not executable"), "{err}");
+        assert!(err.contains("missing (not found)"), "{err}");
+        assert!(err.contains("MY_CHROME_NODE"), "{err}");
+    }
+
+    #[test]
+    fn a_configured_node_is_never_replaced_by_a_candidate() {
+        let dir = tempfile::tempdir().unwrap();
+        let old = fake_node(dir.path(), "old", 0o755);
+        let good = fake_node(dir.path(), "good", 0o755);
+        let err = select(
+            Some(&old),
+            &[good],
+            &Pin::shipped().node,
+            versions(&[("old", "18.0.0"), ("good", "20.0.0")]),
+        )
+        .unwrap_err();
+        assert!(matches!(err, NodeError::Configured { .. }), "{err}");
+    }
+
+    #[test]
+    fn nvm_versions_are_tried_newest_first() {
+        let home = tempfile::tempdir().unwrap();
+        for v in ["v18.20.0", "v22.3.0", "v20.1.0", "not-a-version"] {
+            fs::create_dir_all(home.path().join(".nvm/versions/node").join(v).join("bin")).unwrap();
+        }
+        let list = candidates(home.path());
+        let nvm: Vec<_> = list
+            .iter()
+            .filter_map(|p| p.strip_prefix(home.path().join(".nvm/versions/node")).ok())
+            .collect();
+        assert_eq!(
+            nvm,
+            [
+                Path::new("v22.3.0/bin/node"),
+                Path::new("v20.1.0/bin/node"),
+                Path::new("v18.20.0/bin/node")
+            ]
+        );
+        assert_eq!(list[3], home.path().join(".volta/bin/node"));
+        assert!(list.iter().all(|p| p.is_absolute()));
+    }
+}

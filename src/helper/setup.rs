@@ -1,0 +1,247 @@
+//! `my-chrome setup`: install the pinned CLI into `<runtime>/cli` from the
+//! shipped lock with `npm ci`, verify it, and swap it into place.
+//!
+//! Nothing is lost on failure: npm works in a private staging directory;
+//! the old copy is moved aside only once the new one is verified, moved back
+//! if the new one cannot take its place, and removed only after the swap.
+
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use tempfile::TempDir;
+
+use super::check::Depth;
+use super::pin::Pin;
+use super::{Helper, HelperError, trusted_node};
+use crate::child::{ChildCommand, ChildEnv, Output};
+use crate::config::Config;
+use crate::procs::ProcessTable;
+use crate::runtime::Runtime;
+use crate::session::registry;
+
+const STAGING_PREFIX: &str = ".cli-setup.";
+const ASIDE_PREFIX: &str = ".cli-old.";
+
+pub enum Outcome {
+    Installed { dir: PathBuf },
+    AlreadySupported { dir: PathBuf },
+}
+
+/// `my-chrome setup`: runs [`setup`] and says what it did.
+pub fn run(config: &Config) -> Result<(), HelperError> {
+    let version = &Pin::shipped().version;
+    match setup(config)? {
+        Outcome::Installed { dir } => {
+            println!(
+                "my-chrome: installed @playwright/cli {version} in {} and verified it",
+                dir.display()
+            )
+        }
+        Outcome::AlreadySupported { dir } => {
+            println!(
+                "my-chrome: @playwright/cli {version} in {} is already supported; nothing changed",
+                dir.display()
+            )
+        }
+    }
+    Ok(())
+}
+
+/// Runs setup under the wrapper lock.
+pub fn setup(config: &Config) -> Result<Outcome, HelperError> {
+    let runtime = Runtime::open(&config.runtime)?;
+    let _lock = runtime.lock()?;
+    recover_abandoned(&runtime)?;
+
+    let pin = Pin::shipped();
+    let env = ChildEnv::new(config, &runtime.tmp_dir());
+    let node = trusted_node(config, pin, &env)?;
+    let current = Helper::at(runtime.cli_dir());
+    let verdict = current
+        .check_supported(pin, Depth::Full)
+        .and_then(|()| current.check_reported_version(pin, &node, &env, runtime.root()));
+    match verdict {
+        Ok(()) => {
+            return Ok(Outcome::AlreadySupported {
+                dir: runtime.cli_dir(),
+            });
+        }
+        Err(HelperError::Missing { .. } | HelperError::Unsupported { .. }) => {}
+        Err(other) => return Err(other),
+    }
+
+    refuse_if_in_use(config, &runtime)?;
+    let staging = stage(&runtime, pin)?;
+    let npm_env = config
+        .proxy_vars
+        .iter()
+        .fold(env.clone().with_path_prefix(node.dir()), |env, (k, v)| {
+            env.with(&k.to_string_lossy(), v)
+        });
+    eprintln!(
+        "my-chrome: installing @playwright/cli {} with {} ci ...",
+        pin.version,
+        node.npm().display()
+    );
+    let finished = ChildCommand::new("npm ci", node.npm(), staging.path(), config.setup_timeout)
+        .args([
+            "ci",
+            "--ignore-scripts",
+            "--no-audit",
+            "--no-fund",
+            "--no-update-notifier",
+        ])
+        .stdout(Output::Progress)
+        .stderr(Output::Progress)
+        .run(&npm_env)?;
+    if !finished.status.success() {
+        return Err(HelperError::NpmFailed {
+            status: finished.status.to_string(),
+        });
+    }
+
+    let staged = Helper::at(staging.path());
+    staged
+        .check_supported(pin, Depth::Full)
+        .and_then(|()| staged.check_reported_version(pin, &node, &env, runtime.root()))
+        .map_err(|e| match e {
+            HelperError::Unsupported { fault, .. } => HelperError::StagedUnsupported { fault },
+            other => other,
+        })?;
+    swap_into_place(&runtime, staging)?;
+    Ok(Outcome::Installed {
+        dir: runtime.cli_dir(),
+    })
+}
+
+/// A staging directory (0700, removed when dropped) holding the shipped
+/// manifest and lock.
+fn stage(runtime: &Runtime, pin: &Pin) -> Result<TempDir, HelperError> {
+    let staging = tempfile::Builder::new()
+        .prefix(STAGING_PREFIX)
+        .tempdir_in(runtime.root())
+        .map_err(io_error("create a staging directory in the runtime"))?;
+    fs::write(staging.path().join("package.json"), pin.package_json)
+        .map_err(io_error("write package.json"))?;
+    fs::write(staging.path().join("package-lock.json"), pin.package_lock)
+        .map_err(io_error("write package-lock.json"))?;
+    Ok(staging)
+}
+
+/// Setup must not replace code that is running: not under an open session,
+/// not while any process runs code from `<runtime>/cli`.
+fn refuse_if_in_use(config: &Config, runtime: &Runtime) -> Result<(), HelperError> {
+    // An unreadable session file decides nothing here; the process scan
+    // below still sees a daemon running from the CLI.
+    if let Ok(Some(entry)) = registry::read_entry(&config.home, runtime.root(), &config.session)
+        && entry.is_open()
+    {
+        return Err(HelperError::SessionOpen {
+            session: config.session.clone(),
+        });
+    }
+    let table = ProcessTable::read()?;
+    let dir = runtime.cli_dir();
+    let mut pids = table.using_path(&dir);
+    if let Ok(real) = fs::canonicalize(runtime.root()) {
+        pids.extend(table.using_path(&real.join(crate::runtime::CLI_DIR)));
+    }
+    pids.sort_unstable();
+    pids.dedup();
+    if pids.is_empty() {
+        Ok(())
+    } else {
+        Err(HelperError::InUse { dir, pids })
+    }
+}
+
+/// Old copy aside, new copy in, old copy removed. If the new copy cannot
+/// take its place, the old one goes back; if even that fails, both are kept
+/// and named.
+fn swap_into_place(runtime: &Runtime, staging: TempDir) -> Result<(), HelperError> {
+    let cli = runtime.cli_dir();
+    let aside = runtime
+        .root()
+        .join(format!("{ASIDE_PREFIX}{}", std::process::id()));
+    let had_old = match fs::symlink_metadata(&cli) {
+        Ok(_) => true,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => false,
+        Err(e) => return Err(io_error("inspect the installed copy")(e)),
+    };
+    if had_old {
+        fs::rename(&cli, &aside).map_err(io_error("move the old copy aside"))?;
+    }
+    if let Err(e) = fs::rename(staging.path(), &cli) {
+        if had_old && let Err(back) = fs::rename(&aside, &cli) {
+            let kept = staging.keep();
+            return Err(HelperError::Swap(format!(
+                "could not move the new copy into place ({e}) nor the old copy back ({back}). \
+                 Both are kept: the old copy at {}, the verified new copy at {}. \
+                 Move one of them to {} by hand",
+                aside.display(),
+                kept.display(),
+                cli.display()
+            )));
+        }
+        return Err(HelperError::Swap(format!(
+            "could not move the new copy into place ({e}); the previous copy is unchanged"
+        )));
+    }
+    // The staging path is now `cli`: nothing is left for the guard to delete.
+    let _ = staging.keep();
+    if had_old && let Err(e) = fs::remove_dir_all(&aside) {
+        eprintln!(
+            "my-chrome: warning: could not remove the old copy at {}: {e}",
+            aside.display()
+        );
+    }
+    Ok(())
+}
+
+/// Under the lock, any staging or set-aside directory belongs to a setup
+/// that died. A set-aside copy with no `cli` beside it is the last good
+/// install of a setup killed mid-swap: it goes back first.
+fn recover_abandoned(runtime: &Runtime) -> Result<(), HelperError> {
+    let cli = runtime.cli_dir();
+    let leftovers = leftovers(runtime.root()).map_err(io_error("list the runtime"))?;
+    for path in &leftovers {
+        let name = path.file_name().unwrap_or_default().to_string_lossy();
+        if name.starts_with(ASIDE_PREFIX) && fs::symlink_metadata(&cli).is_err() {
+            eprintln!(
+                "my-chrome: restoring the copy a previous setup left at {}",
+                path.display()
+            );
+            fs::rename(path, &cli).map_err(io_error("restore the previous copy"))?;
+            continue;
+        }
+        eprintln!(
+            "my-chrome: removing {} left by an earlier setup",
+            path.display()
+        );
+        fs::remove_dir_all(path).map_err(io_error("remove an abandoned staging directory"))?;
+    }
+    Ok(())
+}
+
+fn leftovers(root: &Path) -> io::Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    for entry in fs::read_dir(root)? {
+        let entry = entry?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if (name.starts_with(STAGING_PREFIX) || name.starts_with(ASIDE_PREFIX))
+            && entry.file_type()?.is_dir()
+        {
+            out.push(entry.path());
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+fn io_error(action: &'static str) -> impl FnOnce(io::Error) -> HelperError {
+    move |source| HelperError::Io {
+        action: action.to_string(),
+        source,
+    }
+}

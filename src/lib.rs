@@ -1,0 +1,15 @@
+//! my-chrome: a fail-closed wrapper that lets coding agents drive the user's
+//! own running Chrome through the Playwright Extension and a private, pinned
+//! copy of `@playwright/cli`. `main.rs` dispatches; everything else lives here
+//! so that integration tests can exercise library code directly.
+
+pub mod child;
+pub mod cli;
+pub mod config;
+pub mod error;
+pub mod helper;
+pub mod procs;
+pub mod report;
+pub mod runtime;
+pub mod session;
+pub mod signals;

@@ -1,0 +1,39 @@
+//! my-chrome: parse, dispatch, map errors to exit codes.
+
+use std::process::ExitCode;
+
+use clap::Parser;
+use nix::sys::stat::{Mode, umask};
+
+use my_chrome::cli::{Cli, Command};
+use my_chrome::config::Config;
+use my_chrome::error::Error;
+use my_chrome::{helper, report, signals};
+
+fn main() -> ExitCode {
+    // Everything we create, and every child we start, is private to the user.
+    umask(Mode::from_bits_truncate(0o077));
+    let cli = Cli::parse();
+    if let Err(e) = signals::install() {
+        eprintln!("my-chrome: cannot install signal handlers: {e}");
+        return ExitCode::FAILURE;
+    }
+    match Config::from_env()
+        .map_err(Error::from)
+        .and_then(|config| run(cli.command, &config))
+    {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("my-chrome: {e}");
+            ExitCode::from(e.exit().code() as u8)
+        }
+    }
+}
+
+fn run(command: Command, config: &Config) -> Result<(), Error> {
+    match command {
+        Command::Setup => helper::setup::run(config)?,
+        Command::Doctor { json } => report::doctor(config, json),
+    }
+    Ok(())
+}

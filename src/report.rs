@@ -1,0 +1,155 @@
+//! `my-chrome doctor`: what is installed and whether it can be trusted, as
+//! text or `--json`. It never fails because something is missing or wrong;
+//! it reports. It never creates, changes or repairs anything.
+
+use std::path::Path;
+
+use serde::Serialize;
+
+use crate::child::ChildEnv;
+use crate::config::Config;
+use crate::helper::check::Depth;
+use crate::helper::node::Node;
+use crate::helper::pin::Pin;
+use crate::helper::{Helper, HelperError, trusted_node};
+use crate::runtime::{CLI_DIR, Runtime};
+
+/// `my-chrome doctor [--json]`.
+pub fn doctor(config: &Config, json: bool) {
+    let report = Doctor::gather(config);
+    if json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&report).expect("the report serialises")
+        );
+    } else {
+        print!("{}", report.text());
+    }
+}
+
+#[derive(Debug, Serialize)]
+pub struct Doctor {
+    pub runtime: RuntimeReport,
+    pub node: NodeReport,
+    pub cli: CliReport,
+}
+
+#[derive(Debug, Serialize)]
+pub struct RuntimeReport {
+    pub path: String,
+    /// `ok`, `missing`, or `unsafe: <rule>`.
+    pub status: String,
+}
+
+#[derive(Debug, Serialize)]
+pub struct NodeReport {
+    pub path: Option<String>,
+    pub version: Option<String>,
+    /// `ok` or `error: <why>`.
+    pub status: String,
+}
+
+#[derive(Debug, Serialize)]
+pub struct CliReport {
+    pub path: String,
+    pub version: Option<String>,
+    /// `supported`, `unsupported: <fault>`, `missing`, or `not checked: <why>`.
+    pub compatibility: String,
+}
+
+impl Doctor {
+    pub fn gather(config: &Config) -> Doctor {
+        let pin = Pin::shipped();
+        let root = &config.runtime.path;
+        let env = ChildEnv::new(config, &root.join(crate::runtime::TMP_DIR));
+        let runtime = Runtime::inspect(&config.runtime);
+        let node = trusted_node(config, pin, &env);
+
+        let runtime_status = match &runtime {
+            Ok(Some(_)) => "ok".to_string(),
+            Ok(None) => "missing".to_string(),
+            Err(e) => format!("unsafe: {e}"),
+        };
+        let node_report = match &node {
+            Ok(n) => NodeReport {
+                path: Some(n.path.display().to_string()),
+                version: Some(n.version.to_string()),
+                status: "ok".into(),
+            },
+            Err(e) => NodeReport {
+                path: None,
+                version: None,
+                status: format!("error: {e}"),
+            },
+        };
+        let cli = match &runtime {
+            Ok(Some(rt)) => cli_report(rt, pin, node.as_ref().ok(), &env),
+            Ok(None) => CliReport {
+                path: root.join(CLI_DIR).display().to_string(),
+                version: None,
+                compatibility: "missing".into(),
+            },
+            Err(_) => CliReport {
+                path: root.join(CLI_DIR).display().to_string(),
+                version: None,
+                compatibility: "not checked: the runtime is unsafe".into(),
+            },
+        };
+        Doctor {
+            runtime: RuntimeReport {
+                path: root.display().to_string(),
+                status: runtime_status,
+            },
+            node: node_report,
+            cli,
+        }
+    }
+
+    pub fn text(&self) -> String {
+        let node = match (&self.node.path, &self.node.version) {
+            (Some(path), Some(version)) => format!("{path} (v{version})"),
+            _ => self.node.status.clone(),
+        };
+        format!(
+            "runtime: {} ({})\nnode: {node}\ncli: {}\nversion: {}\ncompatibility: {}\n",
+            self.runtime.path,
+            self.runtime.status,
+            self.cli.path,
+            self.cli.version.as_deref().unwrap_or("unknown"),
+            self.cli.compatibility,
+        )
+    }
+}
+
+fn cli_report(runtime: &Runtime, pin: &Pin, node: Option<&Node>, env: &ChildEnv) -> CliReport {
+    let helper = Helper::at(runtime.cli_dir());
+    let compatibility = match (helper.check_supported(pin, Depth::Full), node) {
+        (Err(e), _) => describe(e),
+        (Ok(()), None) => "not checked: no trusted node to run --version".to_string(),
+        (Ok(()), Some(node)) => match helper.check_reported_version(pin, node, env, runtime.root())
+        {
+            Ok(()) => "supported".to_string(),
+            Err(e) => describe(e),
+        },
+    };
+    CliReport {
+        path: helper.dir().display().to_string(),
+        version: installed_version(helper.dir()),
+        compatibility,
+    }
+}
+
+fn describe(error: HelperError) -> String {
+    match error {
+        HelperError::Missing { .. } => "missing".to_string(),
+        HelperError::Unsupported { fault, .. } => format!("unsupported: {fault}"),
+        other => format!("unsupported: {other}"),
+    }
+}
+
+/// The version the installed CLI's own manifest claims (for display only).
+fn installed_version(dir: &Path) -> Option<String> {
+    let bytes = std::fs::read(dir.join("node_modules/@playwright/cli/package.json")).ok()?;
+    let manifest: serde_json::Value = serde_json::from_slice(&bytes).ok()?;
+    manifest["version"].as_str().map(String::from)
+}

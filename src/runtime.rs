@@ -1,0 +1,378 @@
+//! The private runtime directory: where the pinned CLI, its workspace, our
+//! temporary files, state files and the wrapper lock live.
+//!
+//! Rules (invariant 5): the runtime is a real directory (not a symlink), owned
+//! by us, mode exactly 0700, and carries our claim file (0600, fixed content).
+//! A non-empty directory without our claim is never adopted, and we never
+//! change the permissions of a directory we did not create. Any violation is
+//! reported with the path and the rule, exit 6, and nothing is touched.
+
+use std::fs::{self, DirBuilder, File, OpenOptions};
+use std::io::{self, Read, Write};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::thread;
+use std::time::Duration;
+
+use nix::fcntl::{Flock, FlockArg};
+use nix::sys::signal::Signal;
+
+use crate::config::RuntimeLocation;
+use crate::error::Exit;
+use crate::signals;
+
+pub const CLAIM_FILE: &str = ".my-chrome-runtime";
+/// The claim file's exact content; anything else is a foreign or corrupted claim.
+pub const CLAIM: &[u8] = b"my-chrome runtime v1: private to my-chrome; do not add files by hand\n";
+const LOCK_FILE: &str = ".lock";
+/// Its presence makes the runtime the Playwright CLI's workspace.
+pub const WORKSPACE_DIR: &str = ".playwright";
+/// Handed to every child as `TMPDIR`, so the CLI daemon's socket is private.
+pub const TMP_DIR: &str = "tmp";
+pub const CLI_DIR: &str = "cli";
+const STATE_LIMIT: u64 = 64 * 1024;
+
+/// The fixed list of private state files; nothing else is ever written by name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StateFile {
+    /// SHA-256 of the token before a rotation began.
+    RotationBaseline,
+    /// The Chrome PID recorded when the user marked the token regenerated.
+    RotationMarker,
+    /// Where a connect's private bootstrap output lives, until it is scrubbed.
+    Bootstrap,
+    /// Who holds the shared browser session.
+    Lease,
+}
+
+impl StateFile {
+    pub fn file_name(self) -> &'static str {
+        match self {
+            StateFile::RotationBaseline => "rotation-baseline.json",
+            StateFile::RotationMarker => "rotation-marker.json",
+            StateFile::Bootstrap => "bootstrap.json",
+            StateFile::Lease => "lease.json",
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum RuntimeError {
+    #[error(
+        "unsafe runtime: {path}: {rule}. Nothing was changed. Fix or remove it yourself, \
+         or point MY_CHROME_RUNTIME_DIR at a new directory."
+    )]
+    Unsafe { path: PathBuf, rule: String },
+    #[error("could not {action} {path}: {source}")]
+    Io {
+        action: &'static str,
+        path: PathBuf,
+        source: io::Error,
+    },
+    #[error("interrupted by {0} while waiting for another my-chrome command to finish")]
+    Interrupted(Signal),
+}
+
+impl RuntimeError {
+    pub fn exit(&self) -> Exit {
+        match self {
+            RuntimeError::Unsafe { .. } => Exit::Security,
+            RuntimeError::Io { .. } => Exit::Failure,
+            RuntimeError::Interrupted(signal) => Exit::Signal(*signal as i32),
+        }
+    }
+}
+
+fn unsafe_path(path: &Path, rule: impl Into<String>) -> RuntimeError {
+    RuntimeError::Unsafe {
+        path: path.to_path_buf(),
+        rule: rule.into(),
+    }
+}
+
+fn io_error(action: &'static str, path: &Path) -> impl FnOnce(io::Error) -> RuntimeError {
+    let path = path.to_path_buf();
+    move |source| RuntimeError::Io {
+        action,
+        path,
+        source,
+    }
+}
+
+/// A runtime whose checks have passed.
+#[derive(Clone, Debug)]
+pub struct Runtime {
+    root: PathBuf,
+}
+
+impl Runtime {
+    /// Opens the runtime, creating it (and its subdirectories) when missing.
+    pub fn open(location: &RuntimeLocation) -> Result<Runtime, RuntimeError> {
+        let root = &location.path;
+        match fs::symlink_metadata(root) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => create_root(root)?,
+            Err(e) => return Err(io_error("inspect", root)(e)),
+            Ok(_) => {}
+        }
+        check_private_dir(root)?;
+        if !check_claim(root)? {
+            claim_if_empty(root)?;
+        }
+        for sub in [WORKSPACE_DIR, TMP_DIR] {
+            ensure_private_subdir(&root.join(sub))?;
+        }
+        Ok(Runtime { root: root.clone() })
+    }
+
+    /// Checks the runtime without creating or changing anything (for
+    /// `doctor`). `Ok(None)` when it does not exist yet.
+    pub fn inspect(location: &RuntimeLocation) -> Result<Option<Runtime>, RuntimeError> {
+        let root = &location.path;
+        match fs::symlink_metadata(root) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(io_error("inspect", root)(e)),
+            Ok(_) => {}
+        }
+        check_private_dir(root)?;
+        if !check_claim(root)? && !is_empty_dir(root)? {
+            return Err(unclaimed(root));
+        }
+        for sub in [WORKSPACE_DIR, TMP_DIR, CLI_DIR] {
+            let path = root.join(sub);
+            if fs::symlink_metadata(&path).is_ok() {
+                check_private_dir(&path)?;
+            }
+        }
+        Ok(Some(Runtime { root: root.clone() }))
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    pub fn cli_dir(&self) -> PathBuf {
+        self.root.join(CLI_DIR)
+    }
+
+    pub fn tmp_dir(&self) -> PathBuf {
+        self.root.join(TMP_DIR)
+    }
+
+    /// Takes the wrapper lock, waiting for other my-chrome commands (and
+    /// giving up on SIGINT, SIGTERM or SIGHUP). The kernel frees it if we die.
+    pub fn lock(&self) -> Result<WrapperLock, RuntimeError> {
+        let path = self.root.join(LOCK_FILE);
+        let mut file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .mode(0o600)
+            .custom_flags(nix::libc::O_NOFOLLOW)
+            .open(&path)
+            .map_err(|e| refusal_or_io(e, &path, "open"))?;
+        check_private_file(&file, &path)?;
+        let mut told = false;
+        loop {
+            match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
+                Ok(lock) => return Ok(WrapperLock { _lock: lock }),
+                Err((back, nix::errno::Errno::EWOULDBLOCK)) => file = back,
+                Err((_, errno)) => return Err(io_error("lock", &path)(errno.into())),
+            }
+            if let Some(signal) = signals::pending() {
+                return Err(RuntimeError::Interrupted(signal));
+            }
+            if !told {
+                eprintln!("my-chrome: waiting for another my-chrome command to finish...");
+                told = true;
+            }
+            thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Reads a private state file. `Ok(None)` when it does not exist; a file
+    /// that is a symlink, not ours, not 0600 or oversized is refused, exit 6.
+    pub fn read_state(&self, which: StateFile) -> Result<Option<Vec<u8>>, RuntimeError> {
+        let path = self.root.join(which.file_name());
+        let mut file = match open_no_follow(&path) {
+            Ok(file) => file,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(refusal_or_io(e, &path, "open")),
+        };
+        check_private_file(&file, &path)?;
+        let mut bytes = Vec::new();
+        (&mut file)
+            .take(STATE_LIMIT + 1)
+            .read_to_end(&mut bytes)
+            .map_err(io_error("read", &path))?;
+        if bytes.len() as u64 > STATE_LIMIT {
+            return Err(unsafe_path(
+                &path,
+                format!("is larger than {STATE_LIMIT} bytes"),
+            ));
+        }
+        Ok(Some(bytes))
+    }
+
+    /// Writes a private state file atomically: a 0600 temporary file in the
+    /// runtime, synced, then renamed over the old one.
+    pub fn write_state(&self, which: StateFile, bytes: &[u8]) -> Result<(), RuntimeError> {
+        let path = self.root.join(which.file_name());
+        let mut temp = tempfile::Builder::new()
+            .prefix(".state.")
+            .tempfile_in(&self.root)
+            .map_err(io_error("create a temporary file in", &self.root))?;
+        temp.write_all(bytes)
+            .map_err(io_error("write", temp.path()))?;
+        temp.as_file().sync_all().map_err(io_error("sync", &path))?;
+        temp.persist(&path)
+            .map_err(|e| io_error("replace", &path)(e.error))?;
+        Ok(())
+    }
+
+    pub fn remove_state(&self, which: StateFile) -> Result<(), RuntimeError> {
+        let path = self.root.join(which.file_name());
+        match fs::remove_file(&path) {
+            Err(e) if e.kind() != io::ErrorKind::NotFound => Err(io_error("remove", &path)(e)),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// Held while a my-chrome command changes shared state.
+#[derive(Debug)]
+pub struct WrapperLock {
+    _lock: Flock<File>,
+}
+
+/// A directory we rely on for privacy: a real directory (not a symlink),
+/// owned by us, mode exactly 0700.
+pub fn check_private_dir(path: &Path) -> Result<(), RuntimeError> {
+    let meta = fs::symlink_metadata(path).map_err(io_error("inspect", path))?;
+    if meta.file_type().is_symlink() {
+        return Err(unsafe_path(
+            path,
+            "is a symbolic link; it must be a real directory",
+        ));
+    }
+    if !meta.is_dir() {
+        return Err(unsafe_path(path, "is not a directory"));
+    }
+    check_owner_and_mode(path, &meta, 0o700)
+}
+
+fn check_owner_and_mode(path: &Path, meta: &fs::Metadata, mode: u32) -> Result<(), RuntimeError> {
+    let me = nix::unistd::geteuid().as_raw();
+    if meta.uid() != me {
+        return Err(unsafe_path(
+            path,
+            format!("is owned by uid {}, not by you (uid {me})", meta.uid()),
+        ));
+    }
+    let actual = meta.mode() & 0o7777;
+    if actual != mode {
+        return Err(unsafe_path(
+            path,
+            format!("has mode {actual:04o}; it must be {mode:04o}"),
+        ));
+    }
+    Ok(())
+}
+
+fn check_private_file(file: &File, path: &Path) -> Result<(), RuntimeError> {
+    let meta = file.metadata().map_err(io_error("inspect", path))?;
+    if !meta.is_file() {
+        return Err(unsafe_path(path, "is not a regular file"));
+    }
+    check_owner_and_mode(path, &meta, 0o600)
+}
+
+fn open_no_follow(path: &Path) -> io::Result<File> {
+    // O_NONBLOCK: a planted FIFO must not hang us before the type check.
+    OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK)
+        .open(path)
+}
+
+/// `O_NOFOLLOW` on a symlink fails with `ELOOP`: that is a refusal, not an I/O error.
+fn refusal_or_io(e: io::Error, path: &Path, action: &'static str) -> RuntimeError {
+    if e.raw_os_error() == Some(nix::libc::ELOOP) {
+        unsafe_path(path, "is a symbolic link; it must be a regular file")
+    } else {
+        io_error(action, path)(e)
+    }
+}
+
+fn create_root(root: &Path) -> Result<(), RuntimeError> {
+    if let Some(parent) = root.parent() {
+        fs::create_dir_all(parent).map_err(io_error("create", parent))?;
+    }
+    match DirBuilder::new().mode(0o700).create(root) {
+        // Someone else created it meanwhile: it gets the checks of any existing directory.
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Ok(()),
+        Err(e) => Err(io_error("create", root)(e)),
+        Ok(()) => write_claim(root),
+    }
+}
+
+/// `Ok(true)` when our claim is there and intact; `Ok(false)` when there is none.
+fn check_claim(root: &Path) -> Result<bool, RuntimeError> {
+    let path = root.join(CLAIM_FILE);
+    let file = match open_no_follow(&path) {
+        Ok(file) => file,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(false),
+        Err(e) => return Err(refusal_or_io(e, &path, "open")),
+    };
+    check_private_file(&file, &path)?;
+    let mut content = Vec::new();
+    file.take(CLAIM.len() as u64 + 1)
+        .read_to_end(&mut content)
+        .map_err(io_error("read", &path))?;
+    if content != CLAIM {
+        return Err(unsafe_path(
+            &path,
+            "is not my-chrome's claim (foreign or corrupted content)",
+        ));
+    }
+    Ok(true)
+}
+
+fn unclaimed(root: &Path) -> RuntimeError {
+    unsafe_path(
+        root,
+        format!(
+            "is not empty and carries no my-chrome claim file ({CLAIM_FILE}), so it is not ours to use"
+        ),
+    )
+}
+
+fn is_empty_dir(root: &Path) -> Result<bool, RuntimeError> {
+    let mut entries = fs::read_dir(root).map_err(io_error("list", root))?;
+    Ok(entries.next().is_none())
+}
+
+fn claim_if_empty(root: &Path) -> Result<(), RuntimeError> {
+    if !is_empty_dir(root)? {
+        return Err(unclaimed(root));
+    }
+    write_claim(root)
+}
+
+fn write_claim(root: &Path) -> Result<(), RuntimeError> {
+    let path = root.join(CLAIM_FILE);
+    let mut file = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&path)
+        .map_err(io_error("create", &path))?;
+    file.write_all(CLAIM).map_err(io_error("write", &path))?;
+    file.sync_all().map_err(io_error("sync", &path))
+}
+
+fn ensure_private_subdir(path: &Path) -> Result<(), RuntimeError> {
+    match DirBuilder::new().mode(0o700).create(path) {
+        Err(e) if e.kind() != io::ErrorKind::AlreadyExists => Err(io_error("create", path)(e)),
+        _ => check_private_dir(path),
+    }
+}

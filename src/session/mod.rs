@@ -1,0 +1,4 @@
+//! The shared Playwright session `mychrome`, read natively from the CLI's
+//! own registry.
+
+pub mod registry;
