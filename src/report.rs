@@ -12,7 +12,7 @@ use crate::helper::check::Depth;
 use crate::helper::node::Node;
 use crate::helper::pin::Pin;
 use crate::helper::{Helper, HelperError, trusted_node};
-use crate::runtime::{CLI_DIR, Runtime};
+use crate::runtime::{CLI_DIR, Runtime, RuntimeError};
 
 /// `my-chrome doctor [--json]`.
 pub fn doctor(config: &Config, json: bool) {
@@ -37,7 +37,7 @@ pub struct Doctor {
 #[derive(Debug, Serialize)]
 pub struct RuntimeReport {
     pub path: String,
-    /// `ok`, `missing`, or `unsafe: <rule>`.
+    /// `ok`, `missing`, `unsafe: <path>: <rule>`, or `error: <why>`.
     pub status: String,
 }
 
@@ -53,7 +53,8 @@ pub struct NodeReport {
 pub struct CliReport {
     pub path: String,
     pub version: Option<String>,
-    /// `supported`, `unsupported: <fault>`, `missing`, or `not checked: <why>`.
+    /// `supported`, `unsupported: <fault>`, `unsafe: <path>: <rule>`,
+    /// `missing`, or `not checked: <why>`.
     pub compatibility: String,
 }
 
@@ -68,7 +69,7 @@ impl Doctor {
         let runtime_status = match &runtime {
             Ok(Some(_)) => "ok".to_string(),
             Ok(None) => "missing".to_string(),
-            Err(e) => format!("unsafe: {e}"),
+            Err(e) => unsafe_status(e),
         };
         let node_report = match &node {
             Ok(n) => NodeReport {
@@ -142,8 +143,17 @@ fn cli_report(runtime: &Runtime, pin: &Pin, node: Option<&Node>, env: &ChildEnv)
 fn describe(error: HelperError) -> String {
     match error {
         HelperError::Missing { .. } => "missing".to_string(),
+        HelperError::Unsafe(e) => unsafe_status(&e),
         HelperError::Unsupported { fault, .. } => format!("unsupported: {fault}"),
         other => format!("unsupported: {other}"),
+    }
+}
+
+/// `unsafe: <path>: <rule>` for an unsafe path; other errors as they are.
+fn unsafe_status(error: &RuntimeError) -> String {
+    match error {
+        RuntimeError::Unsafe { path, rule } => format!("unsafe: {}: {rule}", path.display()),
+        other => format!("error: {other}"),
     }
 }
 

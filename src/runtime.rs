@@ -137,7 +137,8 @@ impl Runtime {
         if !check_claim(root)? && !is_empty_dir(root)? {
             return Err(unclaimed(root));
         }
-        for sub in [WORKSPACE_DIR, TMP_DIR, CLI_DIR] {
+        // `cli` is the helper's to check (it reports its own faults).
+        for sub in [WORKSPACE_DIR, TMP_DIR] {
             let path = root.join(sub);
             if fs::symlink_metadata(&path).is_ok() {
                 check_private_dir(&path)?;

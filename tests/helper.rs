@@ -1,0 +1,202 @@
+//! The installed CLI is trusted only while it is exactly what we ship:
+//! tamper cases on a real installed tree, reported by `doctor` and refused by
+//! the library checks that every later command uses.
+
+mod common;
+
+use std::fs;
+use std::path::Path;
+
+use common::Sandbox;
+use my_chrome::helper::check::{Depth, Fault, check_intact, check_supported};
+use my_chrome::helper::pin::Pin;
+use my_chrome::helper::{Helper, HelperError};
+
+fn compatibility(sandbox: &Sandbox) -> String {
+    sandbox.doctor()["cli"]["compatibility"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+fn set_version(manifest: &Path, version: &str) {
+    let mut doc: serde_json::Value = serde_json::from_slice(&fs::read(manifest).unwrap()).unwrap();
+    doc["version"] = version.into();
+    fs::write(manifest, serde_json::to_vec_pretty(&doc).unwrap()).unwrap();
+}
+
+#[test]
+fn the_golden_install_is_supported_and_intact() {
+    let sandbox = Sandbox::installed();
+    assert_eq!(compatibility(&sandbox), "supported");
+    let pin = Pin::shipped();
+    check_supported(&sandbox.cli(), pin, Depth::Full).unwrap();
+    check_intact(&sandbox.cli(), pin).unwrap();
+}
+
+#[test]
+fn a_lock_with_one_byte_changed_is_unsupported_and_not_intact() {
+    let sandbox = Sandbox::installed();
+    let lock = sandbox.cli().join("package-lock.json");
+    let mut bytes = fs::read(&lock).unwrap();
+    let at = bytes.iter().position(|b| *b == b'3').unwrap(); // lockfileVersion 3 -> 4
+    bytes[at] = b'4';
+    fs::write(&lock, bytes).unwrap();
+    assert_eq!(
+        compatibility(&sandbox),
+        "unsupported: package-lock.json differs from the shipped lock"
+    );
+    assert_eq!(
+        check_intact(&sandbox.cli(), Pin::shipped()),
+        Err(Fault::UnknownLock)
+    );
+}
+
+#[test]
+fn a_package_at_another_version_is_named_with_both_versions() {
+    let sandbox = Sandbox::installed();
+    let core = Pin::shipped()
+        .lock
+        .packages
+        .iter()
+        .find(|p| p.name == "playwright-core")
+        .unwrap();
+    set_version(
+        &sandbox
+            .cli()
+            .join("node_modules/playwright-core/package.json"),
+        "1.61.0",
+    );
+    assert_eq!(
+        compatibility(&sandbox),
+        format!(
+            "unsupported: playwright-core is 1.61.0, lock says {}",
+            core.version
+        )
+    );
+    assert!(matches!(
+        check_intact(&sandbox.cli(), Pin::shipped()),
+        Err(Fault::WrongVersion { .. })
+    ));
+}
+
+#[test]
+fn the_cli_at_another_version_is_refused() {
+    let sandbox = Sandbox::installed();
+    set_version(
+        &sandbox
+            .cli()
+            .join("node_modules/@playwright/cli/package.json"),
+        "0.1.16",
+    );
+    assert_eq!(
+        compatibility(&sandbox),
+        "unsupported: @playwright/cli is 0.1.16, lock says 0.1.17"
+    );
+}
+
+#[test]
+fn a_missing_package_is_named() {
+    let sandbox = Sandbox::installed();
+    fs::remove_dir_all(sandbox.cli().join("node_modules/playwright")).unwrap();
+    assert_eq!(
+        compatibility(&sandbox),
+        "unsupported: missing node_modules/playwright"
+    );
+    assert_eq!(
+        check_intact(&sandbox.cli(), Pin::shipped()),
+        Err(Fault::Missing("node_modules/playwright".into()))
+    );
+}
+
+#[test]
+fn a_file_edited_or_added_after_setup_is_caught_by_the_tree_digest() {
+    let sandbox = Sandbox::installed();
+    let file = sandbox
+        .cli()
+        .join("node_modules/playwright-core/lib/tools/cli-client/program.js");
+    let original = fs::read(&file).unwrap();
+    fs::write(&file, [&original[..], b"\n// injected\n"].concat()).unwrap();
+    assert!(
+        compatibility(&sandbox)
+            .starts_with("unsupported: installed files differ from the pin (tree digest")
+    );
+    // The quick check (every browser command) does not hash; the full one does.
+    check_supported(&sandbox.cli(), Pin::shipped(), Depth::Quick).unwrap();
+    // Edited code still lets us detach: intact does not need the digest.
+    check_intact(&sandbox.cli(), Pin::shipped()).unwrap();
+
+    fs::write(&file, original).unwrap();
+    assert_eq!(compatibility(&sandbox), "supported");
+    fs::write(
+        sandbox.cli().join("node_modules/playwright-core/evil.js"),
+        "process.exit(0)",
+    )
+    .unwrap();
+    assert!(compatibility(&sandbox).contains("tree digest"));
+}
+
+#[test]
+fn what_the_cli_reports_must_be_the_pinned_version() {
+    let sandbox = Sandbox::installed();
+    let config = my_chrome::config::Config::from_vars([
+        ("HOME".into(), sandbox.home.path().into()),
+        (
+            "MY_CHROME_RUNTIME_DIR".into(),
+            sandbox.runtime.clone().into(),
+        ),
+    ])
+    .unwrap();
+    let pin = Pin::shipped();
+    let env = my_chrome::child::ChildEnv::new(&config, &sandbox.runtime.join("tmp"));
+    let node = my_chrome::helper::trusted_node(&config, pin, &env).unwrap();
+    let helper = Helper::at(sandbox.cli());
+    helper
+        .check_reported_version(pin, &node, &env, &sandbox.runtime)
+        .unwrap();
+
+    // The CLI prints its manifest's version: change it and --version follows.
+    set_version(
+        &sandbox
+            .cli()
+            .join("node_modules/@playwright/cli/package.json"),
+        "9.9.9",
+    );
+    match helper.check_reported_version(pin, &node, &env, &sandbox.runtime) {
+        Err(HelperError::Unsupported {
+            fault: Fault::ReportedVersion { found, expected },
+            ..
+        }) => assert_eq!((found.as_str(), expected.as_str()), ("9.9.9", "0.1.17")),
+        other => panic!("expected a reported-version fault, got {other:?}"),
+    }
+}
+
+#[test]
+fn doctor_json_is_stable() {
+    let sandbox = Sandbox::installed();
+    let report = sandbox.doctor();
+    let keys = |v: &serde_json::Value| v.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
+    assert_eq!(keys(&report), ["cli", "node", "runtime"]);
+    assert_eq!(keys(&report["cli"]), ["compatibility", "path", "version"]);
+    assert_eq!(keys(&report["node"]), ["path", "status", "version"]);
+    assert_eq!(keys(&report["runtime"]), ["path", "status"]);
+    assert_eq!(report["cli"]["path"], sandbox.cli().display().to_string());
+    assert_eq!(report["node"]["status"], "ok");
+
+    let text = sandbox.run(&["doctor"]).stdout;
+    let labels: Vec<&str> = text.lines().map(|l| l.split(':').next().unwrap()).collect();
+    assert_eq!(
+        labels,
+        ["runtime", "node", "cli", "version", "compatibility"]
+    );
+    assert!(text.contains("compatibility: supported\n"), "{text}");
+}
+
+#[test]
+fn doctor_reports_a_missing_runtime_without_creating_it() {
+    let sandbox = Sandbox::new();
+    let report = sandbox.doctor();
+    assert_eq!(report["runtime"]["status"], "missing");
+    assert_eq!(report["cli"]["compatibility"], "missing");
+    assert!(!sandbox.runtime.exists(), "doctor created the runtime");
+}
