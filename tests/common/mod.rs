@@ -80,7 +80,7 @@ impl Running {
     pub fn wait(mut self) -> Run {
         use std::io::{Read, Seek};
         let status = self.child.wait().unwrap();
-        let mut read = |f: &mut fs::File| {
+        let read = |f: &mut fs::File| {
             let mut text = String::new();
             f.rewind().unwrap();
             f.read_to_string(&mut text).unwrap();
