@@ -6,12 +6,10 @@ use std::ffi::{OsStr, OsString};
 use std::path::{Component, Path, PathBuf};
 use std::time::Duration;
 
-/// Where the runtime lives, and whether the user chose it.
+/// Where the runtime lives (`MY_CHROME_RUNTIME_DIR` or the platform default).
 #[derive(Clone, Debug)]
 pub struct RuntimeLocation {
     pub path: PathBuf,
-    /// True when set through `MY_CHROME_RUNTIME_DIR`.
-    pub custom: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -30,7 +28,12 @@ pub struct Config {
     pub keychain_account: String,
     /// Bound on `setup`'s `npm ci` (`MY_CHROME_SETUP_TIMEOUT_SECS`, default 600).
     pub setup_timeout: Duration,
-    /// The caller's variables that children may see: `HOME`, `USER`, `LOGNAME`, `LANG`, `LC_*`.
+    /// Bound on waiting for another my-chrome command's lock
+    /// (`MY_CHROME_LOCK_WAIT_SECS`, default 900: longer than a whole setup).
+    pub lock_wait: Duration,
+    /// What children may see of the caller: `HOME`, `LANG`, `LC_*`, and
+    /// `USER`/`LOGNAME` set to [`Config::user`] (the CLI derives its socket
+    /// directory from `USER`, so it must name the user we check against).
     pub child_vars: Vec<(OsString, OsString)>,
     /// Proxy settings, passed to `npm ci` only: the lock's integrity hashes,
     /// not the network path, decide what gets installed.
@@ -55,6 +58,8 @@ pub const DEFAULT_SESSION: &str = "mychrome";
 pub const DEFAULT_KEYCHAIN_SERVICE: &str = "my-chrome.extension-token";
 const DEFAULT_SETUP_TIMEOUT_SECS: u64 = 600;
 const MAX_SETUP_TIMEOUT_SECS: u64 = 3600;
+const DEFAULT_LOCK_WAIT_SECS: u64 = 900;
+const MAX_LOCK_WAIT_SECS: u64 = 3600;
 
 #[cfg(target_os = "macos")]
 const DEFAULT_CHROME: &str = "/Applications/Google Chrome.app/Contents/MacOS/Google Chrome";
@@ -66,7 +71,7 @@ const DEFAULT_RUNTIME_UNDER_HOME: &str = "Library/Caches/my-chrome";
 #[cfg(not(target_os = "macos"))]
 const DEFAULT_RUNTIME_UNDER_HOME: &str = ".cache/my-chrome";
 
-const CHILD_VARS: &[&str] = &["HOME", "USER", "LOGNAME", "LANG"];
+const CHILD_VARS: &[&str] = &["LANG"];
 const PROXY_VARS: &[&str] = &[
     "HTTPS_PROXY",
     "https_proxy",
@@ -120,11 +125,10 @@ impl Config {
                         "must not be $HOME itself (use a private directory of its own)",
                     ));
                 }
-                RuntimeLocation { path, custom: true }
+                RuntimeLocation { path }
             }
             None => RuntimeLocation {
                 path: home.join(DEFAULT_RUNTIME_UNDER_HOME),
-                custom: false,
             },
         };
 
@@ -151,6 +155,10 @@ impl Config {
             Some(s) => seconds("MY_CHROME_SETUP_TIMEOUT_SECS", &s, MAX_SETUP_TIMEOUT_SECS)?,
             None => Duration::from_secs(DEFAULT_SETUP_TIMEOUT_SECS),
         };
+        let lock_wait = match get("MY_CHROME_LOCK_WAIT_SECS")? {
+            Some(s) => seconds("MY_CHROME_LOCK_WAIT_SECS", &s, MAX_LOCK_WAIT_SECS)?,
+            None => Duration::from_secs(DEFAULT_LOCK_WAIT_SECS),
+        };
 
         let passes = |names: &[&str], k: &OsStr| names.iter().any(|n| k == *n);
         let child_vars = vars
@@ -158,9 +166,12 @@ impl Config {
             .filter(|(k, _)| {
                 passes(CHILD_VARS, k) || k.to_str().is_some_and(|k| k.starts_with("LC_"))
             })
-            .filter(|(k, _)| k != "HOME")
             .cloned()
-            .chain([(OsString::from("HOME"), home.clone().into_os_string())])
+            .chain([
+                ("HOME".into(), home.clone().into_os_string()),
+                ("USER".into(), user.clone().into()),
+                ("LOGNAME".into(), user.clone().into()),
+            ])
             .collect();
         let proxy_vars = vars
             .iter()
@@ -178,6 +189,7 @@ impl Config {
             keychain_service,
             keychain_account,
             setup_timeout,
+            lock_wait,
             child_vars,
             proxy_vars,
         })
@@ -272,7 +284,6 @@ mod tests {
             c.runtime.path,
             Path::new("/home/u").join(DEFAULT_RUNTIME_UNDER_HOME)
         );
-        assert!(!c.runtime.custom);
         assert_eq!(c.session, "mychrome");
         assert_eq!(c.chrome, Path::new(DEFAULT_CHROME));
         assert_eq!(c.keychain_service, DEFAULT_KEYCHAIN_SERVICE);
@@ -295,7 +306,6 @@ mod tests {
         }
         let ok = config(&[("HOME", "/home/u"), ("MY_CHROME_RUNTIME_DIR", "/srv/rt//")]).unwrap();
         assert_eq!(ok.runtime.path, Path::new("/srv/rt"));
-        assert!(ok.runtime.custom);
     }
 
     #[test]
@@ -309,6 +319,7 @@ mod tests {
             ("MY_CHROME_SETUP_TIMEOUT_SECS", "0"),
             ("MY_CHROME_SETUP_TIMEOUT_SECS", "-5"),
             ("MY_CHROME_SETUP_TIMEOUT_SECS", "99999"),
+            ("MY_CHROME_LOCK_WAIT_SECS", "0"),
             ("HOME", "home"),
         ] {
             let mut pairs = vec![("HOME", "/home/u")];
@@ -322,7 +333,7 @@ mod tests {
     fn children_get_only_the_allowlist() {
         let c = config(&[
             ("HOME", "/home/u"),
-            ("USER", "u"),
+            ("USER", "somebody-else"),
             ("LC_ALL", "C"),
             ("NODE_OPTIONS", "--require /tmp/evil.js"),
             ("PLAYWRIGHT_MCP_EXTENSION_TOKEN", "x"),
@@ -335,7 +346,9 @@ mod tests {
             .iter()
             .map(|(k, _)| k.to_str().unwrap())
             .collect();
-        assert_eq!(names, ["USER", "LC_ALL", "HOME"]);
+        assert_eq!(names, ["LC_ALL", "HOME", "USER", "LOGNAME"]);
+        let user = &c.child_vars.iter().find(|(k, _)| k == "USER").unwrap().1;
+        assert_eq!(user, c.user.as_str(), "USER comes from the user database");
         let proxies: Vec<_> = c
             .proxy_vars
             .iter()

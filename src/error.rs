@@ -43,6 +43,8 @@ pub enum Error {
     Helper(#[from] HelperError),
     #[error(transparent)]
     Child(#[from] ChildError),
+    #[error("interrupted by {0}")]
+    Interrupted(nix::sys::signal::Signal),
 }
 
 impl Error {
@@ -52,6 +54,7 @@ impl Error {
             Error::Runtime(e) => e.exit(),
             Error::Helper(e) => e.exit(),
             Error::Child(e) => e.exit(),
+            Error::Interrupted(signal) => Exit::Signal(*signal as i32),
         }
     }
 }

@@ -35,5 +35,9 @@ fn run(command: Command, config: &Config) -> Result<(), Error> {
         Command::Setup => helper::setup::run(config)?,
         Command::Doctor { json } => report::doctor(config, json),
     }
-    Ok(())
+    // A command that finished despite a signal (doctor, say) still reports it.
+    match signals::pending() {
+        Some(signal) => Err(Error::Interrupted(signal)),
+        None => Ok(()),
+    }
 }

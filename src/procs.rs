@@ -7,7 +7,10 @@ use std::path::Path;
 use sysinfo::{ProcessRefreshKind, ProcessesToUpdate, System, UpdateKind};
 
 #[derive(Debug, thiserror::Error)]
-#[error("cannot read the process table ({0}); nothing was changed")]
+#[error(
+    "cannot read the process table ({0}), so my-chrome cannot tell what is running; nothing was changed. \
+     Run it where /proc (Linux) or the process list (macOS) is readable"
+)]
 pub struct ProcError(String);
 
 pub struct ProcessTable {

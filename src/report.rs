@@ -2,15 +2,13 @@
 //! text or `--json`. It never fails because something is missing or wrong;
 //! it reports. It never creates, changes or repairs anything.
 
-use std::path::Path;
-
 use serde::Serialize;
 
 use crate::child::ChildEnv;
 use crate::config::Config;
-use crate::helper::check::Depth;
+use crate::helper::check::{Depth, installed_version};
 use crate::helper::node::Node;
-use crate::helper::pin::Pin;
+use crate::helper::pin::{CLI_PACKAGE, Pin};
 use crate::helper::{Helper, HelperError, trusted_node};
 use crate::runtime::{CLI_DIR, Runtime, RuntimeError};
 
@@ -124,18 +122,18 @@ impl Doctor {
 
 fn cli_report(runtime: &Runtime, pin: &Pin, node: Option<&Node>, env: &ChildEnv) -> CliReport {
     let helper = Helper::at(runtime.cli_dir());
-    let compatibility = match (helper.check_supported(pin, Depth::Full), node) {
+    let compatibility = match node {
+        Some(node) => helper.verify(pin, node, env, runtime.root()),
+        None => helper.check_supported(pin, Depth::Full),
+    };
+    let compatibility = match (compatibility, node) {
         (Err(e), _) => describe(e),
         (Ok(()), None) => "not checked: no trusted node to run --version".to_string(),
-        (Ok(()), Some(node)) => match helper.check_reported_version(pin, node, env, runtime.root())
-        {
-            Ok(()) => "supported".to_string(),
-            Err(e) => describe(e),
-        },
+        (Ok(()), Some(_)) => "supported".to_string(),
     };
     CliReport {
         path: helper.dir().display().to_string(),
-        version: installed_version(helper.dir()),
+        version: installed_version(helper.dir(), &format!("node_modules/{CLI_PACKAGE}")).ok(),
         compatibility,
     }
 }
@@ -155,11 +153,4 @@ fn unsafe_status(error: &RuntimeError) -> String {
         RuntimeError::Unsafe { path, rule } => format!("unsafe: {}: {rule}", path.display()),
         other => format!("error: {other}"),
     }
-}
-
-/// The version the installed CLI's own manifest claims (for display only).
-fn installed_version(dir: &Path) -> Option<String> {
-    let bytes = std::fs::read(dir.join("node_modules/@playwright/cli/package.json")).ok()?;
-    let manifest: serde_json::Value = serde_json::from_slice(&bytes).ok()?;
-    manifest["version"].as_str().map(String::from)
 }

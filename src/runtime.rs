@@ -12,7 +12,7 @@ use std::io::{self, Read, Write};
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::thread;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use nix::fcntl::{Flock, FlockArg};
 use nix::sys::signal::Signal;
@@ -69,8 +69,16 @@ pub enum RuntimeError {
         path: PathBuf,
         source: io::Error,
     },
-    #[error("interrupted by {0} while waiting for another my-chrome command to finish")]
+    #[error(
+        "interrupted by {0} while waiting for another my-chrome command to finish; nothing was done"
+    )]
     Interrupted(Signal),
+    #[error(
+        "another my-chrome command held the lock {} for {} s; nothing was done. \
+         Let it finish and try again (MY_CHROME_LOCK_WAIT_SECS sets how long to wait)",
+        .path.display(), .waited.as_secs()
+    )]
+    LockTimeout { path: PathBuf, waited: Duration },
 }
 
 impl RuntimeError {
@@ -79,6 +87,7 @@ impl RuntimeError {
             RuntimeError::Unsafe { .. } => Exit::Security,
             RuntimeError::Io { .. } => Exit::Failure,
             RuntimeError::Interrupted(signal) => Exit::Signal(*signal as i32),
+            RuntimeError::LockTimeout { .. } => Exit::Timeout,
         }
     }
 }
@@ -159,9 +168,10 @@ impl Runtime {
         self.root.join(TMP_DIR)
     }
 
-    /// Takes the wrapper lock, waiting for other my-chrome commands (and
-    /// giving up on SIGINT, SIGTERM or SIGHUP). The kernel frees it if we die.
-    pub fn lock(&self) -> Result<WrapperLock, RuntimeError> {
+    /// Takes the wrapper lock, waiting up to `wait` for other my-chrome
+    /// commands (and giving up at once on SIGINT, SIGTERM or SIGHUP). The
+    /// kernel frees it if we die.
+    pub fn lock(&self, wait: Duration) -> Result<WrapperLock, RuntimeError> {
         let path = self.root.join(LOCK_FILE);
         let mut file = OpenOptions::new()
             .read(true)
@@ -172,6 +182,7 @@ impl Runtime {
             .open(&path)
             .map_err(|e| refusal_or_io(e, &path, "open"))?;
         check_private_file(&file, &path)?;
+        let started = Instant::now();
         let mut told = false;
         loop {
             match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
@@ -181,6 +192,9 @@ impl Runtime {
             }
             if let Some(signal) = signals::pending() {
                 return Err(RuntimeError::Interrupted(signal));
+            }
+            if started.elapsed() >= wait {
+                return Err(RuntimeError::LockTimeout { path, waited: wait });
             }
             if !told {
                 eprintln!("my-chrome: waiting for another my-chrome command to finish...");

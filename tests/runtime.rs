@@ -4,7 +4,7 @@
 mod common;
 
 use std::fs;
-use std::os::unix::fs::{PermissionsExt, symlink};
+use std::os::unix::fs::{MetadataExt, PermissionsExt, symlink};
 use std::path::Path;
 
 use common::{Sandbox, mode};
@@ -64,6 +64,14 @@ fn a_runtime_with_mode_0755_is_refused_and_keeps_its_mode() {
     refused(&sandbox, "has mode 0755; it must be 0700");
     assert_eq!(mode(&sandbox.runtime), 0o755);
     assert!(!sandbox.runtime.join(CLAIM_FILE).exists());
+
+    // The same with a good install inside: it survives untouched.
+    let sandbox = Sandbox::installed();
+    let before = sandbox.cli_digest();
+    fs::set_permissions(&sandbox.runtime, fs::Permissions::from_mode(0o755)).unwrap();
+    refused(&sandbox, "has mode 0755; it must be 0700");
+    assert_eq!(mode(&sandbox.runtime), 0o755);
+    assert_eq!(sandbox.cli_digest(), before);
 }
 
 #[test]
@@ -161,8 +169,18 @@ fn a_cli_directory_that_is_a_link_a_file_or_shared_is_refused() {
             fs::remove_dir_all(&cli).unwrap();
         }
         plant(&cli, &golden);
+        let planted = fs::symlink_metadata(&cli).unwrap();
         let run = sandbox.run(&["setup"]);
         run.expect(6, rule);
+        let after = fs::symlink_metadata(&cli).unwrap();
+        assert_eq!(
+            (after.ino(), after.mode()),
+            (planted.ino(), planted.mode()),
+            "{rule}: touched"
+        );
+        if planted.is_symlink() {
+            assert_eq!(fs::read_link(&cli).unwrap(), golden);
+        }
         assert!(
             run.stderr.contains(&cli.display().to_string()),
             "{}",
@@ -199,7 +217,6 @@ fn a_bad_runtime_setting_is_a_usage_error() {
 fn location(sandbox: &Sandbox) -> RuntimeLocation {
     RuntimeLocation {
         path: sandbox.runtime.clone(),
-        custom: true,
     }
 }
 
@@ -292,11 +309,12 @@ fn state_files_that_are_links_shared_foreign_or_huge_are_refused() {
 fn the_wrapper_lock_excludes_a_second_holder_until_released() {
     let sandbox = Sandbox::new();
     let runtime = Runtime::open(&location(&sandbox)).unwrap();
-    let first = runtime.lock().unwrap();
+    let wait = std::time::Duration::from_secs(30);
+    let first = runtime.lock(wait).unwrap();
     let (tx, rx) = std::sync::mpsc::channel();
     let second = runtime.clone();
     let waiter = std::thread::spawn(move || {
-        let _held = second.lock().unwrap();
+        let _held = second.lock(wait).unwrap();
         tx.send(()).unwrap();
     });
     assert!(
@@ -309,4 +327,24 @@ fn the_wrapper_lock_excludes_a_second_holder_until_released() {
         .expect("the lock was never handed over");
     waiter.join().unwrap();
     assert_eq!(mode(&sandbox.runtime.join(".lock")), 0o600);
+}
+
+#[test]
+fn waiting_for_the_lock_is_bounded_and_interruptible() {
+    let mut sandbox = Sandbox::installed();
+    let runtime = Runtime::open(&location(&sandbox)).unwrap();
+    let held = runtime.lock(std::time::Duration::from_secs(1)).unwrap();
+
+    sandbox.set("MY_CHROME_LOCK_WAIT_SECS", "1");
+    sandbox.run(&["setup"]).expect(124, "held the lock");
+
+    sandbox.set("MY_CHROME_LOCK_WAIT_SECS", "60");
+    let setup = common::Running::start(sandbox.command(&["setup"]));
+    let pid = nix::unistd::Pid::from_raw(setup.child.id() as i32);
+    setup.wait_for_stderr("waiting for another my-chrome command");
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
+    setup
+        .wait()
+        .expect(130, "interrupted by SIGINT while waiting");
+    drop(held);
 }

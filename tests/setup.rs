@@ -96,6 +96,7 @@ fn children_see_only_the_allowlisted_environment() {
         .set("PWTEST_DAEMON_SESSION_DIR", "/tmp/elsewhere")
         .set("XDG_CACHE_HOME", "/tmp/elsewhere")
         .set("npm_config_registry", "http://127.0.0.1:9/")
+        .set("USER", "somebody-else")
         .set("LANG", "C.UTF-8")
         .set("LC_ALL", "C.UTF-8");
     sandbox.run(&["setup"]).expect(1, "npm ci failed");
@@ -108,17 +109,24 @@ fn children_see_only_the_allowlisted_environment() {
     names.sort_unstable();
     // `sh` itself adds PWD, SHLVL and `_`; everything else came from my-chrome.
     names.retain(|n| !["PWD", "SHLVL", "_"].contains(n));
-    assert_eq!(
-        names,
-        [
-            "HOME",
-            "LANG",
-            "LC_ALL",
-            "NO_UPDATE_NOTIFIER",
-            "PATH",
-            "TMPDIR"
-        ],
-        "{env}"
+    let expected = [
+        "HOME",
+        "LANG",
+        "LC_ALL",
+        "LOGNAME",
+        "NO_UPDATE_NOTIFIER",
+        "PATH",
+        "TMPDIR",
+        "USER",
+    ];
+    assert_eq!(names, expected, "{env}");
+    let me = nix::unistd::User::from_uid(nix::unistd::getuid())
+        .unwrap()
+        .unwrap()
+        .name;
+    assert!(
+        env.contains(&format!("USER={me}\n")),
+        "USER comes from the user database: {env}"
     );
     assert!(
         env.contains(&format!("TMPDIR={}", sandbox.runtime.join("tmp").display())),
@@ -155,7 +163,7 @@ fn npm_failing_leaves_the_previous_copy_unchanged() {
     let run = sandbox.run(&["setup"]);
     run.expect(1, "npm ci failed");
     assert!(
-        run.stderr.contains("previous copy is unchanged"),
+        run.stderr.contains("previous copy, if any, is unchanged"),
         "{}",
         run.stderr
     );
@@ -220,6 +228,58 @@ fn sigterm_during_setup_kills_npm_and_keeps_the_previous_copy() {
 }
 
 #[test]
+fn sighup_during_setup_kills_npm_and_keeps_the_previous_copy() {
+    interrupt_setup(Signal::SIGHUP);
+}
+
+#[test]
+fn an_interrupt_while_checking_node_is_an_interrupt_not_a_bad_node() {
+    let slow = FakeNpm::new("exit 1");
+    fs::remove_file(slow.node()).unwrap();
+    let script = "#!/bin/sh\necho $$ > @DIR@/node.pid.tmp && mv @DIR@/node.pid.tmp @DIR@/node.pid\nexec sleep 300\n";
+    fs::write(
+        slow.node(),
+        script.replace("@DIR@", &slow.dir.path().to_string_lossy()),
+    )
+    .unwrap();
+    fs::set_permissions(slow.node(), fs::Permissions::from_mode(0o755)).unwrap();
+    let mut sandbox = Sandbox::new();
+    sandbox.set("MY_CHROME_NODE", slow.node());
+    let setup = common::Running::start(sandbox.command(&["setup"]));
+    let probe = slow.wait_for("node.pid");
+    kill(Pid::from_raw(setup.child.id() as i32), Signal::SIGINT).unwrap();
+    let run = setup.wait();
+    run.expect(130, "interrupted by SIGINT");
+    assert!(
+        !run.stderr.contains("MY_CHROME_NODE="),
+        "not blamed on the node: {}",
+        run.stderr
+    );
+    wait_gone(&probe);
+}
+
+#[test]
+fn a_setup_killed_mid_swap_is_recovered_by_the_next_one() {
+    let sandbox = Sandbox::installed();
+    let good = sandbox.cli_digest();
+    // SIGKILL between "old copy aside" and "new copy in": no cli, the old
+    // copy set aside, and a staging directory.
+    fs::rename(sandbox.cli(), sandbox.runtime.join(".cli-old.4242")).unwrap();
+    fs::create_dir(sandbox.runtime.join(".cli-setup.abc123")).unwrap();
+    fs::write(sandbox.runtime.join(".cli-setup.abc123/package.json"), "{}").unwrap();
+    let run = sandbox.run(&["setup"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stderr.contains("restoring the copy"), "{}", run.stderr);
+    assert!(
+        run.stdout.contains("already supported; nothing changed"),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(sandbox.cli_digest(), good);
+    assert!(sandbox.leftovers().is_empty(), "{:?}", sandbox.leftovers());
+}
+
+#[test]
 fn setup_refuses_while_a_process_runs_code_from_the_cli() {
     let sandbox = Sandbox::installed();
     sandbox.tamper();
@@ -264,18 +324,39 @@ fn setup_refuses_while_the_session_is_open() {
 }
 
 #[test]
+fn a_node_without_npm_beside_it_is_refused_before_anything_changes() {
+    let npm = FakeNpm::new("exit 1");
+    fs::remove_file(npm.file("npm")).unwrap();
+    let mut sandbox = Sandbox::installed();
+    sandbox.tamper();
+    let before = sandbox.cli_digest();
+    sandbox.set("MY_CHROME_NODE", npm.node());
+    let run = sandbox.run(&["setup"]);
+    run.expect(2, "install npm next to it");
+    assert!(
+        run.stderr.contains(&npm.file("npm").display().to_string()),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(sandbox.cli_digest(), before);
+    assert!(sandbox.leftovers().is_empty(), "{:?}", sandbox.leftovers());
+}
+
+#[test]
 fn a_node_too_old_or_missing_is_refused_before_anything_changes() {
     let old = FakeNpm::new("exit 1");
     fs::remove_file(old.node()).unwrap();
     fs::write(old.node(), "#!/bin/sh\necho v18.19.0\n").unwrap();
     fs::set_permissions(old.node(), fs::Permissions::from_mode(0o755)).unwrap();
 
-    let mut sandbox = Sandbox::new();
+    let mut sandbox = Sandbox::installed();
+    sandbox.tamper();
+    let before = sandbox.cli_digest();
     sandbox.set("MY_CHROME_NODE", old.node());
     sandbox
         .run(&["setup"])
         .expect(2, "v18.19.0 does not satisfy engines.node");
-    assert!(!sandbox.cli().exists());
+    assert_eq!(sandbox.cli_digest(), before);
 
     let mut sandbox = Sandbox::new();
     sandbox.set("MY_CHROME_NODE", "/nonexistent/node");

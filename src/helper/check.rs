@@ -109,7 +109,8 @@ fn check_packages(dir: &Path, lock: &Lock) -> Result<(), Fault> {
     Ok(())
 }
 
-fn installed_version(dir: &Path, package_dir: &str) -> Result<String, Fault> {
+/// The version a package's own manifest claims.
+pub fn installed_version(dir: &Path, package_dir: &str) -> Result<String, Fault> {
     let manifest_path = dir.join(package_dir).join("package.json");
     let bytes = match fs::read(&manifest_path) {
         Err(e) if e.kind() == io::ErrorKind::NotFound => {

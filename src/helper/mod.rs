@@ -48,12 +48,30 @@ pub enum HelperError {
         .dir.display()
     )]
     InUse { dir: PathBuf, pids: Vec<u32> },
-    #[error("npm ci failed ({status}); nothing was installed and the previous copy is unchanged")]
+    #[error(
+        "npm ci failed ({status}); nothing was installed and the previous copy, if any, is unchanged. \
+         npm's output above says why (often the network or a proxy); fix that and run `my-chrome setup` again"
+    )]
     NpmFailed { status: String },
     #[error(
-        "the freshly installed copy failed verification ({fault}); it was removed and the previous copy is unchanged"
+        "{0}. Nothing was installed and the previous copy, if any, is unchanged. Run `my-chrome setup` \
+         again (if npm is slow, check the network or raise MY_CHROME_SETUP_TIMEOUT_SECS)"
+    )]
+    NpmAborted(ChildError),
+    #[error(
+        "interrupted by {signal} before the new copy was put in place; the previous copy, if any, is unchanged"
+    )]
+    Interrupted { signal: nix::sys::signal::Signal },
+    #[error(
+        "the freshly installed copy failed verification ({fault}); it was removed and the previous copy, \
+         if any, is unchanged. With an unmodified my-chrome this should not happen: please report it"
     )]
     StagedUnsupported { fault: Fault },
+    #[error(
+        "cannot read the Playwright session registry ({reason}); setup was not started. If no my-chrome \
+         session is running, remove that file and run `my-chrome setup` again"
+    )]
+    SessionUnreadable { reason: String },
     #[error("{0}")]
     Swap(String),
     #[error("could not {action}: {source}")]
@@ -67,12 +85,13 @@ impl HelperError {
     pub fn exit(&self) -> Exit {
         match self {
             HelperError::Unsafe(e) => e.exit(),
-            HelperError::Child(e) => e.exit(),
-            HelperError::Missing { .. }
-            | HelperError::Unsupported { .. }
-            | HelperError::Node(_) => Exit::Usage,
+            HelperError::Child(e) | HelperError::NpmAborted(e) => e.exit(),
+            HelperError::Interrupted { signal } => Exit::Signal(*signal as i32),
+            HelperError::Node(e) => e.exit(),
+            HelperError::Missing { .. } | HelperError::Unsupported { .. } => Exit::Usage,
             HelperError::Processes(_)
             | HelperError::SessionOpen { .. }
+            | HelperError::SessionUnreadable { .. }
             | HelperError::InUse { .. }
             | HelperError::NpmFailed { .. }
             | HelperError::StagedUnsupported { .. }
@@ -112,6 +131,19 @@ impl Helper {
     pub fn check_intact(&self, pin: &Pin) -> Result<(), HelperError> {
         self.check_dir()?;
         check::check_intact(&self.dir, pin).map_err(|fault| self.unsupported(fault))
+    }
+
+    /// The full check of setup, doctor and connect: supported with the tree
+    /// digest, and `--version` run through node prints the pin.
+    pub fn verify(
+        &self,
+        pin: &Pin,
+        node: &Node,
+        env: &ChildEnv,
+        cwd: &Path,
+    ) -> Result<(), HelperError> {
+        self.check_supported(pin, Depth::Full)?;
+        self.check_reported_version(pin, node, env, cwd)
     }
 
     /// Runs `node <entry> --version` and compares it with the pin.

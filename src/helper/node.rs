@@ -10,7 +10,8 @@ use std::time::Duration;
 use nodejs_semver::Version;
 
 use super::pin::NodeRequirement;
-use crate::child::{ChildCommand, ChildEnv};
+use crate::child::{ChildCommand, ChildEnv, ChildError};
+use crate::error::Exit;
 
 const PROBE_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -21,9 +22,14 @@ pub struct Node {
 }
 
 impl Node {
-    /// The npm installed beside this node.
-    pub fn npm(&self) -> PathBuf {
-        self.dir().join("npm")
+    /// The npm installed beside this node, with the same trust checks as node.
+    pub fn npm(&self) -> Result<PathBuf, NodeError> {
+        let npm = self.dir().join("npm");
+        trusted_file(&npm).map_err(|problem| NodeError::Npm {
+            path: npm.clone(),
+            problem,
+        })?;
+        Ok(npm)
     }
 
     pub fn dir(&self) -> &Path {
@@ -44,6 +50,39 @@ pub enum NodeError {
         requirement: String,
         tried: Vec<String>,
     },
+    #[error(
+        "{}: {problem}. setup needs the npm that belongs to the trusted node: install npm next to it, \
+         or set MY_CHROME_NODE to a node that has one",
+        .path.display()
+    )]
+    Npm { path: PathBuf, problem: String },
+    /// Checking a candidate was interrupted: that is not a verdict on it.
+    #[error(transparent)]
+    Child(ChildError),
+}
+
+impl NodeError {
+    pub fn exit(&self) -> Exit {
+        match self {
+            NodeError::Child(e) => e.exit(),
+            _ => Exit::Usage,
+        }
+    }
+}
+
+/// Why a candidate could not be used.
+#[derive(Debug)]
+pub enum Rejected {
+    /// Not usable: the reason is shown, and the next candidate is tried.
+    Unusable(String),
+    /// We were interrupted: stop looking.
+    Interrupted(ChildError),
+}
+
+impl From<String> for Rejected {
+    fn from(reason: String) -> Rejected {
+        Rejected::Unusable(reason)
+    }
 }
 
 /// The fixed places a trusted node may live, in order of preference: the
@@ -79,15 +118,14 @@ pub fn select(
     configured: Option<&Path>,
     candidates: &[PathBuf],
     requirement: &NodeRequirement,
-    probe: impl Fn(&Path) -> Result<Version, String>,
+    probe: impl Fn(&Path) -> Result<Version, Rejected>,
 ) -> Result<Node, NodeError> {
-    let examine = |path: &Path| -> Result<Node, String> {
+    let examine = |path: &Path| -> Result<Node, Rejected> {
         trusted_file(path)?;
         let version = probe(path)?;
         if !requirement.accepts(&version) {
-            return Err(format!(
-                "v{version} does not satisfy engines.node {requirement}"
-            ));
+            let why = format!("v{version} does not satisfy engines.node {requirement}");
+            return Err(why.into());
         }
         Ok(Node {
             path: path.to_path_buf(),
@@ -95,16 +133,20 @@ pub fn select(
         })
     };
     if let Some(path) = configured {
-        return examine(path).map_err(|problem| NodeError::Configured {
-            path: path.to_path_buf(),
-            problem,
+        return examine(path).map_err(|rejected| match rejected {
+            Rejected::Interrupted(e) => NodeError::Child(e),
+            Rejected::Unusable(problem) => NodeError::Configured {
+                path: path.to_path_buf(),
+                problem,
+            },
         });
     }
     let mut tried = Vec::new();
     for path in candidates {
         match examine(path) {
             Ok(node) => return Ok(node),
-            Err(why) => tried.push(format!("{} ({why})", path.display())),
+            Err(Rejected::Interrupted(e)) => return Err(NodeError::Child(e)),
+            Err(Rejected::Unusable(why)) => tried.push(format!("{} ({why})", path.display())),
         }
     }
     Err(NodeError::NotFound {
@@ -114,19 +156,22 @@ pub fn select(
 }
 
 /// Runs `<node> --version` in the child environment and parses `vX.Y.Z`.
-pub fn probe(path: &Path, env: &ChildEnv) -> Result<Version, String> {
+pub fn probe(path: &Path, env: &ChildEnv) -> Result<Version, Rejected> {
     let finished = ChildCommand::new("node --version", path, Path::new("/"), PROBE_TIMEOUT)
         .arg("--version")
         .run(env)
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| match e {
+            ChildError::Interrupted { .. } => Rejected::Interrupted(e),
+            other => Rejected::Unusable(other.to_string()),
+        })?;
     let text = finished.stdout_text();
     let raw = text.trim();
     if !finished.status.success() {
-        return Err(format!("--version failed ({})", finished.status));
+        return Err(format!("--version failed ({})", finished.status).into());
     }
     raw.strip_prefix('v')
         .and_then(|v| Version::parse(v).ok())
-        .ok_or_else(|| format!("--version printed {raw:?}, not a version"))
+        .ok_or_else(|| format!("--version printed {raw:?}, not a version").into())
 }
 
 /// The binary (after symlinks) must be a regular, executable file that only
@@ -172,11 +217,13 @@ mod tests {
 
     fn versions(
         map: &'static [(&'static str, &'static str)],
-    ) -> impl Fn(&Path) -> Result<Version, String> {
+    ) -> impl Fn(&Path) -> Result<Version, Rejected> {
         move |p: &Path| {
             let name = p.file_name().unwrap().to_str().unwrap();
-            let (_, v) = map.iter().find(|(n, _)| *n == name).ok_or("no such node")?;
-            Ok(Version::parse(v).unwrap())
+            match map.iter().find(|(n, _)| *n == name) {
+                Some((_, v)) => Ok(Version::parse(v).unwrap()),
+                None => Err(Rejected::Unusable("no such node".into())),
+            }
         }
     }
 
@@ -203,7 +250,12 @@ mod tests {
         )
         .unwrap();
         assert_eq!(node.path, good);
-        assert_eq!(node.npm(), dir.path().join("npm"));
+        assert!(
+            matches!(node.npm(), Err(NodeError::Npm { .. })),
+            "no npm beside it yet"
+        );
+        fake_node(dir.path(), "npm", 0o755);
+        assert_eq!(node.npm().unwrap(), dir.path().join("npm"));
     }
 
     #[test]

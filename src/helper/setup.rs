@@ -11,7 +11,6 @@ use std::path::{Path, PathBuf};
 
 use tempfile::TempDir;
 
-use super::check::Depth;
 use super::pin::Pin;
 use super::{Helper, HelperError, trusted_node};
 use crate::child::{ChildCommand, ChildEnv, Output};
@@ -19,6 +18,7 @@ use crate::config::Config;
 use crate::procs::ProcessTable;
 use crate::runtime::Runtime;
 use crate::session::registry;
+use crate::signals;
 
 const STAGING_PREFIX: &str = ".cli-setup.";
 const ASIDE_PREFIX: &str = ".cli-old.";
@@ -51,17 +51,14 @@ pub fn run(config: &Config) -> Result<(), HelperError> {
 /// Runs setup under the wrapper lock.
 pub fn setup(config: &Config) -> Result<Outcome, HelperError> {
     let runtime = Runtime::open(&config.runtime)?;
-    let _lock = runtime.lock()?;
+    let _lock = runtime.lock(config.lock_wait)?;
     recover_abandoned(&runtime)?;
 
     let pin = Pin::shipped();
     let env = ChildEnv::new(config, &runtime.tmp_dir());
     let node = trusted_node(config, pin, &env)?;
     let current = Helper::at(runtime.cli_dir());
-    let verdict = current
-        .check_supported(pin, Depth::Full)
-        .and_then(|()| current.check_reported_version(pin, &node, &env, runtime.root()));
-    match verdict {
+    match current.verify(pin, &node, &env, runtime.root()) {
         Ok(()) => {
             return Ok(Outcome::AlreadySupported {
                 dir: runtime.cli_dir(),
@@ -70,8 +67,9 @@ pub fn setup(config: &Config) -> Result<Outcome, HelperError> {
         Err(HelperError::Missing { .. } | HelperError::Unsupported { .. }) => {}
         Err(other) => return Err(other),
     }
-
+    let npm = node.npm()?;
     refuse_if_in_use(config, &runtime)?;
+
     let staging = stage(&runtime, pin)?;
     let npm_env = config
         .proxy_vars
@@ -82,9 +80,9 @@ pub fn setup(config: &Config) -> Result<Outcome, HelperError> {
     eprintln!(
         "my-chrome: installing @playwright/cli {} with {} ci ...",
         pin.version,
-        node.npm().display()
+        npm.display()
     );
-    let finished = ChildCommand::new("npm ci", node.npm(), staging.path(), config.setup_timeout)
+    let finished = ChildCommand::new("npm ci", &npm, staging.path(), config.setup_timeout)
         .args([
             "ci",
             "--ignore-scripts",
@@ -94,7 +92,8 @@ pub fn setup(config: &Config) -> Result<Outcome, HelperError> {
         ])
         .stdout(Output::Progress)
         .stderr(Output::Progress)
-        .run(&npm_env)?;
+        .run(&npm_env)
+        .map_err(HelperError::NpmAborted)?;
     if !finished.status.success() {
         return Err(HelperError::NpmFailed {
             status: finished.status.to_string(),
@@ -103,12 +102,17 @@ pub fn setup(config: &Config) -> Result<Outcome, HelperError> {
 
     let staged = Helper::at(staging.path());
     staged
-        .check_supported(pin, Depth::Full)
-        .and_then(|()| staged.check_reported_version(pin, &node, &env, runtime.root()))
+        .verify(pin, &node, &env, runtime.root())
         .map_err(|e| match e {
             HelperError::Unsupported { fault, .. } => HelperError::StagedUnsupported { fault },
             other => other,
         })?;
+    // npm may have run for minutes: the copy we replace must still be idle,
+    // and a signal that arrived after the last child must still stop us.
+    if let Some(signal) = signals::pending() {
+        return Err(HelperError::Interrupted { signal });
+    }
+    refuse_if_in_use(config, &runtime)?;
     swap_into_place(&runtime, staging)?;
     Ok(Outcome::Installed {
         dir: runtime.cli_dir(),
@@ -132,9 +136,13 @@ fn stage(runtime: &Runtime, pin: &Pin) -> Result<TempDir, HelperError> {
 /// Setup must not replace code that is running: not under an open session,
 /// not while any process runs code from `<runtime>/cli`.
 fn refuse_if_in_use(config: &Config, runtime: &Runtime) -> Result<(), HelperError> {
-    // An unreadable session file decides nothing here; the process scan
-    // below still sees a daemon running from the CLI.
-    if let Ok(Some(entry)) = registry::read_entry(&config.home, runtime.root(), &config.session)
+    let entry =
+        registry::read_entry(&config.home, runtime.root(), &config.session).map_err(|e| {
+            HelperError::SessionUnreadable {
+                reason: e.to_string(),
+            }
+        })?;
+    if let Some(entry) = entry
         && entry.is_open()
     {
         return Err(HelperError::SessionOpen {
@@ -184,8 +192,13 @@ fn swap_into_place(runtime: &Runtime, staging: TempDir) -> Result<(), HelperErro
                 cli.display()
             )));
         }
+        let kept = if had_old {
+            "the previous copy is unchanged"
+        } else {
+            "nothing was installed"
+        };
         return Err(HelperError::Swap(format!(
-            "could not move the new copy into place ({e}); the previous copy is unchanged"
+            "could not move the new copy into place ({e}); {kept}"
         )));
     }
     // The staging path is now `cli`: nothing is left for the guard to delete.

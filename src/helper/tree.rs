@@ -20,13 +20,11 @@ const ROOT: &str = "node_modules";
 const NPM_BOOKKEEPING: &str = "node_modules/.package-lock.json";
 
 pub fn tree_digest(install_dir: &Path) -> io::Result<String> {
-    let mut entries: Vec<(Vec<u8>, PathBuf)> = Vec::new();
+    let mut entries: Vec<Entry> = Vec::new();
     collect(install_dir, Path::new(ROOT), &mut entries)?;
-    entries.sort();
+    entries.sort_by(|a, b| a.0.cmp(&b.0));
     let mut manifest = Sha256::new();
-    for (rel, full) in entries {
-        let meta = fs::symlink_metadata(&full)?;
-        let kind = meta.file_type();
+    for (rel, full, kind) in entries {
         let line = if kind.is_symlink() {
             let target = fs::read_link(&full)?;
             [b"link ", target.as_os_str().as_bytes(), b" ", &rel].concat()
@@ -43,15 +41,18 @@ pub fn tree_digest(install_dir: &Path) -> io::Result<String> {
     Ok(hex::encode(manifest.finalize()))
 }
 
-fn collect(base: &Path, rel: &Path, out: &mut Vec<(Vec<u8>, PathBuf)>) -> io::Result<()> {
+/// Relative path bytes, full path, and type (not following links).
+type Entry = (Vec<u8>, PathBuf, fs::FileType);
+
+fn collect(base: &Path, rel: &Path, out: &mut Vec<Entry>) -> io::Result<()> {
     let full = base.join(rel);
     let bytes = rel.as_os_str().as_bytes().to_vec();
     if bytes.contains(&b'\n') {
         return Err(invalid(&full, "has a newline in its name"));
     }
-    let is_dir = fs::symlink_metadata(&full)?.is_dir();
-    out.push((bytes, full.clone()));
-    if is_dir {
+    let kind = fs::symlink_metadata(&full)?.file_type();
+    out.push((bytes, full.clone(), kind));
+    if kind.is_dir() {
         for entry in fs::read_dir(&full)? {
             let child = rel.join(entry?.file_name());
             if child != Path::new(NPM_BOOKKEEPING) {

@@ -77,6 +77,26 @@ impl Running {
         }
     }
 
+    /// Waits (up to 60 s) until the process has written `needle` to stderr.
+    pub fn wait_for_stderr(&self, needle: &str) {
+        use std::io::{Read, Seek};
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let mut text = String::new();
+            let mut file = &self.stderr;
+            file.rewind().unwrap();
+            file.read_to_string(&mut text).unwrap();
+            if text.contains(needle) {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "stderr never said {needle:?}: {text}"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
     pub fn wait(mut self) -> Run {
         use std::io::{Read, Seek};
         let status = self.child.wait().unwrap();
