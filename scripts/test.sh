@@ -7,17 +7,29 @@ cd "$(dirname "$0")/.."
 
 say() { printf 'test.sh: %s\n' "$*"; }
 
-# Debian packages the tests need, installed when we are root on Debian/Ubuntu.
+# What the tests need from the system: Node.js and npm (the pinned CLI), a
+# real Secret Service (dbus, gnome-keyring, secret-tool for cross-checks) and
+# a real X clipboard (Xvfb, xclip). Installed with apt-get when we are root;
+# otherwise a missing one stops the run here, by name, rather than skipping.
+need() { # command package
+  [ -x "$1" ] || missing+=("$2")
+}
 missing=()
-[ -x /usr/local/bin/node ] || [ -x /usr/bin/node ] || missing+=(nodejs)
-[ -x /usr/local/bin/npm ] || [ -x /usr/bin/npm ] || missing+=(npm)
+[ -x /usr/local/bin/node ] || need /usr/bin/node nodejs
+[ -x /usr/local/bin/npm ] || need /usr/bin/npm npm
+need /usr/bin/dbus-daemon dbus
+need /usr/bin/dbus-send dbus-bin
+need /usr/bin/gnome-keyring-daemon gnome-keyring
+need /usr/bin/secret-tool libsecret-tools
+need /usr/bin/Xvfb xvfb
+need /usr/bin/xclip xclip
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     say "installing ${missing[*]} with apt-get"
     apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
   else
-    say "missing ${missing[*]}: install them (Node.js must satisfy the pin's engines.node)" >&2
+    say "missing packages: ${missing[*]}. Install them (Node.js must satisfy the pin's engines.node) and rerun." >&2
     exit 1
   fi
 fi

@@ -21,6 +21,7 @@ use std::time::{Duration, Instant};
 
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
+use zeroize::Zeroizing;
 
 use crate::config::Config;
 use crate::error::Exit;
@@ -99,11 +100,12 @@ pub struct ChildCommand {
     stderr: Output,
 }
 
+/// Captured output is zeroed when dropped: a clipboard tool's stdout is the token.
 #[derive(Debug)]
 pub struct Finished {
     pub status: ExitStatus,
-    pub stdout: Vec<u8>,
-    pub stderr: Vec<u8>,
+    pub stdout: Zeroizing<Vec<u8>>,
+    pub stderr: Zeroizing<Vec<u8>>,
 }
 
 impl Finished {
@@ -263,12 +265,14 @@ fn stdio(output: Output) -> std::io::Result<Stdio> {
 }
 
 /// Reads a pipe on a thread; the answer arrives when the pipe closes.
-fn collect(mut pipe: impl Read + Send + 'static) -> mpsc::Receiver<Vec<u8>> {
+fn collect(mut pipe: impl Read + Send + 'static) -> mpsc::Receiver<Zeroizing<Vec<u8>>> {
     let (tx, rx) = mpsc::channel();
     thread::spawn(move || {
-        let mut kept = Vec::new();
-        let mut buf = [0u8; 8192];
-        while let Ok(n) = pipe.read(&mut buf) {
+        // Reserved so that small outputs (a token is at most 128 bytes) never
+        // grow the buffer and leave an unzeroed copy behind.
+        let mut kept = Zeroizing::new(Vec::with_capacity(64 * 1024));
+        let mut buf = Zeroizing::new([0u8; 8192]);
+        while let Ok(n) = pipe.read(&mut buf[..]) {
             if n == 0 {
                 break;
             }
@@ -282,6 +286,6 @@ fn collect(mut pipe: impl Read + Send + 'static) -> mpsc::Receiver<Vec<u8>> {
 
 /// A grandchild that left our process group could hold the pipe open
 /// forever; after the child itself is gone, wait for its output only briefly.
-fn finish(rx: mpsc::Receiver<Vec<u8>>) -> Vec<u8> {
+fn finish(rx: mpsc::Receiver<Zeroizing<Vec<u8>>>) -> Zeroizing<Vec<u8>> {
     rx.recv_timeout(Duration::from_secs(2)).unwrap_or_default()
 }

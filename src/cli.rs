@@ -1,6 +1,8 @@
 //! The command line: wrapper commands that my-chrome implements itself.
 //! (Browser commands forwarded to the pinned CLI arrive with the session work.)
 
+use std::ffi::OsString;
+
 use clap::{Parser, Subcommand};
 
 #[derive(Debug, Parser)]
@@ -19,10 +21,103 @@ pub struct Cli {
 pub enum Command {
     /// Install the pinned @playwright/cli into the private runtime (once per machine).
     Setup,
-    /// Report the runtime, the trusted node and the pinned CLI; changes nothing.
+    /// Report the runtime, node, the pinned CLI, Chrome and the token; changes nothing.
     Doctor {
         /// Print one JSON object instead of text.
         #[arg(long)]
         json: bool,
     },
+    /// Store, copy or delete the extension token (never given as an argument).
+    Token {
+        #[command(subcommand)]
+        action: TokenCommand,
+    },
+    /// Start a token rotation: records which token is being replaced.
+    BeginTokenRotation,
+    /// After storing the regenerated token: records the running Chrome.
+    MarkTokenRegenerated,
+    /// Where the token rotation stands, and the next step.
+    RotationStatus,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum TokenCommand {
+    /// Store the token from the clipboard (or standard input with --stdin).
+    Store {
+        /// Read the token from standard input (not echoed on a terminal).
+        #[arg(long)]
+        stdin: bool,
+        /// Refused: the token is never an argument.
+        #[arg(hide = true, trailing_var_arg = true, allow_hyphen_values = true)]
+        extra: Vec<OsString>,
+    },
+    /// Copy an existing keyring item into ours, without printing or deleting it.
+    Migrate {
+        /// The source item's service.
+        #[arg(long)]
+        from_service: String,
+        /// The source item's account (default: ours).
+        #[arg(long)]
+        from_account: Option<String>,
+        /// Refused: the token is never an argument.
+        #[arg(hide = true, trailing_var_arg = true, allow_hyphen_values = true)]
+        extra: Vec<OsString>,
+    },
+    /// Delete our stored token.
+    Forget,
+}
+
+/// Parses the command line. clap's own errors quote the offending argument
+/// (or part of it); anything in them that could be a token is replaced before
+/// the error is shown.
+pub fn parse() -> Cli {
+    match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let text = redact_token_runs(&e.render().to_string());
+            if e.use_stderr() {
+                eprint!("{text}");
+            } else {
+                print!("{text}");
+            }
+            std::process::exit(e.exit_code());
+        }
+    }
+}
+
+/// Replaces every run of 32 or more token characters (`A-Za-z0-9_-`).
+pub fn redact_token_runs(text: &str) -> String {
+    let is_token_char = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
+    let mut out = String::with_capacity(text.len());
+    let mut run = String::new();
+    for c in text.chars().chain(std::iter::once('\0')) {
+        if is_token_char(c) {
+            run.push(c);
+            continue;
+        }
+        out.push_str(if run.len() >= 32 { "<redacted>" } else { &run });
+        run.clear();
+        if c != '\0' {
+            out.push(c);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn token_shaped_runs_are_redacted_wherever_they_stand() {
+        let token = "Ab_-9".repeat(8);
+        assert_eq!(
+            redact_token_runs(&format!("unexpected value '{token}' for '--stdin'")),
+            "unexpected value '<redacted>' for '--stdin'"
+        );
+        assert_eq!(redact_token_runs(&format!("x={token}\n")), "x=<redacted>\n");
+        let ordinary = "error: unrecognized subcommand 'tab-list' (see --help)\n";
+        assert_eq!(redact_token_runs(ordinary), ordinary);
+        assert_eq!(redact_token_runs(&"a".repeat(31)), "a".repeat(31));
+    }
 }

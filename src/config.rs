@@ -35,9 +35,41 @@ pub struct Config {
     /// `USER`/`LOGNAME` set to [`Config::user`] (the CLI derives its socket
     /// directory from `USER`, so it must name the user we check against).
     pub child_vars: Vec<(OsString, OsString)>,
+    /// The desktop session, for the clipboard tools only.
+    pub display: DisplayVars,
+    /// The D-Bus session bus (Linux Secret Service): `DBUS_SESSION_BUS_ADDRESS`,
+    /// else `unix:path=$XDG_RUNTIME_DIR/bus` when that socket exists.
+    pub dbus_session: Option<String>,
     /// Proxy settings, passed to `npm ci` only: the lock's integrity hashes,
     /// not the network path, decide what gets installed.
     pub proxy_vars: Vec<(OsString, OsString)>,
+}
+
+/// Variables a clipboard tool needs to find the user's display.
+#[derive(Clone, Debug, Default)]
+pub struct DisplayVars {
+    /// `WAYLAND_DISPLAY` and `XDG_RUNTIME_DIR` (Wayland).
+    pub wayland: Option<(OsString, OsString)>,
+    /// `DISPLAY` and, when set, `XAUTHORITY` (X11).
+    pub x11: Option<(OsString, Option<OsString>)>,
+}
+
+impl DisplayVars {
+    /// The variables to hand to a clipboard tool.
+    pub fn vars(&self) -> Vec<(&'static str, OsString)> {
+        let mut out = Vec::new();
+        if let Some((display, runtime_dir)) = &self.wayland {
+            out.push(("WAYLAND_DISPLAY", display.clone()));
+            out.push(("XDG_RUNTIME_DIR", runtime_dir.clone()));
+        }
+        if let Some((display, xauthority)) = &self.x11 {
+            out.push(("DISPLAY", display.clone()));
+            if let Some(x) = xauthority {
+                out.push(("XAUTHORITY", x.clone()));
+            }
+        }
+        out
+    }
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -160,6 +192,26 @@ impl Config {
             None => Duration::from_secs(DEFAULT_LOCK_WAIT_SECS),
         };
 
+        let xdg_runtime_dir = get("XDG_RUNTIME_DIR")?
+            .map(|raw| absolute_path("XDG_RUNTIME_DIR", &raw))
+            .transpose()?;
+        let display = DisplayVars {
+            wayland: match (get("WAYLAND_DISPLAY")?, &xdg_runtime_dir) {
+                (Some(w), Some(dir)) => Some((w.into(), dir.clone().into_os_string())),
+                _ => None,
+            },
+            x11: get("DISPLAY")?
+                .map(|d| Ok::<_, ConfigError>((d.into(), get("XAUTHORITY")?.map(OsString::from))))
+                .transpose()?,
+        };
+        let dbus_session = match get("DBUS_SESSION_BUS_ADDRESS")? {
+            Some(address) => Some(address),
+            None => xdg_runtime_dir
+                .map(|dir| dir.join("bus"))
+                .filter(|bus| bus.exists())
+                .map(|bus| format!("unix:path={}", bus.display())),
+        };
+
         let passes = |names: &[&str], k: &OsStr| names.iter().any(|n| k == *n);
         let child_vars = vars
             .iter()
@@ -191,6 +243,8 @@ impl Config {
             setup_timeout,
             lock_wait,
             child_vars,
+            display,
+            dbus_session,
             proxy_vars,
         })
     }

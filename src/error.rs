@@ -2,9 +2,14 @@
 //! Each module has its own typed error; this one only gathers them.
 
 use crate::child::ChildError;
+use crate::chrome::ChromeError;
 use crate::config::ConfigError;
 use crate::helper::HelperError;
 use crate::runtime::RuntimeError;
+use crate::token::TokenError;
+use crate::token::input::InputError;
+use crate::token::rotation::RotationError;
+use crate::token::store::StoreError;
 
 /// The documented exit codes (README, "Exit codes").
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -13,6 +18,10 @@ pub enum Exit {
     Failure,
     /// Usage error, blocked command, unsupported or missing helper.
     Usage,
+    /// Token missing or invalid, or the token store unusable.
+    Token,
+    /// Chrome missing, ambiguous, or changed.
+    Chrome,
     /// Unsafe runtime or helper directory, or another security fault.
     Security,
     /// A bounded step ran out of time.
@@ -26,6 +35,8 @@ impl Exit {
         match self {
             Exit::Failure => 1,
             Exit::Usage => 2,
+            Exit::Token => 3,
+            Exit::Chrome => 5,
             Exit::Security => 6,
             Exit::Timeout => 124,
             Exit::Signal(n) => 128 + n,
@@ -45,6 +56,22 @@ pub enum Error {
     Child(#[from] ChildError),
     #[error("interrupted by {0}")]
     Interrupted(nix::sys::signal::Signal),
+    #[error(transparent)]
+    Chrome(#[from] ChromeError),
+    /// An input that is not a token, and what was (not) done about it.
+    #[error("{0}; {1}")]
+    Token(TokenError, &'static str),
+    #[error("{0}")]
+    TokenMissing(String),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Input(#[from] InputError),
+    #[error(transparent)]
+    Rotation(#[from] RotationError),
+    /// A refused command line, with the reason.
+    #[error("{0}")]
+    Usage(String),
 }
 
 impl Error {
@@ -55,6 +82,13 @@ impl Error {
             Error::Helper(e) => e.exit(),
             Error::Child(e) => e.exit(),
             Error::Interrupted(signal) => Exit::Signal(*signal as i32),
+            Error::Chrome(e) => e.exit(),
+            Error::Token(e, _) => e.exit(),
+            Error::TokenMissing(_) => Exit::Token,
+            Error::Store(e) => e.exit(),
+            Error::Input(e) => e.exit(),
+            Error::Rotation(e) => e.exit(),
+            Error::Usage(_) => Exit::Usage,
         }
     }
 }

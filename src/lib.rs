@@ -4,6 +4,7 @@
 //! so that integration tests can exercise library code directly.
 
 pub mod child;
+pub mod chrome;
 pub mod cli;
 pub mod config;
 pub mod error;
@@ -13,3 +14,4 @@ pub mod report;
 pub mod runtime;
 pub mod session;
 pub mod signals;
+pub mod token;

@@ -2,18 +2,18 @@
 
 use std::process::ExitCode;
 
-use clap::Parser;
 use nix::sys::stat::{Mode, umask};
 
-use my_chrome::cli::{Cli, Command};
+use my_chrome::cli::{self, Command, TokenCommand};
 use my_chrome::config::Config;
 use my_chrome::error::Error;
+use my_chrome::token::command as token;
 use my_chrome::{helper, report, signals};
 
 fn main() -> ExitCode {
     // Everything we create, and every child we start, is private to the user.
     umask(Mode::from_bits_truncate(0o077));
-    let cli = Cli::parse();
+    let cli = cli::parse();
     if let Err(e) = signals::install() {
         eprintln!("my-chrome: cannot install signal handlers: {e}");
         return ExitCode::FAILURE;
@@ -34,6 +34,18 @@ fn run(command: Command, config: &Config) -> Result<(), Error> {
     match command {
         Command::Setup => helper::setup::run(config)?,
         Command::Doctor { json } => report::doctor(config, json),
+        Command::Token { action } => match action {
+            TokenCommand::Store { stdin, extra } => token::store(config, stdin, &extra)?,
+            TokenCommand::Migrate {
+                from_service,
+                from_account,
+                extra,
+            } => token::migrate(config, &from_service, from_account.as_deref(), &extra)?,
+            TokenCommand::Forget => token::forget(config)?,
+        },
+        Command::BeginTokenRotation => token::begin_rotation(config)?,
+        Command::MarkTokenRegenerated => token::mark_regenerated(config)?,
+        Command::RotationStatus => token::rotation_status(config)?,
     }
     // A command that finished despite a signal (doctor, say) still reports it.
     match signals::pending() {

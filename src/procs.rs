@@ -1,6 +1,7 @@
 //! A snapshot of the process table, read with `sysinfo`. If the table cannot
 //! be read, callers get an error, never an empty answer that looks safe.
 
+use std::ffi::OsString;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
@@ -8,23 +9,37 @@ use sysinfo::{ProcessRefreshKind, ProcessesToUpdate, System, UpdateKind};
 
 #[derive(Debug, thiserror::Error)]
 #[error(
-    "cannot read the process table ({0}), so my-chrome cannot tell what is running; nothing was changed. \
-     Run it where /proc (Linux) or the process list (macOS) is readable"
+    "cannot read the process table ({0}), so my-chrome cannot tell what is running; nothing was \
+     changed. Run it where /proc (Linux) or the process list (macOS) is readable"
 )]
 pub struct ProcError(String);
+
+/// What we read of one process.
+#[derive(Debug)]
+pub struct Proc<'a> {
+    pub pid: u32,
+    pub uid: Option<u32>,
+    pub exe: Option<&'a Path>,
+    pub cwd: Option<&'a Path>,
+    /// argv, including argv[0].
+    pub cmd: &'a [OsString],
+    pub environ: &'a [OsString],
+}
 
 pub struct ProcessTable {
     system: System,
 }
 
 impl ProcessTable {
-    /// Reads every process's command line, executable and working directory.
+    /// Reads every process's owner, command line, executable, working
+    /// directory and environment.
     pub fn read() -> Result<ProcessTable, ProcError> {
         let mut system = System::new().map_err(|e| ProcError(e.to_string()))?;
         let kind = ProcessRefreshKind::nothing()
             .with_cmd(UpdateKind::Always)
             .with_exe(UpdateKind::Always)
             .with_cwd(UpdateKind::Always)
+            .with_environ(UpdateKind::Always)
             .with_user(UpdateKind::Always);
         system.refresh_processes_specifics(ProcessesToUpdate::All, true, kind);
         // We can always see ourselves; if we cannot, nothing we see is trustworthy.
@@ -35,6 +50,17 @@ impl ProcessTable {
         }
     }
 
+    pub fn iter(&self) -> impl Iterator<Item = Proc<'_>> {
+        self.system.processes().values().map(|p| Proc {
+            pid: p.pid().as_u32(),
+            uid: p.user_id().map(|u| **u),
+            exe: p.exe(),
+            cwd: p.cwd(),
+            cmd: p.cmd(),
+            environ: p.environ(),
+        })
+    }
+
     /// PIDs of processes whose executable, working directory or any
     /// argument lies inside `dir` (or is `dir`), sorted.
     pub fn using_path(&self, dir: &Path) -> Vec<u32> {
@@ -43,15 +69,13 @@ impl ProcessTable {
             arg.starts_with(prefix) && matches!(arg.get(prefix.len()), None | Some(b'/'))
         };
         let mut pids: Vec<u32> = self
-            .system
-            .processes()
-            .values()
+            .iter()
             .filter(|p| {
-                p.exe().is_some_and(|e| e.starts_with(dir))
-                    || p.cwd().is_some_and(|c| c.starts_with(dir))
-                    || p.cmd().iter().any(|a| inside(a.as_bytes()))
+                p.exe.is_some_and(|e| e.starts_with(dir))
+                    || p.cwd.is_some_and(|c| c.starts_with(dir))
+                    || p.cmd.iter().any(|a| inside(a.as_bytes()))
             })
-            .map(|p| p.pid().as_u32())
+            .map(|p| p.pid)
             .collect();
         pids.sort_unstable();
         pids

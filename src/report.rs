@@ -5,12 +5,15 @@
 use serde::Serialize;
 
 use crate::child::ChildEnv;
+use crate::chrome::{self, ChromeState, Exposure};
 use crate::config::Config;
 use crate::helper::check::{Depth, installed_version};
 use crate::helper::node::Node;
 use crate::helper::pin::{CLI_PACKAGE, Pin};
 use crate::helper::{Helper, HelperError, trusted_node};
+use crate::procs::ProcessTable;
 use crate::runtime::{CLI_DIR, Runtime, RuntimeError};
+use crate::token::{self, rotation};
 
 /// `my-chrome doctor [--json]`.
 pub fn doctor(config: &Config, json: bool) {
@@ -30,6 +33,38 @@ pub struct Doctor {
     pub runtime: RuntimeReport,
     pub node: NodeReport,
     pub cli: CliReport,
+    pub token: TokenReport,
+    pub chrome: ChromeReport,
+    pub process_token: ProcessTokenReport,
+    pub rotation: RotationReport,
+}
+
+#[derive(Debug, Serialize)]
+pub struct TokenReport {
+    /// The keyring item, by service and account.
+    pub item: String,
+    /// `stored`, `missing`, or `error: <why>` (existence only: never read).
+    pub status: String,
+}
+
+#[derive(Debug, Serialize)]
+pub struct ChromeReport {
+    pub path: String,
+    /// `running`, `missing`, `ambiguous`, or `error: <why>`.
+    pub status: String,
+    pub pids: Vec<u32>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct ProcessTokenReport {
+    /// `absent`, `exposed`, or `error: <why>`.
+    pub status: String,
+    pub pids: Vec<u32>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct RotationReport {
+    pub status: String,
 }
 
 #[derive(Debug, Serialize)]
@@ -94,6 +129,14 @@ impl Doctor {
                 compatibility: "not checked: the runtime is unsafe".into(),
             },
         };
+        let (chrome, process_token) = process_reports(config);
+        let rotation = RotationReport {
+            status: match &runtime {
+                Ok(Some(rt)) => rotation::summary(rt),
+                Ok(None) => "not started".into(),
+                Err(_) => "not checked: the runtime is unsafe".into(),
+            },
+        };
         Doctor {
             runtime: RuntimeReport {
                 path: root.display().to_string(),
@@ -101,6 +144,10 @@ impl Doctor {
             },
             node: node_report,
             cli,
+            token: token_report(config),
+            chrome,
+            process_token,
+            rotation,
         }
     }
 
@@ -109,13 +156,26 @@ impl Doctor {
             (Some(path), Some(version)) => format!("{path} (v{version})"),
             _ => self.node.status.clone(),
         };
+        let chrome = match self.chrome.pids.as_slice() {
+            [pid] => format!("{} (pid {pid})", self.chrome.status),
+            [] => self.chrome.status.clone(),
+            pids => format!("{} (pids {pids:?})", self.chrome.status),
+        };
+        let process_token = match self.process_token.pids.as_slice() {
+            [] => self.process_token.status.clone(),
+            pids => format!("{} (pids {pids:?})", self.process_token.status),
+        };
         format!(
-            "runtime: {} ({})\nnode: {node}\ncli: {}\nversion: {}\ncompatibility: {}\n",
+            "runtime: {} ({})\nnode: {node}\ncli: {}\nversion: {}\ncompatibility: {}\n\
+             token: {} ({})\nchrome: {chrome}\nprocess-token: {process_token}\nrotation: {}\n",
             self.runtime.path,
             self.runtime.status,
             self.cli.path,
             self.cli.version.as_deref().unwrap_or("unknown"),
             self.cli.compatibility,
+            self.token.status,
+            self.token.item,
+            self.rotation.status,
         )
     }
 }
@@ -136,6 +196,64 @@ fn cli_report(runtime: &Runtime, pin: &Pin, node: Option<&Node>, env: &ChildEnv)
         version: installed_version(helper.dir(), &format!("node_modules/{CLI_PACKAGE}")).ok(),
         compatibility,
     }
+}
+
+/// Whether our keyring item exists; its value is never read here.
+fn token_report(config: &Config) -> TokenReport {
+    let store = token::store::ours(config);
+    TokenReport {
+        item: store.describe(),
+        status: match store.exists() {
+            Ok(true) => "stored".into(),
+            Ok(false) => "missing".into(),
+            Err(e) => format!("error: {e}"),
+        },
+    }
+}
+
+fn process_reports(config: &Config) -> (ChromeReport, ProcessTokenReport) {
+    let path = config.chrome.display().to_string();
+    let table = match ProcessTable::read() {
+        Ok(table) => table,
+        Err(e) => {
+            let status = format!("error: {e}");
+            return (
+                ChromeReport {
+                    path,
+                    status: status.clone(),
+                    pids: vec![],
+                },
+                ProcessTokenReport {
+                    status,
+                    pids: vec![],
+                },
+            );
+        }
+    };
+    let pids = chrome::normal_chrome_pids(&table, &config.chrome);
+    let status = match chrome::require_single(&pids) {
+        ChromeState::Running(_) => "running",
+        ChromeState::Missing => "missing",
+        ChromeState::Ambiguous(_) => "ambiguous",
+    };
+    let process_token = match chrome::token_exposure(&table) {
+        Exposure::Absent => ProcessTokenReport {
+            status: "absent".into(),
+            pids: vec![],
+        },
+        Exposure::Exposed(pids) => ProcessTokenReport {
+            status: "exposed".into(),
+            pids,
+        },
+    };
+    (
+        ChromeReport {
+            path,
+            status: status.into(),
+            pids,
+        },
+        process_token,
+    )
 }
 
 fn describe(error: HelperError) -> String {

@@ -176,18 +176,44 @@ fn doctor_json_is_stable() {
     let sandbox = Sandbox::installed();
     let report = sandbox.doctor();
     let keys = |v: &serde_json::Value| v.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
-    assert_eq!(keys(&report), ["cli", "node", "runtime"]);
+    assert_eq!(
+        keys(&report),
+        [
+            "chrome",
+            "cli",
+            "node",
+            "process_token",
+            "rotation",
+            "runtime",
+            "token"
+        ]
+    );
     assert_eq!(keys(&report["cli"]), ["compatibility", "path", "version"]);
     assert_eq!(keys(&report["node"]), ["path", "status", "version"]);
     assert_eq!(keys(&report["runtime"]), ["path", "status"]);
+    assert_eq!(keys(&report["token"]), ["item", "status"]);
+    assert_eq!(keys(&report["chrome"]), ["path", "pids", "status"]);
+    assert_eq!(keys(&report["process_token"]), ["pids", "status"]);
+    assert_eq!(keys(&report["rotation"]), ["status"]);
     assert_eq!(report["cli"]["path"], sandbox.cli().display().to_string());
     assert_eq!(report["node"]["status"], "ok");
+    assert_eq!(report["rotation"]["status"], "not started");
 
     let text = sandbox.run(&["doctor"]).stdout;
     let labels: Vec<&str> = text.lines().map(|l| l.split(':').next().unwrap()).collect();
     assert_eq!(
         labels,
-        ["runtime", "node", "cli", "version", "compatibility"]
+        [
+            "runtime",
+            "node",
+            "cli",
+            "version",
+            "compatibility",
+            "token",
+            "chrome",
+            "process-token",
+            "rotation"
+        ]
     );
     assert!(text.contains("compatibility: supported\n"), "{text}");
 }

@@ -61,15 +61,28 @@ pub struct Running {
 }
 
 impl Running {
-    pub fn start(mut cmd: Command) -> Running {
+    pub fn start(cmd: Command) -> Running {
+        Running::start_with_input(cmd, None)
+    }
+
+    /// Starts it with `input` on its stdin (then closed), or no stdin at all.
+    pub fn start_with_input(mut cmd: Command, input: Option<&[u8]>) -> Running {
+        use std::io::Write;
         let stdout = tempfile::tempfile().unwrap();
         let stderr = tempfile::tempfile().unwrap();
-        let child = cmd
-            .stdin(std::process::Stdio::null())
+        let stdin = match input {
+            Some(_) => std::process::Stdio::piped(),
+            None => std::process::Stdio::null(),
+        };
+        let mut child = cmd
+            .stdin(stdin)
             .stdout(stdout.try_clone().unwrap())
             .stderr(stderr.try_clone().unwrap())
             .spawn()
             .unwrap();
+        if let Some(bytes) = input {
+            child.stdin.take().unwrap().write_all(bytes).unwrap();
+        }
         Running {
             child,
             stdout,
@@ -165,6 +178,11 @@ impl Sandbox {
 
     pub fn run(&self, args: &[&str]) -> Run {
         Running::start(self.command(args)).wait()
+    }
+
+    /// Runs with `input` on standard input.
+    pub fn run_input(&self, args: &[&str], input: &str) -> Run {
+        Running::start_with_input(self.command(args), Some(input.as_bytes())).wait()
     }
 
     pub fn doctor(&self) -> serde_json::Value {
@@ -312,4 +330,404 @@ pub fn golden_runtime() -> &'static Path {
         assert_eq!(run.code, 0, "golden setup failed:\n{}", run.stderr);
         runtime
     })
+}
+
+/// A throw-away token, fresh for each call: 43 characters of the token alphabet.
+pub fn fresh_token() -> String {
+    const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-";
+    let mut bytes = [0u8; 43];
+    use std::io::Read;
+    fs::File::open("/dev/urandom")
+        .unwrap()
+        .read_exact(&mut bytes)
+        .unwrap();
+    bytes
+        .iter()
+        .map(|b| ALPHABET[(*b as usize) % ALPHABET.len()] as char)
+        .collect()
+}
+
+/// The canary scan: `secret` appears in none of `outputs` and in no file
+/// under `home` except the keyring's own (encrypted) storage.
+pub fn assert_nowhere(secret: &str, home: &Path, outputs: &[&Run]) {
+    for run in outputs {
+        assert!(
+            !run.stdout.contains(secret),
+            "the token leaked to stdout:\n{}",
+            run.stdout
+        );
+        assert!(
+            !run.stderr.contains(secret),
+            "the token leaked to stderr:\n{}",
+            run.stderr
+        );
+    }
+    let keyrings = home.join(".local/share/keyrings");
+    let mut stack = vec![home.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in fs::read_dir(&dir).unwrap() {
+            let entry = entry.unwrap();
+            let path = entry.path();
+            let kind = entry.file_type().unwrap();
+            if path == keyrings {
+                continue;
+            }
+            if kind.is_dir() {
+                stack.push(path);
+            } else if kind.is_file() {
+                let bytes = fs::read(&path).unwrap_or_default();
+                let found = bytes.windows(secret.len()).any(|w| w == secret.as_bytes());
+                assert!(!found, "the token is written in {}", path.display());
+            }
+        }
+    }
+}
+
+/// A real Secret Service: a private D-Bus session bus and a GNOME Keyring
+/// daemon whose login keyring is unlocked with a test password.
+pub struct Keyring {
+    dir: tempfile::TempDir,
+    home: PathBuf,
+    bus: std::process::Child,
+    keyring: std::process::Child,
+}
+
+impl Keyring {
+    pub fn start(home: &Path) -> Keyring {
+        for tool in [
+            "/usr/bin/dbus-daemon",
+            "/usr/bin/gnome-keyring-daemon",
+            "/usr/bin/secret-tool",
+        ] {
+            assert!(
+                Path::new(tool).exists(),
+                "{tool} is missing: scripts/test.sh installs dbus, gnome-keyring and libsecret-tools"
+            );
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let socket = dir.path().join("bus");
+        let bus = Command::new("/usr/bin/dbus-daemon")
+            .args(["--session", "--nofork", "--nopidfile"])
+            .arg(format!("--address=unix:path={}", socket.display()))
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while !socket.exists() {
+            assert!(Instant::now() < deadline, "dbus-daemon did not start");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let mut keyring = Command::new("/usr/bin/gnome-keyring-daemon")
+            .args(["--unlock", "--foreground", "--components=secrets"])
+            .env_clear()
+            .env("HOME", home)
+            .env("PATH", "/usr/bin:/bin")
+            .env(
+                "DBUS_SESSION_BUS_ADDRESS",
+                format!("unix:path={}", socket.display()),
+            )
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        {
+            use std::io::Write;
+            let mut stdin = keyring.stdin.take().unwrap();
+            stdin.write_all(b"test-keyring-password").unwrap();
+        }
+        let ring = Keyring {
+            dir,
+            home: home.to_path_buf(),
+            bus,
+            keyring,
+        };
+        while !ring
+            .dbus_call(&[
+                "--dest=org.freedesktop.DBus",
+                "/org/freedesktop/DBus",
+                "org.freedesktop.DBus.NameHasOwner",
+                "string:org.freedesktop.secrets",
+            ])
+            .contains("true")
+        {
+            assert!(
+                Instant::now() < deadline,
+                "gnome-keyring-daemon did not take the bus name"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        ring
+    }
+
+    pub fn address(&self) -> String {
+        format!("unix:path={}", self.dir.path().join("bus").display())
+    }
+
+    fn tool(&self, program: &str) -> Command {
+        let mut cmd = Command::new(program);
+        cmd.env_clear()
+            .env("HOME", &self.home)
+            .env("PATH", "/usr/bin:/bin")
+            .env("DBUS_SESSION_BUS_ADDRESS", self.address());
+        cmd
+    }
+
+    fn dbus_call(&self, args: &[&str]) -> String {
+        let out = self
+            .tool("/usr/bin/dbus-send")
+            .args(["--session", "--print-reply"])
+            .args(args)
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// The secret of an item, read independently with `secret-tool`.
+    pub fn lookup(&self, service: &str, account: &str) -> Option<String> {
+        let out = self
+            .tool("/usr/bin/secret-tool")
+            .args(["lookup", "service", service, "account", account])
+            .output()
+            .unwrap();
+        out.status
+            .success()
+            .then(|| String::from_utf8(out.stdout).unwrap())
+    }
+
+    /// How many items carry these attributes.
+    pub fn count(&self, service: &str, account: &str) -> usize {
+        let out = self
+            .tool("/usr/bin/secret-tool")
+            .args([
+                "search", "--all", "--unlock", "service", service, "account", account,
+            ])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stderr)
+            .lines()
+            .chain(String::from_utf8_lossy(&out.stdout).lines())
+            .filter(|l| l.starts_with('['))
+            .count()
+    }
+
+    /// Stores an item with `secret-tool`, value on its stdin.
+    pub fn store(&self, service: &str, account: &str, value: &str) {
+        use std::io::Write;
+        let mut child = self
+            .tool("/usr/bin/secret-tool")
+            .args([
+                "store",
+                "--label=test item",
+                "service",
+                service,
+                "account",
+                account,
+            ])
+            .stdin(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(value.as_bytes())
+            .unwrap();
+        assert!(child.wait().unwrap().success());
+    }
+
+    /// Locks the login collection, as a screen lock or a timeout would.
+    pub fn lock(&self) {
+        let reply = self.dbus_call(&[
+            "--dest=org.freedesktop.secrets",
+            "/org/freedesktop/secrets",
+            "org.freedesktop.Secret.Service.Lock",
+            "array:objpath:/org/freedesktop/secrets/collection/login",
+        ]);
+        assert!(
+            reply.contains("collection/login"),
+            "could not lock: {reply}"
+        );
+    }
+}
+
+impl Drop for Keyring {
+    fn drop(&mut self) {
+        let _ = self.keyring.kill();
+        let _ = self.keyring.wait();
+        let _ = self.bus.kill();
+        let _ = self.bus.wait();
+    }
+}
+
+/// A stand-in for a Chrome executable: a copy of `/bin/sh` at a path of the
+/// test's choosing, so that its processes' executable is that path.
+pub struct FakeChrome {
+    pub dir: tempfile::TempDir,
+    started: std::sync::Mutex<Vec<std::process::Child>>,
+}
+
+impl FakeChrome {
+    pub fn new() -> FakeChrome {
+        let dir = tempfile::tempdir().unwrap();
+        fs::copy("/bin/sh", dir.path().join("chrome")).unwrap();
+        fs::set_permissions(dir.path(), fs::Permissions::from_mode(0o755)).unwrap();
+        FakeChrome {
+            dir,
+            started: std::sync::Mutex::new(Vec::new()),
+        }
+    }
+
+    pub fn path(&self) -> PathBuf {
+        self.dir.path().join("chrome")
+    }
+
+    /// Starts one process of it with these arguments (and extra environment).
+    pub fn start_with(&self, args: &[&str], env: &[(&str, &str)], uid: Option<u32>) -> u32 {
+        use std::os::unix::process::CommandExt;
+        let mut cmd = Command::new(self.path());
+        cmd.args(["-c", "while :; do sleep 1; done", "chrome"])
+            .args(args)
+            .envs(env.iter().copied())
+            .process_group(0)
+            .stdin(std::process::Stdio::null());
+        if let Some(uid) = uid {
+            cmd.uid(uid);
+        }
+        // Another test thread forking while our copy was open for writing
+        // holds it briefly: exec then fails with ETXTBSY. That passes.
+        let mut tries = 0;
+        let child = loop {
+            match cmd.spawn() {
+                Err(e) if e.kind() == std::io::ErrorKind::ExecutableFileBusy && tries < 100 => {
+                    tries += 1;
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+                other => break other.unwrap(),
+            }
+        };
+        let pid = child.id();
+        self.started.lock().unwrap().push(child);
+        pid
+    }
+
+    pub fn start(&self, args: &[&str]) -> u32 {
+        self.start_with(args, &[], None)
+    }
+
+    /// Ends one process (and its `sleep`).
+    pub fn stop(&self, pid: u32) {
+        let mut started = self.started.lock().unwrap();
+        let at = started
+            .iter()
+            .position(|c| c.id() == pid)
+            .expect("not started here");
+        let mut child = started.remove(at);
+        let _ = nix::sys::signal::killpg(
+            nix::unistd::Pid::from_raw(pid as i32),
+            nix::sys::signal::Signal::SIGKILL,
+        );
+        let _ = child.wait();
+    }
+}
+
+impl Drop for FakeChrome {
+    fn drop(&mut self) {
+        let pids: Vec<u32> = self
+            .started
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|c| c.id())
+            .collect();
+        for pid in pids {
+            self.stop(pid);
+        }
+    }
+}
+
+/// A virtual X display (Xvfb) for real clipboard tests.
+pub struct Display {
+    pub name: String,
+    server: std::process::Child,
+}
+
+impl Display {
+    pub fn start() -> Display {
+        assert!(
+            Path::new("/usr/bin/Xvfb").exists() && Path::new("/usr/bin/xclip").exists(),
+            "Xvfb and xclip are missing: scripts/test.sh installs xvfb and xclip"
+        );
+        use std::io::BufRead;
+        let mut server = Command::new("/usr/bin/Xvfb")
+            .args([
+                "-displayfd",
+                "1",
+                "-nolisten",
+                "tcp",
+                "-screen",
+                "0",
+                "640x480x24",
+            ])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        std::io::BufReader::new(server.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let number = line.trim();
+        assert!(!number.is_empty(), "Xvfb did not report its display");
+        Display {
+            name: format!(":{number}"),
+            server,
+        }
+    }
+
+    fn xclip(&self, args: &[&str]) -> Command {
+        let mut cmd = Command::new("/usr/bin/xclip");
+        cmd.args(["-selection", "clipboard"])
+            .args(args)
+            .env_clear()
+            .env("DISPLAY", &self.name);
+        cmd
+    }
+
+    /// Puts `text` on the clipboard (xclip keeps serving it in the background).
+    pub fn copy(&self, text: &str) {
+        use std::io::Write;
+        let mut child = self
+            .xclip(&["-i"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(text.as_bytes())
+            .unwrap();
+        assert!(child.wait().unwrap().success());
+    }
+
+    /// What the clipboard holds now ("" when empty or unowned).
+    pub fn paste(&self) -> String {
+        let out = self
+            .xclip(&["-o"])
+            .stderr(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+}
+
+impl Drop for Display {
+    fn drop(&mut self) {
+        let _ = self.server.kill();
+        let _ = self.server.wait();
+    }
 }

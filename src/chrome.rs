@@ -1,0 +1,225 @@
+//! The user's Chrome as the process table shows it: the set of normal
+//! Chrome main processes, and whether any process carries the extension
+//! token in its command line or environment. Read-only: nothing here starts,
+//! signals or changes a process.
+
+use std::fs;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::path::{Path, PathBuf};
+
+use crate::error::Exit;
+use crate::procs::ProcessTable;
+
+/// The Playwright Extension's id in the Chrome Web Store.
+pub const EXTENSION_ID: &str = "mmlmfjhmonkocbjadbfplnigmagldckm";
+
+/// Arguments that mark a helper, a second profile, or an automated browser:
+/// not the user's normal Chrome.
+const NOT_NORMAL: [&str; 8] = [
+    "--type=",
+    "--user-data-dir=",
+    "--remote-debugging-port",
+    "--remote-debugging-pipe",
+    "--headless",
+    "--enable-automation",
+    "--test-type=webdriver",
+    "--no-startup-window",
+];
+
+/// The sorted PIDs of normal Chrome main processes: ours, running exactly
+/// `chrome` (after symlinks; also when updated underneath, `(deleted)`), and
+/// carrying none of [`NOT_NORMAL`].
+pub fn normal_chrome_pids(table: &ProcessTable, chrome: &Path) -> Vec<u32> {
+    let me = nix::unistd::geteuid().as_raw();
+    let real: PathBuf = fs::canonicalize(chrome).unwrap_or_else(|_| chrome.to_path_buf());
+    let mut deleted = real.clone().into_os_string();
+    deleted.push(" (deleted)");
+    let mut pids: Vec<u32> = table
+        .iter()
+        .filter(|p| p.uid == Some(me))
+        .filter(|p| p.exe.is_some_and(|e| e == real || e.as_os_str() == deleted))
+        .filter(|p| {
+            p.cmd.iter().skip(1).all(|arg| {
+                let arg = arg.as_bytes();
+                !NOT_NORMAL
+                    .iter()
+                    .any(|flag| arg.starts_with(flag.as_bytes()))
+            })
+        })
+        .map(|p| p.pid)
+        .collect();
+    pids.sort_unstable();
+    pids
+}
+
+/// What `connect` needs: exactly one normal Chrome.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ChromeState {
+    Running(u32),
+    Missing,
+    Ambiguous(Vec<u32>),
+}
+
+pub fn require_single(pids: &[u32]) -> ChromeState {
+    match pids {
+        [] => ChromeState::Missing,
+        [pid] => ChromeState::Running(*pid),
+        many => ChromeState::Ambiguous(many.to_vec()),
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ChromeError {
+    #[error(
+        "Google Chrome is not running (no normal main process of yours runs {}). \
+         my-chrome never launches a browser and launched none: open Chrome yourself, then retry",
+        .0.display()
+    )]
+    Missing(PathBuf),
+    #[error(
+        "{} Chrome main processes are running (pids {pids:?}), so my-chrome cannot tell which one is \
+         yours; nothing was launched or touched. Quit the extra ones (profiles started with \
+         --user-data-dir do not count), then retry",
+        .pids.len()
+    )]
+    Ambiguous { pids: Vec<u32> },
+}
+
+impl ChromeError {
+    pub fn exit(&self) -> Exit {
+        Exit::Chrome
+    }
+}
+
+impl ChromeState {
+    /// The one PID, or the error that explains why there is not exactly one.
+    pub fn single(self, chrome: &Path) -> Result<u32, ChromeError> {
+        match self {
+            ChromeState::Running(pid) => Ok(pid),
+            ChromeState::Missing => Err(ChromeError::Missing(chrome.to_path_buf())),
+            ChromeState::Ambiguous(pids) => Err(ChromeError::Ambiguous { pids }),
+        }
+    }
+}
+
+/// Whether the extension token shows in any process of ours.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Exposure {
+    Absent,
+    /// The PIDs, never the value.
+    Exposed(Vec<u32>),
+}
+
+/// Scans the command line and the environment of every process of ours for
+/// the extension's `connect.html` URL with a `token=` parameter (and for the
+/// upstream `PLAYWRIGHT_MCP_EXTENSION_TOKEN` variable, which holds the same
+/// secret).
+pub fn token_exposure(table: &ProcessTable) -> Exposure {
+    let me = nix::unistd::geteuid().as_raw();
+    let mut pids: Vec<u32> = table
+        .iter()
+        .filter(|p| p.uid == Some(me))
+        .filter(|p| {
+            let joined = p
+                .cmd
+                .iter()
+                .map(|a| a.as_bytes())
+                .collect::<Vec<_>>()
+                .join(&b' ');
+            carries_token(&joined)
+                || p.environ.iter().any(|v| {
+                    let v = v.clone().into_vec();
+                    carries_token(&v) || is_token_variable(&v)
+                })
+        })
+        .map(|p| p.pid)
+        .collect();
+    pids.sort_unstable();
+    if pids.is_empty() {
+        Exposure::Absent
+    } else {
+        Exposure::Exposed(pids)
+    }
+}
+
+/// True when `text` holds `chrome-extension://<id>/connect.html?…` whose
+/// query has a `token` parameter (ASCII case-insensitive, `=` or `%3D`).
+pub fn carries_token(text: &[u8]) -> bool {
+    let lower = text.to_ascii_lowercase();
+    let page = format!("chrome-extension://{EXTENSION_ID}/connect.html?");
+    let mut rest = &lower[..];
+    while let Some(at) = find(rest, page.as_bytes()) {
+        let query = &rest[at + page.len()..];
+        let end = query
+            .iter()
+            .position(|b| b.is_ascii_whitespace() || *b == b'#');
+        let query = &query[..end.unwrap_or(query.len())];
+        let has_token = query
+            .split(|b| *b == b'&')
+            .any(|param| param.starts_with(b"token=") || param.starts_with(b"token%3d"));
+        if has_token {
+            return true;
+        }
+        rest = &rest[at + page.len()..];
+    }
+    false
+}
+
+fn is_token_variable(entry: &[u8]) -> bool {
+    entry
+        .strip_prefix(b"PLAYWRIGHT_MCP_EXTENSION_TOKEN=")
+        .is_some_and(|value| !value.is_empty())
+}
+
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack.windows(needle.len()).position(|w| w == needle)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PAGE: &str = "chrome-extension://mmlmfjhmonkocbjadbfplnigmagldckm/connect.html";
+
+    #[test]
+    fn a_token_parameter_anywhere_in_the_query_counts() {
+        for text in [
+            format!("{PAGE}?token=abc"),
+            format!("chrome {PAGE}?mcpRelayUrl=ws%3A%2F%2F127.0.0.1&protocolVersion=2&token=abc"),
+            format!("{}?x=1&TOKEN=abc", PAGE.to_uppercase()),
+            format!("{PAGE}?x=1&token%3Dabc"),
+        ] {
+            assert!(carries_token(text.as_bytes()), "{text}");
+        }
+    }
+
+    #[test]
+    fn the_page_without_a_token_or_a_token_elsewhere_does_not() {
+        for text in [
+            format!("{PAGE}?mcpRelayUrl=ws://127.0.0.1:1/extension/x&protocolVersion=2"),
+            format!("{PAGE}?mytoken=abc"),
+            format!("{PAGE}?x=1 --flag token=abc"),
+            "https://example.test/connect.html?token=abc".to_string(),
+            "chrome-extension://otherextensionidxxxxxxxxxxxxxxxx/connect.html?token=abc"
+                .to_string(),
+        ] {
+            assert!(!carries_token(text.as_bytes()), "{text}");
+        }
+    }
+
+    #[test]
+    fn exactly_one_normal_chrome_is_running() {
+        assert_eq!(require_single(&[]), ChromeState::Missing);
+        assert_eq!(require_single(&[7]), ChromeState::Running(7));
+        assert_eq!(require_single(&[7, 9]), ChromeState::Ambiguous(vec![7, 9]));
+    }
+
+    #[test]
+    fn the_upstream_token_variable_counts_only_with_a_value() {
+        assert!(is_token_variable(b"PLAYWRIGHT_MCP_EXTENSION_TOKEN=abc"));
+        assert!(!is_token_variable(b"PLAYWRIGHT_MCP_EXTENSION_TOKEN="));
+        assert!(!is_token_variable(
+            b"OTHER=PLAYWRIGHT_MCP_EXTENSION_TOKEN=abc"
+        ));
+    }
+}

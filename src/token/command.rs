@@ -1,0 +1,134 @@
+//! `my-chrome token store|migrate|forget` and the rotation commands.
+
+use std::ffi::OsString;
+
+use super::Token;
+use super::input::{clear_clipboard, read_clipboard, read_stdin};
+use super::rotation::{self, Status};
+use super::store;
+use crate::child::ChildEnv;
+use crate::config::Config;
+use crate::error::Error;
+use crate::runtime::Runtime;
+
+/// The token is never accepted as an argument; say why without echoing it.
+fn refuse_arguments(extra: &[OsString]) -> Result<(), Error> {
+    if extra.is_empty() {
+        return Ok(());
+    }
+    Err(Error::Usage(
+        "the token is never accepted as an argument: command lines are visible to every local user \
+         and end up in shell history and agent logs. Nothing was stored. Copy the token to the \
+         clipboard and run `my-chrome token store`, or pipe it: `… | my-chrome token store --stdin`"
+            .into(),
+    ))
+}
+
+/// `token store [--stdin]`.
+pub fn store(config: &Config, from_stdin: bool, extra: &[OsString]) -> Result<(), Error> {
+    refuse_arguments(extra)?;
+    let runtime = Runtime::open(&config.runtime)?;
+    let env = ChildEnv::new(config, &runtime.tmp_dir());
+    let (raw, source) = if from_stdin {
+        (read_stdin()?, "standard input")
+    } else {
+        (read_clipboard(config, &env)?, "the clipboard")
+    };
+    let token = Token::parse(&raw, source).map_err(|e| Error::Token(e, "nothing was stored"))?;
+    drop(raw);
+    let ours = store::ours(config);
+    ours.write(&token)?;
+    println!("my-chrome: stored the token in {}", ours.describe());
+    if !from_stdin {
+        match clear_clipboard(config, &env) {
+            Ok(()) => println!("my-chrome: cleared the clipboard"),
+            Err(e) => eprintln!(
+                "my-chrome: warning: the token is stored, but {e}; clear the clipboard yourself"
+            ),
+        }
+    }
+    Ok(())
+}
+
+/// `token migrate --from-service S [--from-account A]`: copies an existing
+/// item into ours, without printing it or deleting the source.
+pub fn migrate(
+    config: &Config,
+    service: &str,
+    account: Option<&str>,
+    extra: &[OsString],
+) -> Result<(), Error> {
+    refuse_arguments(extra)?;
+    let account = account.unwrap_or(&config.keychain_account);
+    if service == config.keychain_service && account == config.keychain_account {
+        return Err(Error::Usage(
+            "the source item is our own item; nothing to migrate".into(),
+        ));
+    }
+    let source = store::open(config, service, account);
+    let token = source.read()?.ok_or_else(|| {
+        Error::TokenMissing(format!(
+            "{} does not exist; nothing was copied",
+            source.describe()
+        ))
+    })?;
+    let ours = store::ours(config);
+    ours.write(&token)?;
+    println!(
+        "my-chrome: copied {} into {}; the source was left as it is",
+        source.describe(),
+        ours.describe()
+    );
+    Ok(())
+}
+
+/// `token forget`.
+pub fn forget(config: &Config) -> Result<(), Error> {
+    let ours = store::ours(config);
+    if ours.delete()? {
+        println!("my-chrome: deleted {}", ours.describe());
+    } else {
+        println!("my-chrome: there was no stored token ({})", ours.describe());
+    }
+    Ok(())
+}
+
+fn locked_runtime(config: &Config) -> Result<(Runtime, crate::runtime::WrapperLock), Error> {
+    let runtime = Runtime::open(&config.runtime)?;
+    let lock = runtime.lock(config.lock_wait)?;
+    Ok((runtime, lock))
+}
+
+/// `begin-token-rotation`.
+pub fn begin_rotation(config: &Config) -> Result<(), Error> {
+    let (runtime, _lock) = locked_runtime(config)?;
+    rotation::begin(&runtime, store::ours(config).as_ref())?;
+    println!(
+        "my-chrome: rotation begun. Next: regenerate the token in the Playwright Extension, store it \
+         with `my-chrome token store`, then run `my-chrome mark-token-regenerated`"
+    );
+    Ok(())
+}
+
+/// `mark-token-regenerated`.
+pub fn mark_regenerated(config: &Config) -> Result<(), Error> {
+    let (runtime, _lock) = locked_runtime(config)?;
+    let pid = rotation::mark(config, &runtime, store::ours(config).as_ref())?;
+    println!(
+        "my-chrome: new token recorded. Next: quit Chrome (pid {pid}) completely, open it again, \
+         then run `my-chrome rotation-status`"
+    );
+    Ok(())
+}
+
+/// `rotation-status`.
+pub fn rotation_status(config: &Config) -> Result<(), Error> {
+    let (runtime, _lock) = locked_runtime(config)?;
+    let status = rotation::status(config, &runtime, store::ours(config).as_ref())?;
+    println!("rotation: {}", status.name());
+    println!("next: {}", status.next_step());
+    if status == Status::Verified {
+        println!("my-chrome: the rotation state was cleared");
+    }
+    Ok(())
+}

@@ -1,0 +1,292 @@
+//! Token rotation, for when the token may have leaked (into a Chrome command
+//! line, say). The walk: quit the exposed processes; `begin-token-rotation`
+//! records the SHA-256 of the current token; the user regenerates the token in
+//! the extension and stores it; `mark-token-regenerated` records the Chrome
+//! that was running then; the user restarts Chrome; `rotation-status` verifies
+//! that the stored token changed, Chrome was restarted, and no process
+//! carries a token — then clears the state.
+
+use serde::{Deserialize, Serialize};
+
+use super::store::{StoreError, TokenStore};
+use crate::chrome::{self, ChromeError, ChromeState, Exposure};
+use crate::config::Config;
+use crate::error::Exit;
+use crate::procs::{ProcError, ProcessTable};
+use crate::runtime::{Runtime, RuntimeError, StateFile};
+
+const STATE_VERSION: u32 = 1;
+
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Baseline {
+    version: u32,
+    token_sha256: String,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Marker {
+    version: u32,
+    token_sha256: String,
+    chrome_pid: u32,
+}
+
+/// Where a rotation stands.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Status {
+    NotStarted,
+    /// Begun; the stored token is still the old one.
+    Pending,
+    /// A new token is stored but not yet marked.
+    RegeneratedUnmarked,
+    /// Marked; the Chrome that ran then (this pid) is still running.
+    AwaitingRestart(u32),
+    /// Marked; no Chrome is running now.
+    AwaitingReopen,
+    AmbiguousChrome(Vec<u32>),
+    /// Chrome was restarted but a process still carries a token.
+    RotatedProcessExposed(Vec<u32>),
+    TokenMissing,
+    InvalidBaseline(String),
+    InvalidRegenerationMarker(String),
+    /// Done: the state files were cleared.
+    Verified,
+}
+
+impl Status {
+    pub fn name(&self) -> &'static str {
+        match self {
+            Status::NotStarted => "not started",
+            Status::Pending => "pending",
+            Status::RegeneratedUnmarked => "regenerated-unmarked",
+            Status::AwaitingRestart(_) => "awaiting-restart",
+            Status::AwaitingReopen => "awaiting-reopen",
+            Status::AmbiguousChrome(_) => "ambiguous-chrome",
+            Status::RotatedProcessExposed(_) => "rotated-process-exposed",
+            Status::TokenMissing => "token-missing",
+            Status::InvalidBaseline(_) => "invalid-baseline",
+            Status::InvalidRegenerationMarker(_) => "invalid-regeneration-marker",
+            Status::Verified => "VERIFIED",
+        }
+    }
+
+    /// What the user should do next.
+    pub fn next_step(&self) -> String {
+        match self {
+            Status::NotStarted => "nothing to do; start with `my-chrome begin-token-rotation` if the token may have leaked".into(),
+            Status::Pending => "regenerate the token in the Playwright Extension, then `my-chrome token store`".into(),
+            Status::RegeneratedUnmarked => "run `my-chrome mark-token-regenerated` with Chrome open".into(),
+            Status::AwaitingRestart(pid) => format!("quit Chrome (pid {pid}) completely and open it again"),
+            Status::AwaitingReopen => "open Chrome again".into(),
+            Status::AmbiguousChrome(pids) => format!("several Chrome main processes run ({pids:?}); quit the extra ones"),
+            Status::RotatedProcessExposed(pids) => format!("processes {pids:?} still carry a token: quit them"),
+            Status::TokenMissing => "store the regenerated token with `my-chrome token store`".into(),
+            Status::InvalidBaseline(why) | Status::InvalidRegenerationMarker(why) => {
+                format!("{why}; start over with `my-chrome begin-token-rotation`")
+            }
+            Status::Verified => "the rotation is complete".into(),
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum RotationError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Runtime(#[from] RuntimeError),
+    #[error(transparent)]
+    Processes(#[from] ProcError),
+    #[error(transparent)]
+    Chrome(#[from] ChromeError),
+    #[error("no token is stored; store one with `my-chrome token store` first")]
+    TokenMissing,
+    #[error(
+        "processes {0:?} carry an extension token in their command line or environment; nothing was \
+         recorded. Quit them first (they hold the old token), then run `my-chrome begin-token-rotation`"
+    )]
+    Exposed(Vec<u32>),
+    #[error("no rotation was begun; run `my-chrome begin-token-rotation` first")]
+    NotStarted,
+    #[error(
+        "the rotation state is invalid ({0}); start over with `my-chrome begin-token-rotation`"
+    )]
+    Invalid(String),
+    #[error(
+        "the stored token is still the one recorded when the rotation began; regenerate it in the \
+         Playwright Extension and store it with `my-chrome token store`, then mark it"
+    )]
+    Unchanged,
+}
+
+impl RotationError {
+    pub fn exit(&self) -> Exit {
+        match self {
+            RotationError::Store(e) => e.exit(),
+            RotationError::Runtime(e) => e.exit(),
+            RotationError::Chrome(e) => e.exit(),
+            RotationError::Processes(_) => Exit::Failure,
+            RotationError::TokenMissing | RotationError::Unchanged => Exit::Token,
+            RotationError::Exposed(_) => Exit::Security,
+            RotationError::NotStarted | RotationError::Invalid(_) => Exit::Usage,
+        }
+    }
+}
+
+/// `begin-token-rotation`: records the current token's digest.
+pub fn begin(runtime: &Runtime, store: &dyn TokenStore) -> Result<(), RotationError> {
+    if let Exposure::Exposed(pids) = chrome::token_exposure(&ProcessTable::read()?) {
+        return Err(RotationError::Exposed(pids));
+    }
+    let token = store.read()?.ok_or(RotationError::TokenMissing)?;
+    let baseline = Baseline {
+        version: STATE_VERSION,
+        token_sha256: token.sha256(),
+    };
+    runtime.write_state(StateFile::RotationBaseline, &to_json(&baseline))?;
+    runtime.remove_state(StateFile::RotationMarker)?;
+    Ok(())
+}
+
+/// `mark-token-regenerated`: the stored token changed; records the one
+/// running Chrome, which must then be restarted.
+pub fn mark(
+    config: &Config,
+    runtime: &Runtime,
+    store: &dyn TokenStore,
+) -> Result<u32, RotationError> {
+    let baseline: Baseline = match read(runtime, StateFile::RotationBaseline) {
+        Ok(Some(b)) => b,
+        Ok(None) => return Err(RotationError::NotStarted),
+        Err(why) => return Err(RotationError::Invalid(why)),
+    };
+    let token = store.read()?.ok_or(RotationError::TokenMissing)?;
+    if token.sha256() == baseline.token_sha256 {
+        return Err(RotationError::Unchanged);
+    }
+    let table = ProcessTable::read()?;
+    let pids = chrome::normal_chrome_pids(&table, &config.chrome);
+    let pid = chrome::require_single(&pids).single(&config.chrome)?;
+    let marker = Marker {
+        version: STATE_VERSION,
+        token_sha256: token.sha256(),
+        chrome_pid: pid,
+    };
+    runtime.write_state(StateFile::RotationMarker, &to_json(&marker))?;
+    Ok(pid)
+}
+
+/// `rotation-status`: where the rotation stands; clears the state once verified.
+pub fn status(
+    config: &Config,
+    runtime: &Runtime,
+    store: &dyn TokenStore,
+) -> Result<Status, RotationError> {
+    let baseline: Baseline = match read(runtime, StateFile::RotationBaseline) {
+        Err(why) => return Ok(Status::InvalidBaseline(why)),
+        Ok(Some(b)) => b,
+        Ok(None) => {
+            return Ok(match read::<Marker>(runtime, StateFile::RotationMarker) {
+                Ok(None) => Status::NotStarted,
+                Ok(Some(_)) => {
+                    Status::InvalidRegenerationMarker("a marker without a baseline".into())
+                }
+                Err(why) => Status::InvalidRegenerationMarker(why),
+            });
+        }
+    };
+    let Some(token) = store.read()? else {
+        return Ok(Status::TokenMissing);
+    };
+    let digest = token.sha256();
+    if digest == baseline.token_sha256 {
+        return Ok(Status::Pending);
+    }
+    let marker = match read::<Marker>(runtime, StateFile::RotationMarker) {
+        Err(why) => return Ok(Status::InvalidRegenerationMarker(why)),
+        Ok(None) => return Ok(Status::RegeneratedUnmarked),
+        // Stored again after marking: the mark no longer describes this token.
+        Ok(Some(m)) if m.token_sha256 != digest => return Ok(Status::RegeneratedUnmarked),
+        Ok(Some(m)) => m,
+    };
+    let table = ProcessTable::read()?;
+    let status = match chrome::require_single(&chrome::normal_chrome_pids(&table, &config.chrome)) {
+        ChromeState::Missing => Status::AwaitingReopen,
+        ChromeState::Ambiguous(pids) => Status::AmbiguousChrome(pids),
+        ChromeState::Running(pid) if pid == marker.chrome_pid => Status::AwaitingRestart(pid),
+        ChromeState::Running(_) => match chrome::token_exposure(&table) {
+            Exposure::Exposed(pids) => Status::RotatedProcessExposed(pids),
+            Exposure::Absent => Status::Verified,
+        },
+    };
+    if status == Status::Verified {
+        runtime.remove_state(StateFile::RotationMarker)?;
+        runtime.remove_state(StateFile::RotationBaseline)?;
+    }
+    Ok(status)
+}
+
+/// For `doctor`, which must not read the token: only whether a rotation is
+/// under way, and whether its files are sound.
+pub fn summary(runtime: &Runtime) -> String {
+    match read::<Baseline>(runtime, StateFile::RotationBaseline) {
+        Ok(None) => match read::<Marker>(runtime, StateFile::RotationMarker) {
+            Ok(None) => "not started".into(),
+            Ok(Some(_)) => "invalid-regeneration-marker: a marker without a baseline".into(),
+            Err(why) => format!("invalid-regeneration-marker: {why}"),
+        },
+        Ok(Some(_)) => "in progress (run `my-chrome rotation-status`)".into(),
+        Err(why) => format!("invalid-baseline: {why}"),
+    }
+}
+
+/// A state file is believed only when it is a private file of ours (the
+/// runtime checks) with exactly the expected shape.
+fn read<T: for<'de> Deserialize<'de> + HasShape>(
+    runtime: &Runtime,
+    which: StateFile,
+) -> Result<Option<T>, String> {
+    let Some(bytes) = runtime.read_state(which).map_err(|e| match e {
+        RuntimeError::Unsafe { path, rule } => format!("{}: {rule}", path.display()),
+        other => other.to_string(),
+    })?
+    else {
+        return Ok(None);
+    };
+    let name = which.file_name();
+    let value: T =
+        serde_json::from_slice(&bytes).map_err(|e| format!("{name} is malformed ({e})"))?;
+    if !value.well_formed() {
+        return Err(format!(
+            "{name} is malformed (unexpected version or digest)"
+        ));
+    }
+    Ok(Some(value))
+}
+
+trait HasShape {
+    fn well_formed(&self) -> bool;
+}
+
+fn is_digest(s: &str) -> bool {
+    s.len() == 64
+        && s.bytes()
+            .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
+}
+
+impl HasShape for Baseline {
+    fn well_formed(&self) -> bool {
+        self.version == STATE_VERSION && is_digest(&self.token_sha256)
+    }
+}
+
+impl HasShape for Marker {
+    fn well_formed(&self) -> bool {
+        self.version == STATE_VERSION && is_digest(&self.token_sha256) && self.chrome_pid > 0
+    }
+}
+
+fn to_json(value: &impl Serialize) -> Vec<u8> {
+    serde_json::to_vec(value).expect("state serialises")
+}

@@ -1,0 +1,402 @@
+//! The token store against a real Secret Service (GNOME Keyring on a private
+//! D-Bus session), a real X clipboard (Xvfb + xclip) and real processes.
+//! Every test ends with a canary scan: the token is in no output and no file.
+
+mod common;
+
+use common::{Display, FakeChrome, Keyring, Run, Sandbox, assert_nowhere, fresh_token};
+
+const SERVICE: &str = "my-chrome.extension-token";
+
+struct Setup {
+    sandbox: Sandbox,
+    keyring: Keyring,
+    account: String,
+}
+
+fn setup() -> Setup {
+    let mut sandbox = Sandbox::new();
+    let keyring = Keyring::start(sandbox.home.path());
+    sandbox.set("DBUS_SESSION_BUS_ADDRESS", keyring.address());
+    let account = nix::unistd::User::from_uid(nix::unistd::getuid())
+        .unwrap()
+        .unwrap()
+        .name;
+    Setup {
+        sandbox,
+        keyring,
+        account,
+    }
+}
+
+impl Setup {
+    fn stored(&self) -> Option<String> {
+        self.keyring.lookup(SERVICE, &self.account)
+    }
+
+    fn store(&self, token: &str) -> Run {
+        let run = self
+            .sandbox
+            .run_input(&["token", "store", "--stdin"], &format!("{token}\n"));
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        run
+    }
+}
+
+#[test]
+fn store_replace_and_forget_for_real() {
+    let s = setup();
+    let (first, second) = (fresh_token(), fresh_token());
+    let report = s.sandbox.doctor();
+    assert_eq!(report["token"]["status"], "missing");
+
+    let one = s.store(&first);
+    assert!(
+        one.stdout
+            .contains("stored the token in the Secret Service item"),
+        "{}",
+        one.stdout
+    );
+    assert_eq!(s.stored().as_deref(), Some(first.as_str()));
+    assert_eq!(s.sandbox.doctor()["token"]["status"], "stored");
+
+    let two = s.store(&format!("PLAYWRIGHT_MCP_EXTENSION_TOKEN={second}"));
+    assert_eq!(s.stored().as_deref(), Some(second.as_str()));
+    assert_eq!(
+        s.keyring.count(SERVICE, &s.account),
+        1,
+        "replaced, not added"
+    );
+
+    let forget = s.sandbox.run(&["token", "forget"]);
+    assert_eq!(forget.code, 0, "{}", forget.stderr);
+    assert_eq!(s.stored(), None);
+    let again = s.sandbox.run(&["token", "forget"]);
+    assert!(
+        again.stdout.contains("there was no stored token"),
+        "{}",
+        again.stdout
+    );
+    assert_eq!(s.sandbox.doctor()["token"]["status"], "missing");
+
+    let doctor = s.sandbox.run(&["doctor"]);
+    for token in [&first, &second] {
+        assert_nowhere(
+            token,
+            s.sandbox.home.path(),
+            &[&one, &two, &forget, &again, &doctor],
+        );
+    }
+}
+
+#[test]
+fn bad_input_is_refused_and_the_stored_token_stays() {
+    let s = setup();
+    let good = fresh_token();
+    s.store(&good);
+    let other = fresh_token();
+    let cases = [
+        (String::new(), "standard input is empty"),
+        (
+            format!("chrome-extension://x/connect.html?token={other}"),
+            "holds a URL",
+        ),
+        (other[..20].to_string(), "holds 20 characters"),
+        (other.repeat(5), "holds 215 characters"),
+        (format!("{}\n{}", &other[..21], &other[21..]), "line break"),
+        (format!("{other}!"), "characters other than"),
+    ];
+    let mut runs = Vec::new();
+    for (input, needle) in cases {
+        let run = s.sandbox.run_input(&["token", "store", "--stdin"], &input);
+        run.expect(3, needle);
+        assert!(run.stderr.contains("nothing was stored"), "{}", run.stderr);
+        assert_eq!(s.stored().as_deref(), Some(good.as_str()), "after {needle}");
+        runs.push(run);
+    }
+    let refs: Vec<&Run> = runs.iter().collect();
+    assert_nowhere(&other[..20], s.sandbox.home.path(), &refs);
+    assert_nowhere(&good, s.sandbox.home.path(), &refs);
+}
+
+#[test]
+fn the_token_is_never_taken_from_the_command_line() {
+    let s = setup();
+    let token = fresh_token();
+    let positional = s.sandbox.run(&["token", "store", &token]);
+    positional.expect(2, "never accepted as an argument");
+    let flag = s
+        .sandbox
+        .run(&["token", "store", "--stdin", "--token", &token]);
+    flag.expect(2, "never accepted as an argument");
+    let glued = s
+        .sandbox
+        .run(&["token", "store", &format!("--stdin={token}")]);
+    assert_eq!(glued.code, 2, "{}", glued.stderr);
+    let bare = s.sandbox.run(&[&token]);
+    assert_eq!(bare.code, 2, "{}", bare.stderr);
+    assert!(bare.stderr.contains("<redacted>"), "{}", bare.stderr);
+    assert_eq!(s.stored(), None);
+    assert_nowhere(
+        &token,
+        s.sandbox.home.path(),
+        &[&positional, &flag, &glued, &bare],
+    );
+}
+
+#[test]
+fn migrate_copies_without_printing_or_deleting_the_source() {
+    let s = setup();
+    let token = fresh_token();
+    s.keyring.store("old-wrapper.token", "someone", &token);
+    let run = s.sandbox.run(&[
+        "token",
+        "migrate",
+        "--from-service",
+        "old-wrapper.token",
+        "--from-account",
+        "someone",
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(s.stored().as_deref(), Some(token.as_str()));
+    assert_eq!(
+        s.keyring.lookup("old-wrapper.token", "someone").as_deref(),
+        Some(token.as_str())
+    );
+
+    let missing = s
+        .sandbox
+        .run(&["token", "migrate", "--from-service", "no-such-service"]);
+    missing.expect(3, "does not exist; nothing was copied");
+    let same = s
+        .sandbox
+        .run(&["token", "migrate", "--from-service", SERVICE]);
+    same.expect(2, "our own item");
+    assert_nowhere(&token, s.sandbox.home.path(), &[&run, &missing, &same]);
+}
+
+#[test]
+fn a_locked_keyring_is_an_error_never_a_prompt_or_a_fallback() {
+    let s = setup();
+    let token = fresh_token();
+    s.store(&token);
+    s.keyring.lock();
+    let store = s
+        .sandbox
+        .run_input(&["token", "store", "--stdin"], &fresh_token());
+    store.expect(3, "is locked");
+    let begin = s.sandbox.run(&["begin-token-rotation"]);
+    begin.expect(3, "is locked");
+    // Existence is answered without unlocking anything.
+    assert_eq!(s.sandbox.doctor()["token"]["status"], "stored");
+    assert_nowhere(&token, s.sandbox.home.path(), &[&store, &begin]);
+}
+
+#[test]
+fn no_secret_service_is_an_error_with_exit_3() {
+    let mut sandbox = Sandbox::new();
+    let token = fresh_token();
+    let unset = sandbox.run_input(&["token", "store", "--stdin"], &token);
+    unset.expect(3, "DBUS_SESSION_BUS_ADDRESS is not set");
+    sandbox.set("DBUS_SESSION_BUS_ADDRESS", "unix:path=/nonexistent/bus");
+    let gone = sandbox.run_input(&["token", "store", "--stdin"], &token);
+    gone.expect(3, "the Secret Service is not available");
+    let status = sandbox.doctor()["token"]["status"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        status.starts_with("error: the Secret Service is not available"),
+        "{status}"
+    );
+    assert_nowhere(&token, sandbox.home.path(), &[&unset, &gone]);
+}
+
+#[test]
+fn store_from_a_real_x_clipboard_and_clear_it() {
+    let mut s = setup();
+    let display = Display::start();
+    s.sandbox.set("DISPLAY", &display.name);
+    let token = fresh_token();
+
+    display.copy(&other_than(&token));
+    let short = s.sandbox.run(&["token", "store"]);
+    short.expect(3, "the clipboard holds 20 characters");
+    assert_eq!(
+        display.paste(),
+        other_than(&token),
+        "not cleared after a failure"
+    );
+
+    display.copy(&format!("{token}\n"));
+    let run = s.sandbox.run(&["token", "store"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stdout.contains("cleared the clipboard"),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(s.stored().as_deref(), Some(token.as_str()));
+    assert_eq!(display.paste(), "", "the clipboard still holds something");
+
+    let empty = s.sandbox.run(&["token", "store"]);
+    empty.expect(3, "the clipboard is empty");
+    assert_eq!(s.stored().as_deref(), Some(token.as_str()));
+    assert_nowhere(&token, s.sandbox.home.path(), &[&short, &run, &empty]);
+}
+
+fn other_than(token: &str) -> String {
+    token[..20].chars().rev().collect()
+}
+
+#[test]
+fn no_display_means_no_clipboard() {
+    let s = setup();
+    s.sandbox.run(&["token", "store"]).expect(3, "no display");
+}
+
+#[test]
+fn the_rotation_walk_through_with_real_processes() {
+    let mut s = setup();
+    let chrome = FakeChrome::new();
+    s.sandbox.set("MY_CHROME_CHROME", chrome.path());
+    let status = |s: &Setup| {
+        let run = s.sandbox.run(&["rotation-status"]);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        run.stdout
+            .lines()
+            .next()
+            .unwrap()
+            .trim_start_matches("rotation: ")
+            .to_string()
+    };
+    let old = fresh_token();
+    let new = fresh_token();
+    assert_eq!(status(&s), "not started");
+    s.sandbox
+        .run(&["begin-token-rotation"])
+        .expect(3, "no token is stored");
+    s.store(&old);
+
+    // The leaked Chrome still runs with the token on its command line.
+    let leaked = chrome.start(&[&format!(
+        "chrome-extension://mmlmfjhmonkocbjadbfplnigmagldckm/connect.html?protocolVersion=2&token={old}"
+    )]);
+    let refused = s.sandbox.run(&["begin-token-rotation"]);
+    refused.expect(6, &format!("processes [{leaked}]"));
+    chrome.stop(leaked);
+
+    let begun = s.sandbox.run(&["begin-token-rotation"]);
+    assert_eq!(begun.code, 0, "{}", begun.stderr);
+    assert_eq!(status(&s), "pending");
+    assert_eq!(
+        s.sandbox.doctor()["rotation"]["status"],
+        "in progress (run `my-chrome rotation-status`)"
+    );
+    s.sandbox
+        .run(&["mark-token-regenerated"])
+        .expect(3, "still the one recorded");
+
+    s.store(&new);
+    assert_eq!(status(&s), "regenerated-unmarked");
+    s.sandbox
+        .run(&["mark-token-regenerated"])
+        .expect(5, "not running");
+    let first = chrome.start(&[]);
+    let extra = chrome.start(&[]);
+    s.sandbox
+        .run(&["mark-token-regenerated"])
+        .expect(5, "2 Chrome main processes");
+    chrome.stop(extra);
+    let marked = s.sandbox.run(&["mark-token-regenerated"]);
+    assert_eq!(marked.code, 0, "{}", marked.stderr);
+    assert!(
+        marked.stdout.contains(&format!("pid {first}")),
+        "{}",
+        marked.stdout
+    );
+    assert_eq!(status(&s), "awaiting-restart");
+
+    chrome.stop(first);
+    assert_eq!(status(&s), "awaiting-reopen");
+    let a = chrome.start(&[]);
+    let b = chrome.start(&[]);
+    assert_eq!(status(&s), "ambiguous-chrome");
+    chrome.stop(b);
+    // Some other program of the user's still holds the new token.
+    let other = FakeChrome::new();
+    let exposed = other.start_with(&[], &[("PLAYWRIGHT_MCP_EXTENSION_TOKEN", &new)], None);
+    assert_eq!(status(&s), "rotated-process-exposed");
+    other.stop(exposed);
+    let verified = s.sandbox.run(&["rotation-status"]);
+    assert!(
+        verified.stdout.starts_with("rotation: VERIFIED"),
+        "{}",
+        verified.stdout
+    );
+    assert_eq!(status(&s), "not started", "verified clears the state");
+    chrome.stop(a);
+    assert_nowhere(
+        &old,
+        s.sandbox.home.path(),
+        &[&refused, &begun, &marked, &verified],
+    );
+    assert_nowhere(
+        &new,
+        s.sandbox.home.path(),
+        &[&refused, &begun, &marked, &verified],
+    );
+}
+
+#[test]
+fn rotation_state_files_are_believed_only_when_sound() {
+    use std::os::unix::fs::{PermissionsExt, symlink};
+    let s = setup();
+    s.store(&fresh_token());
+    assert_eq!(s.sandbox.run(&["begin-token-rotation"]).code, 0);
+    let baseline = s.sandbox.runtime.join("rotation-baseline.json");
+    let good = std::fs::read(&baseline).unwrap();
+
+    let check = |rule: &str| {
+        let run = s.sandbox.run(&["rotation-status"]);
+        assert!(
+            run.stdout.starts_with("rotation: invalid-baseline"),
+            "{rule}: {}",
+            run.stdout
+        );
+        assert!(run.stdout.contains(rule), "{}", run.stdout);
+        let doctor = s.sandbox.doctor()["rotation"]["status"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        assert!(
+            doctor.starts_with("invalid-baseline") && doctor.contains(rule),
+            "{doctor}"
+        );
+    };
+    std::fs::set_permissions(&baseline, std::fs::Permissions::from_mode(0o644)).unwrap();
+    check("has mode 0644");
+    std::fs::set_permissions(&baseline, std::fs::Permissions::from_mode(0o600)).unwrap();
+    std::fs::write(
+        &baseline,
+        b"{\"version\":1,\"token_sha256\":\"not-a-digest\"}",
+    )
+    .unwrap();
+    check("malformed");
+    std::fs::write(&baseline, b"{\"version\":1}").unwrap();
+    check("malformed");
+    let elsewhere = s.sandbox.home.path().join("planted.json");
+    std::fs::write(&elsewhere, &good).unwrap();
+    std::fs::set_permissions(&elsewhere, std::fs::Permissions::from_mode(0o600)).unwrap();
+    std::fs::remove_file(&baseline).unwrap();
+    symlink(&elsewhere, &baseline).unwrap();
+    check("symbolic link");
+    // Starting over replaces the bad file with a sound one.
+    assert_eq!(s.sandbox.run(&["begin-token-rotation"]).code, 0);
+    let run = s.sandbox.run(&["rotation-status"]);
+    assert!(
+        run.stdout.starts_with("rotation: pending"),
+        "{}",
+        run.stdout
+    );
+}
