@@ -27,17 +27,16 @@ const NOT_NORMAL: [&str; 8] = [
 ];
 
 /// The sorted PIDs of normal Chrome main processes: ours, running exactly
-/// `chrome` (after symlinks; also when updated underneath, `(deleted)`), and
-/// carrying none of [`NOT_NORMAL`].
+/// `chrome` (after symlinks; a Chrome updated underneath still counts, as
+/// sysinfo drops Linux's ` (deleted)` suffix), and carrying none of
+/// [`NOT_NORMAL`].
 pub fn normal_chrome_pids(table: &ProcessTable, chrome: &Path) -> Vec<u32> {
     let me = nix::unistd::geteuid().as_raw();
     let real: PathBuf = fs::canonicalize(chrome).unwrap_or_else(|_| chrome.to_path_buf());
-    let mut deleted = real.clone().into_os_string();
-    deleted.push(" (deleted)");
     let mut pids: Vec<u32> = table
         .iter()
         .filter(|p| p.uid == Some(me))
-        .filter(|p| p.exe.is_some_and(|e| e == real || e.as_os_str() == deleted))
+        .filter(|p| p.exe == Some(real.as_path()))
         .filter(|p| {
             p.cmd.iter().skip(1).all(|arg| {
                 let arg = arg.as_bytes();

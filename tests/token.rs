@@ -250,9 +250,50 @@ fn other_than(token: &str) -> String {
 }
 
 #[test]
-fn no_display_means_no_clipboard() {
-    let s = setup();
+fn no_display_or_no_clipboard_tool_means_no_clipboard() {
+    let mut s = setup();
     s.sandbox.run(&["token", "store"]).expect(3, "no display");
+    // Wayland without wl-paste installed (this machine has none in /usr/bin).
+    assert!(!std::path::Path::new("/usr/bin/wl-paste").exists());
+    let runtime_dir = s.sandbox.home.path().to_path_buf();
+    s.sandbox
+        .set("WAYLAND_DISPLAY", "wayland-0")
+        .set("XDG_RUNTIME_DIR", runtime_dir);
+    s.sandbox
+        .run(&["token", "store"])
+        .expect(3, "/usr/bin/wl-paste is not installed");
+}
+
+#[test]
+fn typed_on_a_terminal_the_token_is_not_echoed() {
+    use std::io::{Read, Write};
+    let s = setup();
+    let token = fresh_token();
+    let pty = nix::pty::openpty(None, None).unwrap();
+    let mut master = std::fs::File::from(pty.master);
+    let store = common::Running::start_with_stdin(
+        s.sandbox.command(&["token", "store", "--stdin"]),
+        std::process::Stdio::from(pty.slave),
+    );
+    store.wait_for_stderr("it will not be shown");
+    master.write_all(format!("{token}\n").as_bytes()).unwrap();
+    let run = store.wait();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(s.stored().as_deref(), Some(token.as_str()));
+    // Whatever the terminal would have shown is readable from the master side.
+    nix::fcntl::fcntl(
+        &master,
+        nix::fcntl::FcntlArg::F_SETFL(nix::fcntl::OFlag::O_NONBLOCK),
+    )
+    .unwrap();
+    let mut shown = Vec::new();
+    let _ = master.read_to_end(&mut shown);
+    let shown = String::from_utf8_lossy(&shown);
+    assert!(
+        !shown.contains(&token),
+        "the terminal echoed the token: {shown:?}"
+    );
+    assert_nowhere(&token, s.sandbox.home.path(), &[&run]);
 }
 
 #[test]

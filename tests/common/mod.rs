@@ -66,23 +66,35 @@ impl Running {
     }
 
     /// Starts it with `input` on its stdin (then closed), or no stdin at all.
-    pub fn start_with_input(mut cmd: Command, input: Option<&[u8]>) -> Running {
+    pub fn start_with_input(cmd: Command, input: Option<&[u8]>) -> Running {
         use std::io::Write;
-        let stdout = tempfile::tempfile().unwrap();
-        let stderr = tempfile::tempfile().unwrap();
         let stdin = match input {
             Some(_) => std::process::Stdio::piped(),
             None => std::process::Stdio::null(),
         };
-        let mut child = cmd
+        let mut running = Running::start_with_stdin(cmd, stdin);
+        if let Some(bytes) = input {
+            running
+                .child
+                .stdin
+                .take()
+                .unwrap()
+                .write_all(bytes)
+                .unwrap();
+        }
+        running
+    }
+
+    /// Starts it with the given stdin (a terminal, say).
+    pub fn start_with_stdin(mut cmd: Command, stdin: std::process::Stdio) -> Running {
+        let stdout = tempfile::tempfile().unwrap();
+        let stderr = tempfile::tempfile().unwrap();
+        let child = cmd
             .stdin(stdin)
             .stdout(stdout.try_clone().unwrap())
             .stderr(stderr.try_clone().unwrap())
             .spawn()
             .unwrap();
-        if let Some(bytes) = input {
-            child.stdin.take().unwrap().write_all(bytes).unwrap();
-        }
         Running {
             child,
             stdout,
