@@ -4,7 +4,7 @@
 //! signals or changes a process.
 
 use std::fs;
-use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use crate::error::Exit;
@@ -29,7 +29,9 @@ const NOT_NORMAL: [&str; 8] = [
 /// The sorted PIDs of normal Chrome main processes: ours, running exactly
 /// `chrome` (after symlinks; a Chrome updated underneath still counts, as
 /// sysinfo drops Linux's ` (deleted)` suffix), and carrying none of
-/// [`NOT_NORMAL`].
+/// [`NOT_NORMAL`] anywhere in the command line. Chrome rewrites its helpers'
+/// command lines into one space-joined string (setproctitle), so every
+/// space-separated word of every element is checked, argv[0] included.
 pub fn normal_chrome_pids(table: &ProcessTable, chrome: &Path) -> Vec<u32> {
     let me = nix::unistd::geteuid().as_raw();
     let real: PathBuf = fs::canonicalize(chrome).unwrap_or_else(|_| chrome.to_path_buf());
@@ -38,17 +40,25 @@ pub fn normal_chrome_pids(table: &ProcessTable, chrome: &Path) -> Vec<u32> {
         .filter(|p| p.uid == Some(me))
         .filter(|p| p.exe == Some(real.as_path()))
         .filter(|p| {
-            p.cmd.iter().skip(1).all(|arg| {
-                let arg = arg.as_bytes();
-                !NOT_NORMAL
+            let mut words = p
+                .cmd
+                .iter()
+                .flat_map(|arg| arg.as_bytes().split(|b| *b == b' '));
+            !words.any(|word| {
+                NOT_NORMAL
                     .iter()
-                    .any(|flag| arg.starts_with(flag.as_bytes()))
+                    .any(|flag| word.starts_with(flag.as_bytes()))
             })
         })
         .map(|p| p.pid)
         .collect();
     pids.sort_unstable();
     pids
+}
+
+/// The normal-Chrome state of `table`, in one step.
+pub fn state(table: &ProcessTable, chrome: &Path) -> ChromeState {
+    require_single(&normal_chrome_pids(table, chrome))
 }
 
 /// What `connect` needs: exactly one normal Chrome.
@@ -112,24 +122,17 @@ pub enum Exposure {
 /// Scans the command line and the environment of every process of ours for
 /// the extension's `connect.html` URL with a `token=` parameter (and for the
 /// upstream `PLAYWRIGHT_MCP_EXTENSION_TOKEN` variable, which holds the same
-/// secret).
+/// secret). It looks in place: no copies of other processes' secrets.
 pub fn token_exposure(table: &ProcessTable) -> Exposure {
     let me = nix::unistd::geteuid().as_raw();
     let mut pids: Vec<u32> = table
         .iter()
         .filter(|p| p.uid == Some(me))
         .filter(|p| {
-            let joined = p
-                .cmd
-                .iter()
-                .map(|a| a.as_bytes())
-                .collect::<Vec<_>>()
-                .join(&b' ');
-            carries_token(&joined)
-                || p.environ.iter().any(|v| {
-                    let v = v.clone().into_vec();
-                    carries_token(&v) || is_token_variable(&v)
-                })
+            p.cmd.iter().any(|a| carries_token(a.as_bytes()))
+                || p.environ
+                    .iter()
+                    .any(|v| carries_token(v.as_bytes()) || is_token_variable(v.as_bytes()))
         })
         .map(|p| p.pid)
         .collect();
@@ -144,22 +147,20 @@ pub fn token_exposure(table: &ProcessTable) -> Exposure {
 /// True when `text` holds `chrome-extension://<id>/connect.html?…` whose
 /// query has a `token` parameter (ASCII case-insensitive, `=` or `%3D`).
 pub fn carries_token(text: &[u8]) -> bool {
-    let lower = text.to_ascii_lowercase();
     let page = format!("chrome-extension://{EXTENSION_ID}/connect.html?");
-    let mut rest = &lower[..];
+    let mut rest = text;
     while let Some(at) = find(rest, page.as_bytes()) {
-        let query = &rest[at + page.len()..];
-        let end = query
+        rest = &rest[at + page.len()..];
+        let end = rest
             .iter()
             .position(|b| b.is_ascii_whitespace() || *b == b'#');
-        let query = &query[..end.unwrap_or(query.len())];
-        let has_token = query
-            .split(|b| *b == b'&')
-            .any(|param| param.starts_with(b"token=") || param.starts_with(b"token%3d"));
+        let query = &rest[..end.unwrap_or(rest.len())];
+        let has_token = query.split(|b| *b == b'&').any(|param| {
+            starts_with_ignore_case(param, b"token=") || starts_with_ignore_case(param, b"token%3d")
+        });
         if has_token {
             return true;
         }
-        rest = &rest[at + page.len()..];
     }
     false
 }
@@ -170,8 +171,15 @@ fn is_token_variable(entry: &[u8]) -> bool {
         .is_some_and(|value| !value.is_empty())
 }
 
+fn starts_with_ignore_case(text: &[u8], prefix: &[u8]) -> bool {
+    text.len() >= prefix.len() && text[..prefix.len()].eq_ignore_ascii_case(prefix)
+}
+
+/// ASCII case-insensitive search.
 fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
-    haystack.windows(needle.len()).position(|w| w == needle)
+    haystack
+        .windows(needle.len())
+        .position(|w| w.eq_ignore_ascii_case(needle))
 }
 
 #[cfg(test)]

@@ -288,7 +288,8 @@ fn session_name(raw: &str) -> Result<String, ConfigError> {
     }
 }
 
-fn keychain_field(var: &str, raw: &str) -> Result<String, ConfigError> {
+/// A keyring service or account name (also used for `token migrate`'s arguments).
+pub fn keychain_field(var: &str, raw: &str) -> Result<String, ConfigError> {
     if raw.len() > 255 || raw.chars().any(char::is_control) {
         return Err(bad(
             var,

@@ -58,9 +58,12 @@ pub enum Error {
     Interrupted(nix::sys::signal::Signal),
     #[error(transparent)]
     Chrome(#[from] ChromeError),
-    /// An input that is not a token, and what was (not) done about it.
-    #[error("{0}; {1}")]
-    Token(TokenError, &'static str),
+    /// An input that is not a token; nothing was stored.
+    #[error(
+        "{0}; nothing was stored. Copy the token from the Playwright Extension again and rerun \
+         `my-chrome token store`"
+    )]
+    Token(TokenError),
     #[error("{0}")]
     TokenMissing(String),
     #[error(transparent)]
@@ -83,7 +86,7 @@ impl Error {
             Error::Child(e) => e.exit(),
             Error::Interrupted(signal) => Exit::Signal(*signal as i32),
             Error::Chrome(e) => e.exit(),
-            Error::Token(e, _) => e.exit(),
+            Error::Token(e) => e.exit(),
             Error::TokenMissing(_) => Exit::Token,
             Error::Store(e) => e.exit(),
             Error::Input(e) => e.exit(),

@@ -18,6 +18,8 @@ pub struct ProcError(String);
 #[derive(Debug)]
 pub struct Proc<'a> {
     pub pid: u32,
+    /// Seconds since the epoch: with the pid, tells a restarted process apart.
+    pub start_time: u64,
     pub uid: Option<u32>,
     pub exe: Option<&'a Path>,
     pub cwd: Option<&'a Path>,
@@ -50,9 +52,17 @@ impl ProcessTable {
         }
     }
 
+    /// When `pid` started, if it is in the table.
+    pub fn start_time(&self, pid: u32) -> Option<u64> {
+        self.system
+            .process(sysinfo::Pid::from_u32(pid))
+            .map(|p| p.start_time())
+    }
+
     pub fn iter(&self) -> impl Iterator<Item = Proc<'_>> {
         self.system.processes().values().map(|p| Proc {
             pid: p.pid().as_u32(),
+            start_time: p.start_time(),
             uid: p.user_id().map(|u| **u),
             exe: p.exe(),
             cwd: p.cwd(),

@@ -296,24 +296,31 @@ fn typed_on_a_terminal_the_token_is_not_echoed() {
     assert_nowhere(&token, s.sandbox.home.path(), &[&run]);
 }
 
+/// `rotation-status`'s state name and exit code.
+fn rotation(s: &Setup) -> (String, i32) {
+    let run = s.sandbox.run(&["rotation-status"]);
+    let line = run.stdout.lines().next().unwrap_or_default();
+    let name = line
+        .trim_start_matches("rotation: ")
+        .split(':')
+        .next()
+        .unwrap()
+        .to_string();
+    (name, run.code)
+}
+
+fn state(name: &str, code: i32) -> (String, i32) {
+    (name.to_string(), code)
+}
+
 #[test]
 fn the_rotation_walk_through_with_real_processes() {
     let mut s = setup();
     let chrome = FakeChrome::new();
     s.sandbox.set("MY_CHROME_CHROME", chrome.path());
-    let status = |s: &Setup| {
-        let run = s.sandbox.run(&["rotation-status"]);
-        assert_eq!(run.code, 0, "{}", run.stderr);
-        run.stdout
-            .lines()
-            .next()
-            .unwrap()
-            .trim_start_matches("rotation: ")
-            .to_string()
-    };
     let old = fresh_token();
     let new = fresh_token();
-    assert_eq!(status(&s), "not started");
+    assert_eq!(rotation(&s), state("not started", 0));
     s.sandbox
         .run(&["begin-token-rotation"])
         .expect(3, "no token is stored");
@@ -329,7 +336,7 @@ fn the_rotation_walk_through_with_real_processes() {
 
     let begun = s.sandbox.run(&["begin-token-rotation"]);
     assert_eq!(begun.code, 0, "{}", begun.stderr);
-    assert_eq!(status(&s), "pending");
+    assert_eq!(rotation(&s), state("pending", 0));
     assert_eq!(
         s.sandbox.doctor()["rotation"]["status"],
         "in progress (run `my-chrome rotation-status`)"
@@ -338,8 +345,19 @@ fn the_rotation_walk_through_with_real_processes() {
         .run(&["mark-token-regenerated"])
         .expect(3, "still the one recorded");
 
+    // Forgotten mid-way, then the regenerated one stored.
+    assert_eq!(s.sandbox.run(&["token", "forget"]).code, 0);
+    assert_eq!(rotation(&s), state("token-missing", 3));
     s.store(&new);
-    assert_eq!(status(&s), "regenerated-unmarked");
+    assert_eq!(rotation(&s), state("regenerated-unmarked", 0));
+    let again = s.sandbox.run(&["begin-token-rotation"]);
+    again.expect(2, "a rotation is under way");
+    assert_eq!(
+        rotation(&s),
+        state("regenerated-unmarked", 0),
+        "the baseline was kept"
+    );
+
     s.sandbox
         .run(&["mark-token-regenerated"])
         .expect(5, "not running");
@@ -356,52 +374,57 @@ fn the_rotation_walk_through_with_real_processes() {
         "{}",
         marked.stdout
     );
-    assert_eq!(status(&s), "awaiting-restart");
+    assert_eq!(rotation(&s), state("awaiting-restart", 0));
 
     chrome.stop(first);
-    assert_eq!(status(&s), "awaiting-reopen");
+    assert_eq!(rotation(&s), state("awaiting-reopen", 0));
     let a = chrome.start(&[]);
     let b = chrome.start(&[]);
-    assert_eq!(status(&s), "ambiguous-chrome");
+    assert_eq!(rotation(&s), state("ambiguous-chrome", 5));
     chrome.stop(b);
     // Some other program of the user's still holds the new token.
     let other = FakeChrome::new();
     let exposed = other.start_with(&[], &[("PLAYWRIGHT_MCP_EXTENSION_TOKEN", &new)], None);
-    assert_eq!(status(&s), "rotated-process-exposed");
+    assert_eq!(rotation(&s), state("rotated-process-exposed", 6));
     other.stop(exposed);
     let verified = s.sandbox.run(&["rotation-status"]);
+    assert_eq!(verified.code, 0, "{}", verified.stderr);
     assert!(
         verified.stdout.starts_with("rotation: VERIFIED"),
         "{}",
         verified.stdout
     );
-    assert_eq!(status(&s), "not started", "verified clears the state");
+    assert_eq!(
+        rotation(&s),
+        state("not started", 0),
+        "verified clears the state"
+    );
     chrome.stop(a);
-    assert_nowhere(
-        &old,
-        s.sandbox.home.path(),
-        &[&refused, &begun, &marked, &verified],
-    );
-    assert_nowhere(
-        &new,
-        s.sandbox.home.path(),
-        &[&refused, &begun, &marked, &verified],
-    );
+    for token in [&old, &new] {
+        assert_nowhere(
+            token,
+            s.sandbox.home.path(),
+            &[&refused, &begun, &again, &marked, &verified],
+        );
+    }
 }
 
 #[test]
 fn rotation_state_files_are_believed_only_when_sound() {
     use std::os::unix::fs::{PermissionsExt, symlink};
-    let s = setup();
+    let mut s = setup();
+    let chrome = FakeChrome::new();
+    s.sandbox.set("MY_CHROME_CHROME", chrome.path());
     s.store(&fresh_token());
     assert_eq!(s.sandbox.run(&["begin-token-rotation"]).code, 0);
     let baseline = s.sandbox.runtime.join("rotation-baseline.json");
     let good = std::fs::read(&baseline).unwrap();
 
-    let check = |rule: &str| {
+    let check = |name: &str, rule: &str, code: i32| {
         let run = s.sandbox.run(&["rotation-status"]);
+        assert_eq!(run.code, code, "{rule}: {}{}", run.stdout, run.stderr);
         assert!(
-            run.stdout.starts_with("rotation: invalid-baseline"),
+            run.stdout.starts_with(&format!("rotation: {name}")),
             "{rule}: {}",
             run.stdout
         );
@@ -410,34 +433,68 @@ fn rotation_state_files_are_believed_only_when_sound() {
             .as_str()
             .unwrap()
             .to_string();
-        assert!(
-            doctor.starts_with("invalid-baseline") && doctor.contains(rule),
-            "{doctor}"
-        );
+        if name == "invalid-baseline" {
+            assert!(
+                doctor.starts_with(name) && doctor.contains(rule),
+                "{doctor}"
+            );
+        }
     };
     std::fs::set_permissions(&baseline, std::fs::Permissions::from_mode(0o644)).unwrap();
-    check("has mode 0644");
+    check("invalid-baseline", "has mode 0644", 6);
+    s.sandbox
+        .run(&["mark-token-regenerated"])
+        .expect(6, "has mode 0644");
     std::fs::set_permissions(&baseline, std::fs::Permissions::from_mode(0o600)).unwrap();
     std::fs::write(
         &baseline,
         b"{\"version\":1,\"token_sha256\":\"not-a-digest\"}",
     )
     .unwrap();
-    check("malformed");
+    check("invalid-baseline", "malformed", 2);
     std::fs::write(&baseline, b"{\"version\":1}").unwrap();
-    check("malformed");
+    check("invalid-baseline", "malformed", 2);
     let elsewhere = s.sandbox.home.path().join("planted.json");
     std::fs::write(&elsewhere, &good).unwrap();
     std::fs::set_permissions(&elsewhere, std::fs::Permissions::from_mode(0o600)).unwrap();
     std::fs::remove_file(&baseline).unwrap();
     symlink(&elsewhere, &baseline).unwrap();
-    check("symbolic link");
+    check("invalid-baseline", "symbolic link", 6);
     // Starting over replaces the bad file with a sound one.
     assert_eq!(s.sandbox.run(&["begin-token-rotation"]).code, 0);
-    let run = s.sandbox.run(&["rotation-status"]);
-    assert!(
-        run.stdout.starts_with("rotation: pending"),
-        "{}",
-        run.stdout
+    assert_eq!(rotation(&s), state("pending", 0));
+
+    // The marker gets the same scrutiny.
+    s.store(&fresh_token());
+    let pid = chrome.start(&[]);
+    assert_eq!(s.sandbox.run(&["mark-token-regenerated"]).code, 0);
+    let marker = s.sandbox.runtime.join("rotation-marker.json");
+    std::fs::write(&marker, b"{\"version\":1,\"chrome_pid\":0}").unwrap();
+    check("invalid-regeneration-marker", "malformed", 2);
+    std::fs::set_permissions(&marker, std::fs::Permissions::from_mode(0o640)).unwrap();
+    check("invalid-regeneration-marker", "has mode 0640", 6);
+    chrome.stop(pid);
+}
+
+#[test]
+fn a_failed_store_keeps_the_clipboard_and_a_broken_display_is_not_empty() {
+    let mut s = setup();
+    let display = Display::start();
+    s.sandbox.set("DISPLAY", &display.name);
+    let token = fresh_token();
+    display.copy(&token);
+    s.keyring.lock();
+    let locked = s.sandbox.run(&["token", "store"]);
+    locked.expect(3, "is locked");
+    assert_eq!(
+        display.paste(),
+        token,
+        "the clipboard must keep the token when storing failed"
     );
+
+    s.sandbox.set("DISPLAY", ":987");
+    let broken = s.sandbox.run(&["token", "store"]);
+    broken.expect(3, "cannot read the clipboard");
+    assert!(!broken.stderr.contains("is empty"), "{}", broken.stderr);
+    assert_nowhere(&token, s.sandbox.home.path(), &[&locked, &broken]);
 }

@@ -4,10 +4,11 @@ use std::ffi::OsString;
 
 use super::Token;
 use super::input::{clear_clipboard, read_clipboard, read_stdin};
-use super::rotation::{self, Status};
+use super::rotation::{self, RotationError, Status};
 use super::store;
 use crate::child::ChildEnv;
-use crate::config::Config;
+use crate::cli::redact_token_runs;
+use crate::config::{Config, keychain_field};
 use crate::error::Error;
 use crate::runtime::Runtime;
 
@@ -27,14 +28,14 @@ fn refuse_arguments(extra: &[OsString]) -> Result<(), Error> {
 /// `token store [--stdin]`.
 pub fn store(config: &Config, from_stdin: bool, extra: &[OsString]) -> Result<(), Error> {
     refuse_arguments(extra)?;
-    let runtime = Runtime::open(&config.runtime)?;
+    let (runtime, _lock) = locked_runtime(config)?;
     let env = ChildEnv::new(config, &runtime.tmp_dir());
     let (raw, source) = if from_stdin {
         (read_stdin()?, "standard input")
     } else {
         (read_clipboard(config, &env)?, "the clipboard")
     };
-    let token = Token::parse(&raw, source).map_err(|e| Error::Token(e, "nothing was stored"))?;
+    let token = Token::parse(&raw, source).map_err(Error::Token)?;
     drop(raw);
     let ours = store::ours(config);
     ours.write(&token)?;
@@ -51,7 +52,9 @@ pub fn store(config: &Config, from_stdin: bool, extra: &[OsString]) -> Result<()
 }
 
 /// `token migrate --from-service S [--from-account A]`: copies an existing
-/// item into ours, without printing it or deleting the source.
+/// item into ours, without printing it or deleting the source. The names are
+/// printed back only with token-shaped runs redacted, in case a token was
+/// pasted into the wrong place.
 pub fn migrate(
     config: &Config,
     service: &str,
@@ -59,31 +62,40 @@ pub fn migrate(
     extra: &[OsString],
 ) -> Result<(), Error> {
     refuse_arguments(extra)?;
-    let account = account.unwrap_or(&config.keychain_account);
+    let service = keychain_field("--from-service", service)?;
+    let account = match account {
+        Some(a) => keychain_field("--from-account", a)?,
+        None => config.keychain_account.clone(),
+    };
     if service == config.keychain_service && account == config.keychain_account {
         return Err(Error::Usage(
             "the source item is our own item; nothing to migrate".into(),
         ));
     }
-    let source = store::open(config, service, account);
+    let _lock = locked_runtime(config)?;
+    let source = store::open(config, &service, &account);
     let token = source.read()?.ok_or_else(|| {
-        Error::TokenMissing(format!(
+        Error::TokenMissing(redact_token_runs(&format!(
             "{} does not exist; nothing was copied",
             source.describe()
-        ))
+        )))
     })?;
     let ours = store::ours(config);
     ours.write(&token)?;
     println!(
-        "my-chrome: copied {} into {}; the source was left as it is",
-        source.describe(),
-        ours.describe()
+        "{}",
+        redact_token_runs(&format!(
+            "my-chrome: copied {} into {}; the source was left as it is",
+            source.describe(),
+            ours.describe()
+        ))
     );
     Ok(())
 }
 
 /// `token forget`.
 pub fn forget(config: &Config) -> Result<(), Error> {
+    let _lock = locked_runtime(config)?;
     let ours = store::ours(config);
     if ours.delete()? {
         println!("my-chrome: deleted {}", ours.describe());
@@ -125,10 +137,13 @@ pub fn mark_regenerated(config: &Config) -> Result<(), Error> {
 pub fn rotation_status(config: &Config) -> Result<(), Error> {
     let (runtime, _lock) = locked_runtime(config)?;
     let status = rotation::status(config, &runtime, store::ours(config).as_ref())?;
-    println!("rotation: {}", status.name());
+    println!("rotation: {}", status.line());
     println!("next: {}", status.next_step());
     if status == Status::Verified {
         println!("my-chrome: the rotation state was cleared");
     }
-    Ok(())
+    match status.exit() {
+        None => Ok(()),
+        Some(_) => Err(RotationError::Blocked(status).into()),
+    }
 }

@@ -3,7 +3,8 @@
 //! typed without echo). Never an argument: arguments are visible to every
 //! local user in the process table.
 
-use std::io::{self, IsTerminal, Read};
+use std::io::{self, IsTerminal};
+use std::os::fd::AsFd;
 use std::path::Path;
 use std::time::Duration;
 
@@ -83,7 +84,8 @@ fn installed(program: &str) -> Result<(), InputError> {
     }
 }
 
-/// The clipboard's content. An empty clipboard is an empty answer.
+/// The clipboard's content. An empty clipboard is an empty answer; a tool
+/// that fails for another reason (no X server, say) is an error.
 pub fn read_clipboard(config: &Config, env: &ChildEnv) -> Result<Zeroizing<Vec<u8>>, InputError> {
     let (program, args) = tools(config)?.paste;
     installed(program)?;
@@ -94,16 +96,25 @@ pub fn read_clipboard(config: &Config, env: &ChildEnv) -> Result<Zeroizing<Vec<u
         CLIPBOARD_TIMEOUT,
     )
     .args(args)
-    .stderr(Output::Discard)
     .run(&clipboard_env(config, env))
     .map_err(|e| InputError::Clipboard(e.to_string()))?;
-    // xclip and wl-paste fail on an empty clipboard; that is "empty", not an error.
     if finished.status.success() {
-        Ok(finished.stdout)
-    } else {
-        Ok(Zeroizing::new(Vec::new()))
+        return Ok(finished.stdout);
     }
+    // Their complaints never contain the clipboard's content.
+    let complaint = finished.stderr_text();
+    if EMPTY_SELECTION.iter().any(|m| complaint.contains(m)) {
+        return Ok(Zeroizing::new(Vec::new()));
+    }
+    Err(InputError::Clipboard(format!(
+        "{program} failed ({}): {}",
+        finished.status,
+        complaint.trim()
+    )))
 }
+
+/// What xclip and wl-paste say when there is nothing to paste.
+const EMPTY_SELECTION: [&str; 3] = ["not available", "Nothing is copied", "No selection"];
 
 /// Empties the clipboard (after the token was stored).
 pub fn clear_clipboard(config: &Config, env: &ChildEnv) -> Result<(), InputError> {
@@ -133,38 +144,57 @@ pub fn clear_clipboard(config: &Config, env: &ChildEnv) -> Result<(), InputError
 }
 
 /// Standard input: one line typed without echo on a terminal, otherwise
-/// everything up to end-of-file (at most 4 KiB).
+/// everything up to end-of-file; at most 4 KiB either way. Read straight from
+/// descriptor 0 into a zeroizing buffer, so no library buffer keeps a copy.
 pub fn read_stdin() -> Result<Zeroizing<Vec<u8>>, InputError> {
     let stdin = io::stdin();
-    if stdin.is_terminal() {
-        return read_hidden_line();
+    if !stdin.is_terminal() {
+        return read_fd(&stdin, false);
     }
-    let mut buf = Zeroizing::new(Vec::with_capacity(INPUT_LIMIT as usize + 1));
-    stdin
-        .lock()
-        .take(INPUT_LIMIT + 1)
-        .read_to_end(&mut buf)
-        .map_err(|e| InputError::Stdin(format!("cannot read standard input: {e}")))?;
-    if buf.len() as u64 > INPUT_LIMIT {
-        return Err(InputError::Stdin(format!(
-            "standard input is longer than {INPUT_LIMIT} bytes, so it is not a token; nothing was stored"
-        )));
-    }
-    Ok(buf)
-}
-
-fn read_hidden_line() -> Result<Zeroizing<Vec<u8>>, InputError> {
-    let stdin = io::stdin();
-    let failed = |e: nix::Error| InputError::Stdin(format!("cannot turn off terminal echo: {e}"));
+    let failed = |e: nix::Error| {
+        InputError::Stdin(format!(
+            "cannot turn off terminal echo ({e}); nothing was stored. Pipe the token instead: \
+             `… | my-chrome token store --stdin`"
+        ))
+    };
     let saved = tcgetattr(&stdin).map_err(failed)?;
     let mut quiet = saved.clone();
     quiet.local_flags.remove(LocalFlags::ECHO);
     tcsetattr(&stdin, SetArg::TCSANOW, &quiet).map_err(failed)?;
     eprint!("Paste the extension token (it will not be shown), then press Enter: ");
-    let mut line = Zeroizing::new(String::with_capacity(INPUT_LIMIT as usize));
-    let read = stdin.read_line(&mut line);
+    let line = read_fd(&stdin, true);
     let _ = tcsetattr(&stdin, SetArg::TCSANOW, &saved);
     eprintln!();
-    read.map_err(|e| InputError::Stdin(format!("cannot read standard input: {e}")))?;
-    Ok(Zeroizing::new(line.as_bytes().to_vec()))
+    line
+}
+
+/// Reads up to [`INPUT_LIMIT`] bytes, until end-of-file (or a newline when
+/// `one_line`), into a buffer that never grows.
+fn read_fd(fd: &impl AsFd, one_line: bool) -> Result<Zeroizing<Vec<u8>>, InputError> {
+    let limit = INPUT_LIMIT as usize;
+    let mut buf = Zeroizing::new(vec![0u8; limit + 1]);
+    let mut len = 0;
+    loop {
+        let n = match nix::unistd::read(fd, &mut buf[len..]) {
+            Ok(n) => n,
+            Err(nix::Error::EINTR) => continue,
+            Err(e) => {
+                return Err(InputError::Stdin(format!(
+                    "cannot read standard input: {e}"
+                )));
+            }
+        };
+        len += n;
+        let line_done = one_line && buf[..len].contains(&b'\n');
+        if n == 0 || line_done || len > limit {
+            break;
+        }
+    }
+    if len > limit {
+        return Err(InputError::Stdin(format!(
+            "standard input is longer than {limit} bytes, so it is not a token; nothing was stored"
+        )));
+    }
+    buf.truncate(len);
+    Ok(buf)
 }

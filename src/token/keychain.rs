@@ -5,7 +5,7 @@
 use security_framework::base::Error;
 use security_framework::item::{ItemClass, ItemSearchOptions};
 use security_framework::passwords::{
-    delete_generic_password, get_generic_password, set_generic_password,
+    PasswordOptions, delete_generic_password, generic_password, set_generic_password,
 };
 
 use super::Token;
@@ -65,7 +65,8 @@ impl TokenStore for KeychainStore {
     }
 
     fn read(&self) -> Result<Option<Token>, StoreError> {
-        let secret = match get_generic_password(&self.service, &self.account) {
+        let options = PasswordOptions::new_generic_password(&self.service, &self.account);
+        let secret = match generic_password(options) {
             Ok(bytes) => zeroize::Zeroizing::new(bytes),
             Err(e) if e.code() == NOT_FOUND => return Ok(None),
             Err(e) => return Err(self.fail(e)),

@@ -30,6 +30,8 @@ struct Marker {
     version: u32,
     token_sha256: String,
     chrome_pid: u32,
+    /// With the pid: a restarted Chrome that got the same pid back is still new.
+    chrome_started: u64,
 }
 
 /// Where a rotation stands.
@@ -48,10 +50,18 @@ pub enum Status {
     /// Chrome was restarted but a process still carries a token.
     RotatedProcessExposed(Vec<u32>),
     TokenMissing,
-    InvalidBaseline(String),
-    InvalidRegenerationMarker(String),
+    InvalidBaseline(Invalid),
+    InvalidRegenerationMarker(Invalid),
     /// Done: the state files were cleared.
     Verified,
+}
+
+/// Why a state file was not believed.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Invalid {
+    pub why: String,
+    /// Unsafe (a link, shared, not ours) rather than merely malformed.
+    pub unsafe_file: bool,
 }
 
 impl Status {
@@ -82,10 +92,38 @@ impl Status {
             Status::AmbiguousChrome(pids) => format!("several Chrome main processes run ({pids:?}); quit the extra ones"),
             Status::RotatedProcessExposed(pids) => format!("processes {pids:?} still carry a token: quit them"),
             Status::TokenMissing => "store the regenerated token with `my-chrome token store`".into(),
-            Status::InvalidBaseline(why) | Status::InvalidRegenerationMarker(why) => {
-                format!("{why}; start over with `my-chrome begin-token-rotation`")
+            Status::InvalidBaseline(invalid) | Status::InvalidRegenerationMarker(invalid) => {
+                format!("{}; start over with `my-chrome begin-token-rotation`", invalid.why)
             }
             Status::Verified => "the rotation is complete".into(),
+        }
+    }
+
+    /// How `rotation-status` exits: 0 while the walk is on track, otherwise
+    /// the code of what stands in the way.
+    pub fn exit(&self) -> Option<Exit> {
+        match self {
+            Status::InvalidBaseline(invalid) | Status::InvalidRegenerationMarker(invalid) => {
+                Some(if invalid.unsafe_file {
+                    Exit::Security
+                } else {
+                    Exit::Usage
+                })
+            }
+            Status::RotatedProcessExposed(_) => Some(Exit::Security),
+            Status::TokenMissing => Some(Exit::Token),
+            Status::AmbiguousChrome(_) => Some(Exit::Chrome),
+            _ => None,
+        }
+    }
+
+    /// The one-line text `rotation-status` and `doctor` show.
+    pub fn line(&self) -> String {
+        match self {
+            Status::InvalidBaseline(invalid) | Status::InvalidRegenerationMarker(invalid) => {
+                format!("{}: {}", self.name(), invalid.why)
+            }
+            _ => self.name().to_string(),
         }
     }
 }
@@ -110,9 +148,18 @@ pub enum RotationError {
     #[error("no rotation was begun; run `my-chrome begin-token-rotation` first")]
     NotStarted,
     #[error(
-        "the rotation state is invalid ({0}); start over with `my-chrome begin-token-rotation`"
+        "the rotation state is invalid ({}); start over with `my-chrome begin-token-rotation`",
+        .0.why
     )]
-    Invalid(String),
+    Invalid(Invalid),
+    #[error(
+        "a rotation is under way and a new token is already stored; nothing was changed. \
+         Run `my-chrome rotation-status` for the next step"
+    )]
+    UnderWay,
+    /// `rotation-status` found something in the way (it printed the status).
+    #[error("rotation is {}: {}", .0.line(), .0.next_step())]
+    Blocked(Status),
     #[error(
         "the stored token is still the one recorded when the rotation began; regenerate it in the \
          Playwright Extension and store it with `my-chrome token store`, then mark it"
@@ -129,7 +176,11 @@ impl RotationError {
             RotationError::Processes(_) => Exit::Failure,
             RotationError::TokenMissing | RotationError::Unchanged => Exit::Token,
             RotationError::Exposed(_) => Exit::Security,
-            RotationError::NotStarted | RotationError::Invalid(_) => Exit::Usage,
+            RotationError::Invalid(invalid) if invalid.unsafe_file => Exit::Security,
+            RotationError::NotStarted | RotationError::Invalid(_) | RotationError::UnderWay => {
+                Exit::Usage
+            }
+            RotationError::Blocked(status) => status.exit().unwrap_or(Exit::Failure),
         }
     }
 }
@@ -140,6 +191,13 @@ pub fn begin(runtime: &Runtime, store: &dyn TokenStore) -> Result<(), RotationEr
         return Err(RotationError::Exposed(pids));
     }
     let token = store.read()?.ok_or(RotationError::TokenMissing)?;
+    // A sound baseline with a different token stored means the walk is past
+    // "pending": starting over would forget which token leaked.
+    if let Ok(Some(existing)) = read::<Baseline>(runtime, StateFile::RotationBaseline)
+        && existing.token_sha256 != token.sha256()
+    {
+        return Err(RotationError::UnderWay);
+    }
     let baseline = Baseline {
         version: STATE_VERSION,
         token_sha256: token.sha256(),
@@ -159,19 +217,19 @@ pub fn mark(
     let baseline: Baseline = match read(runtime, StateFile::RotationBaseline) {
         Ok(Some(b)) => b,
         Ok(None) => return Err(RotationError::NotStarted),
-        Err(why) => return Err(RotationError::Invalid(why)),
+        Err(invalid) => return Err(RotationError::Invalid(invalid)),
     };
     let token = store.read()?.ok_or(RotationError::TokenMissing)?;
     if token.sha256() == baseline.token_sha256 {
         return Err(RotationError::Unchanged);
     }
     let table = ProcessTable::read()?;
-    let pids = chrome::normal_chrome_pids(&table, &config.chrome);
-    let pid = chrome::require_single(&pids).single(&config.chrome)?;
+    let pid = chrome::state(&table, &config.chrome).single(&config.chrome)?;
     let marker = Marker {
         version: STATE_VERSION,
         token_sha256: token.sha256(),
         chrome_pid: pid,
+        chrome_started: table.start_time(pid).unwrap_or(0),
     };
     runtime.write_state(StateFile::RotationMarker, &to_json(&marker))?;
     Ok(pid)
@@ -184,14 +242,12 @@ pub fn status(
     store: &dyn TokenStore,
 ) -> Result<Status, RotationError> {
     let baseline: Baseline = match read(runtime, StateFile::RotationBaseline) {
-        Err(why) => return Ok(Status::InvalidBaseline(why)),
+        Err(invalid) => return Ok(Status::InvalidBaseline(invalid)),
         Ok(Some(b)) => b,
         Ok(None) => {
             return Ok(match read::<Marker>(runtime, StateFile::RotationMarker) {
                 Ok(None) => Status::NotStarted,
-                Ok(Some(_)) => {
-                    Status::InvalidRegenerationMarker("a marker without a baseline".into())
-                }
+                Ok(Some(_)) => Status::InvalidRegenerationMarker(orphan_marker()),
                 Err(why) => Status::InvalidRegenerationMarker(why),
             });
         }
@@ -204,17 +260,21 @@ pub fn status(
         return Ok(Status::Pending);
     }
     let marker = match read::<Marker>(runtime, StateFile::RotationMarker) {
-        Err(why) => return Ok(Status::InvalidRegenerationMarker(why)),
+        Err(invalid) => return Ok(Status::InvalidRegenerationMarker(invalid)),
         Ok(None) => return Ok(Status::RegeneratedUnmarked),
         // Stored again after marking: the mark no longer describes this token.
         Ok(Some(m)) if m.token_sha256 != digest => return Ok(Status::RegeneratedUnmarked),
         Ok(Some(m)) => m,
     };
     let table = ProcessTable::read()?;
-    let status = match chrome::require_single(&chrome::normal_chrome_pids(&table, &config.chrome)) {
+    let status = match chrome::state(&table, &config.chrome) {
         ChromeState::Missing => Status::AwaitingReopen,
         ChromeState::Ambiguous(pids) => Status::AmbiguousChrome(pids),
-        ChromeState::Running(pid) if pid == marker.chrome_pid => Status::AwaitingRestart(pid),
+        ChromeState::Running(pid)
+            if pid == marker.chrome_pid && table.start_time(pid) == Some(marker.chrome_started) =>
+        {
+            Status::AwaitingRestart(pid)
+        }
         ChromeState::Running(_) => match chrome::token_exposure(&table) {
             Exposure::Exposed(pids) => Status::RotatedProcessExposed(pids),
             Exposure::Absent => Status::Verified,
@@ -233,11 +293,18 @@ pub fn summary(runtime: &Runtime) -> String {
     match read::<Baseline>(runtime, StateFile::RotationBaseline) {
         Ok(None) => match read::<Marker>(runtime, StateFile::RotationMarker) {
             Ok(None) => "not started".into(),
-            Ok(Some(_)) => "invalid-regeneration-marker: a marker without a baseline".into(),
-            Err(why) => format!("invalid-regeneration-marker: {why}"),
+            Ok(Some(_)) => Status::InvalidRegenerationMarker(orphan_marker()).line(),
+            Err(invalid) => Status::InvalidRegenerationMarker(invalid).line(),
         },
         Ok(Some(_)) => "in progress (run `my-chrome rotation-status`)".into(),
-        Err(why) => format!("invalid-baseline: {why}"),
+        Err(invalid) => Status::InvalidBaseline(invalid).line(),
+    }
+}
+
+fn orphan_marker() -> Invalid {
+    Invalid {
+        why: "a regeneration marker without a baseline".into(),
+        unsafe_file: false,
     }
 }
 
@@ -246,21 +313,31 @@ pub fn summary(runtime: &Runtime) -> String {
 fn read<T: for<'de> Deserialize<'de> + HasShape>(
     runtime: &Runtime,
     which: StateFile,
-) -> Result<Option<T>, String> {
-    let Some(bytes) = runtime.read_state(which).map_err(|e| match e {
-        RuntimeError::Unsafe { path, rule } => format!("{}: {rule}", path.display()),
-        other => other.to_string(),
-    })?
-    else {
-        return Ok(None);
+) -> Result<Option<T>, Invalid> {
+    let bytes = match runtime.read_state(which) {
+        Ok(Some(bytes)) => bytes,
+        Ok(None) => return Ok(None),
+        Err(RuntimeError::Unsafe { path, rule }) => {
+            return Err(Invalid {
+                why: format!("{}: {rule}", path.display()),
+                unsafe_file: true,
+            });
+        }
+        Err(other) => {
+            return Err(Invalid {
+                why: other.to_string(),
+                unsafe_file: false,
+            });
+        }
     };
     let name = which.file_name();
-    let value: T =
-        serde_json::from_slice(&bytes).map_err(|e| format!("{name} is malformed ({e})"))?;
+    let malformed = |detail: String| Invalid {
+        why: format!("{name} is malformed ({detail})"),
+        unsafe_file: false,
+    };
+    let value: T = serde_json::from_slice(&bytes).map_err(|e| malformed(e.to_string()))?;
     if !value.well_formed() {
-        return Err(format!(
-            "{name} is malformed (unexpected version or digest)"
-        ));
+        return Err(malformed("unexpected version or digest".into()));
     }
     Ok(Some(value))
 }

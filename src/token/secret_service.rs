@@ -5,7 +5,8 @@
 use std::collections::HashMap;
 
 use secret_service::EncryptionType;
-use secret_service::blocking::SecretService;
+use secret_service::SearchItemsResult;
+use secret_service::blocking::{Item, SecretService};
 
 use super::Token;
 use super::store::{StoreError, TokenStore};
@@ -54,6 +55,18 @@ impl SecretServiceStore {
             .map_err(|e| unavailable(e.to_string()))
     }
 
+    /// Runs `f` on the items that carry our attributes.
+    fn with_items<T>(
+        &self,
+        f: impl FnOnce(&SearchItemsResult<Item<'_>>) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        let ss = self.connect()?;
+        let found = ss
+            .search_items(self.attributes())
+            .map_err(|e| self.fail(e))?;
+        f(&found)
+    }
+
     fn fail(&self, e: secret_service::Error) -> StoreError {
         let what = self.describe();
         match e {
@@ -77,33 +90,27 @@ impl SecretServiceStore {
 
 impl TokenStore for SecretServiceStore {
     fn exists(&self) -> Result<bool, StoreError> {
-        let ss = self.connect()?;
-        let found = ss
-            .search_items(self.attributes())
-            .map_err(|e| self.fail(e))?;
-        Ok(!found.unlocked.is_empty() || !found.locked.is_empty())
+        self.with_items(|found| Ok(!found.unlocked.is_empty() || !found.locked.is_empty()))
     }
 
     fn read(&self) -> Result<Option<Token>, StoreError> {
-        let ss = self.connect()?;
-        let found = ss
-            .search_items(self.attributes())
-            .map_err(|e| self.fail(e))?;
-        let Some(item) = found.unlocked.first() else {
-            // Never prompt for an unlock: an agent may be the one asking.
-            return if found.locked.is_empty() {
-                Ok(None)
-            } else {
-                Err(self.fail(secret_service::Error::Locked))
+        self.with_items(|found| {
+            let Some(item) = found.unlocked.first() else {
+                // Never prompt for an unlock: an agent may be the one asking.
+                return if found.locked.is_empty() {
+                    Ok(None)
+                } else {
+                    Err(self.fail(secret_service::Error::Locked))
+                };
             };
-        };
-        let secret = zeroize::Zeroizing::new(item.get_secret().map_err(|e| self.fail(e))?);
-        Token::parse(&secret, "the stored item")
-            .map(Some)
-            .map_err(|e| StoreError::Invalid {
-                what: self.describe(),
-                why: e.to_string(),
-            })
+            let secret = zeroize::Zeroizing::new(item.get_secret().map_err(|e| self.fail(e))?);
+            Token::parse(&secret, "the stored item")
+                .map(Some)
+                .map_err(|e| StoreError::Invalid {
+                    what: self.describe(),
+                    why: e.to_string(),
+                })
+        })
     }
 
     fn write(&self, token: &Token) -> Result<(), StoreError> {
@@ -126,17 +133,15 @@ impl TokenStore for SecretServiceStore {
     }
 
     fn delete(&self) -> Result<bool, StoreError> {
-        let ss = self.connect()?;
-        let found = ss
-            .search_items(self.attributes())
-            .map_err(|e| self.fail(e))?;
-        if !found.locked.is_empty() {
-            return Err(self.fail(secret_service::Error::Locked));
-        }
-        for item in &found.unlocked {
-            item.delete().map_err(|e| self.fail(e))?;
-        }
-        Ok(!found.unlocked.is_empty())
+        self.with_items(|found| {
+            if !found.locked.is_empty() {
+                return Err(self.fail(secret_service::Error::Locked));
+            }
+            for item in &found.unlocked {
+                item.delete().map_err(|e| self.fail(e))?;
+            }
+            Ok(!found.unlocked.is_empty())
+        })
     }
 
     fn describe(&self) -> String {

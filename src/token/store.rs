@@ -32,13 +32,19 @@ pub enum StoreError {
     },
     #[error("{what} is locked; nothing was read or stored. Unlock it ({next}), then retry")]
     Locked { what: String, next: String },
-    #[error("{what} refused access ({why}); nothing was read or stored")]
+    #[error(
+        "{what} refused access ({why}); nothing was read or stored. Allow my-chrome when the \
+         keyring asks, then retry"
+    )]
     Denied { what: String, why: String },
     #[error(
         "{what} holds something that is not a valid token ({why}); store a new one with `my-chrome token store`"
     )]
     Invalid { what: String, why: String },
-    #[error("{what} failed: {why}")]
+    #[error(
+        "{what} failed ({why}); nothing was read or stored. Check that your keyring has a default \
+         (login) collection and is working, then retry"
+    )]
     Failed { what: String, why: String },
 }
 

@@ -597,8 +597,26 @@ impl FakeChrome {
 
     /// Starts one process of it with these arguments (and extra environment).
     pub fn start_with(&self, args: &[&str], env: &[(&str, &str)], uid: Option<u32>) -> u32 {
+        self.spawn(Command::new(self.path()), args, env, uid)
+    }
+
+    /// Starts one whose argv[0] reads like a Chrome helper's rewritten
+    /// command line (`<path> --type=gpu-process …`, one space-joined string).
+    pub fn start_rewritten(&self, words: &str) -> u32 {
         use std::os::unix::process::CommandExt;
         let mut cmd = Command::new(self.path());
+        cmd.arg0(format!("{} {words}", self.path().display()));
+        self.spawn(cmd, &[], &[], None)
+    }
+
+    fn spawn(
+        &self,
+        mut cmd: Command,
+        args: &[&str],
+        env: &[(&str, &str)],
+        uid: Option<u32>,
+    ) -> u32 {
+        use std::os::unix::process::CommandExt;
         cmd.args(["-c", "while :; do sleep 1; done", "chrome"])
             .args(args)
             .envs(env.iter().copied())
