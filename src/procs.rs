@@ -42,7 +42,10 @@ impl ProcessTable {
             .with_exe(UpdateKind::Always)
             .with_cwd(UpdateKind::Always)
             .with_environ(UpdateKind::Always)
-            .with_user(UpdateKind::Always);
+            .with_user(UpdateKind::Always)
+            // sysinfo lists Linux threads as processes unless told not to: a
+            // multithreaded Chrome would otherwise count once per thread.
+            .without_tasks();
         system.refresh_processes_specifics(ProcessesToUpdate::All, true, kind);
         // We can always see ourselves; if we cannot, nothing we see is trustworthy.
         let me = sysinfo::Pid::from_u32(std::process::id());
@@ -60,15 +63,18 @@ impl ProcessTable {
     }
 
     pub fn iter(&self) -> impl Iterator<Item = Proc<'_>> {
-        self.system.processes().values().map(|p| Proc {
-            pid: p.pid().as_u32(),
-            start_time: p.start_time(),
-            uid: p.user_id().map(|u| **u),
-            exe: p.exe(),
-            cwd: p.cwd(),
-            cmd: p.cmd(),
-            environ: p.environ(),
-        })
+        let processes = self.system.processes().values();
+        processes
+            .filter(|p| p.thread_kind().is_none())
+            .map(|p| Proc {
+                pid: p.pid().as_u32(),
+                start_time: p.start_time(),
+                uid: p.user_id().map(|u| **u),
+                exe: p.exe(),
+                cwd: p.cwd(),
+                cmd: p.cmd(),
+                environ: p.environ(),
+            })
     }
 
     /// PIDs of processes whose executable, working directory or any
