@@ -8,8 +8,9 @@ cd "$(dirname "$0")/.."
 say() { printf 'test.sh: %s\n' "$*"; }
 
 # What the tests need from the system: Node.js and npm (the pinned CLI), a
-# real Secret Service (dbus, gnome-keyring, secret-tool for cross-checks) and
-# a real X clipboard (Xvfb, xclip). Installed with apt-get when we are root;
+# real Secret Service (dbus, gnome-keyring, secret-tool for cross-checks), a
+# real X clipboard (Xvfb, xclip) and a real Chromium (behind the Chrome
+# stand-in). Installed with apt-get when we are root;
 # otherwise a missing one stops the run here, by name, rather than skipping.
 need() { # command package
   [ -x "$1" ] || missing+=("$2")
@@ -23,6 +24,7 @@ need /usr/bin/gnome-keyring-daemon gnome-keyring
 need /usr/bin/secret-tool libsecret-tools
 need /usr/bin/Xvfb xvfb
 need /usr/bin/xclip xclip
+need /usr/bin/chromium chromium
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     say "installing ${missing[*]} with apt-get"
@@ -37,8 +39,9 @@ fi
 say "cargo fmt --check"
 cargo fmt --all -- --check
 say "cargo clippy"
-cargo clippy --all-targets --quiet -- -D warnings
-cargo build --quiet
+cargo clippy --workspace --all-targets --quiet -- -D warnings
+# The binary and the Chrome stand-in (tests/chrome-standin) the tests start.
+cargo build --workspace --quiet
 
 # The real pinned CLI, installed by the project's own setup into the runtime
 # that the integration tests copy (tests/common/mod.rs, golden_runtime).
@@ -48,4 +51,4 @@ say "my-chrome setup into $golden"
 MY_CHROME_RUNTIME_DIR="$golden" target/debug/my-chrome setup
 
 say "cargo test"
-cargo test --quiet -- --test-threads=2
+cargo test --workspace --quiet -- --test-threads=2

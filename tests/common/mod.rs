@@ -4,6 +4,10 @@
 
 #![allow(dead_code)] // each test binary uses a different part of this module
 
+pub mod pwcli;
+pub mod site;
+pub mod standin;
+
 use std::fs;
 use std::os::unix::fs::{PermissionsExt, symlink};
 use std::path::{Path, PathBuf};

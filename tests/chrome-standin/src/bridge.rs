@@ -1,0 +1,300 @@
+//! The Playwright Extension, protocol 2: connects to the relay and serves
+//! `chrome.tabs.*` and `chrome.debugger.*` by translating them to CDP on
+//! the real Chromium, forwarding CDP events back as `chrome.debugger.onEvent`.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread;
+
+use serde_json::{Value, json};
+
+use crate::cdp::Cdp;
+use crate::faults::Faults;
+use crate::link::{Incoming, Link};
+use crate::{CONNECT_PAGE, log};
+
+#[derive(Default)]
+struct Tabs {
+    next: i64,
+    target_of: HashMap<i64, String>,
+    tab_of_target: HashMap<String, i64>,
+    session_of: HashMap<i64, String>,
+    tab_of_session: HashMap<String, i64>,
+    tab_of_child: HashMap<String, i64>,
+}
+
+impl Tabs {
+    /// The tab id of a target, and whether it is new.
+    fn tab_for(&mut self, target: &str) -> (i64, bool) {
+        if let Some(tab) = self.tab_of_target.get(target) {
+            return (*tab, false);
+        }
+        self.next += 1;
+        self.target_of.insert(self.next, target.to_string());
+        self.tab_of_target.insert(target.to_string(), self.next);
+        (self.next, true)
+    }
+
+    fn forget(&mut self, target: &str) -> Option<i64> {
+        let tab = self.tab_of_target.remove(target)?;
+        self.target_of.remove(&tab);
+        if let Some(session) = self.session_of.remove(&tab) {
+            self.tab_of_session.remove(&session);
+        }
+        Some(tab)
+    }
+}
+
+pub struct Bridge {
+    ext: Link,
+    cdp: Cdp,
+    tabs: Mutex<Tabs>,
+    /// The helper tab's target, when it is kept out of view.
+    hidden: Option<String>,
+    faults: Faults,
+}
+
+/// Serves one relay connection until it closes.
+pub fn run(
+    endpoint: &str,
+    relay: &str,
+    hidden: Option<String>,
+    faults: Faults,
+) -> Result<(), String> {
+    let (ext, incoming) = Link::connect(relay)?;
+    if faults.refuse_websocket {
+        log("fault: closing the relay connection at once");
+        ext.close();
+        return Ok(());
+    }
+    let (cdp, events) = Cdp::connect(endpoint)?;
+    let bridge = Arc::new(Bridge {
+        ext,
+        cdp,
+        tabs: Mutex::default(),
+        hidden,
+        faults,
+    });
+
+    let targets = bridge.cdp.call("Target.getTargets", json!({}), None)?;
+    for info in targets["targetInfos"].as_array().into_iter().flatten() {
+        bridge.announce(info);
+    }
+    bridge
+        .ext
+        .send(&json!({"method": "extension.initialized", "params": {}}));
+    bridge
+        .cdp
+        .call("Target.setDiscoverTargets", json!({"discover": true}), None)?;
+
+    let pump = Arc::clone(&bridge);
+    thread::spawn(move || {
+        while let Ok(Some(event)) = events.recv() {
+            pump.on_event(&event);
+        }
+    });
+
+    let handled = Arc::new(AtomicUsize::new(0));
+    for frame in incoming {
+        let Incoming::Frame(command) = frame else {
+            break;
+        };
+        let count = handled.fetch_add(1, Ordering::SeqCst) + 1;
+        if bridge.faults.exit_after.is_some_and(|n| count > n) {
+            log("fault: exiting abruptly");
+            let _ =
+                nix::sys::signal::kill(nix::unistd::getpid(), nix::sys::signal::Signal::SIGKILL);
+        }
+        if bridge.faults.drop_after.is_some_and(|n| count > n) {
+            log("fault: dropping the relay connection");
+            break;
+        }
+        let worker = Arc::clone(&bridge);
+        thread::spawn(move || worker.answer(&command));
+    }
+    bridge.ext.close();
+    bridge.cdp.close();
+    log("relay connection closed");
+    Ok(())
+}
+
+impl Bridge {
+    fn is_hidden(&self, info: &Value) -> bool {
+        self.hidden.as_ref().is_some_and(|helper| {
+            info["targetId"].as_str() == Some(helper)
+                || info["url"]
+                    .as_str()
+                    .is_some_and(|u| u.starts_with(CONNECT_PAGE))
+        })
+    }
+
+    /// A page target becomes a tab the extension exposes.
+    fn announce(&self, info: &Value) {
+        if info["type"] != "page" || self.is_hidden(info) {
+            return;
+        }
+        let Some(target) = info["targetId"].as_str() else {
+            return;
+        };
+        let (tab, new) = self.tabs.lock().unwrap().tab_for(target);
+        if new {
+            let tab_info = json!({"id": tab, "url": info["url"], "title": info["title"]});
+            self.ext
+                .send(&json!({"method": "chrome.tabs.onCreated", "params": [tab_info]}));
+        }
+    }
+
+    fn on_event(&self, event: &Value) {
+        let method = event["method"].as_str().unwrap_or_default();
+        let params = &event["params"];
+        if let Some(session) = event["sessionId"].as_str() {
+            let mut tabs = self.tabs.lock().unwrap();
+            let source = if let Some(tab) = tabs.tab_of_session.get(session).copied() {
+                let child = params["sessionId"].as_str().map(String::from);
+                match (method, child) {
+                    ("Target.attachedToTarget", Some(child)) => {
+                        tabs.tab_of_child.insert(child, tab);
+                    }
+                    ("Target.detachedFromTarget", Some(child)) => {
+                        tabs.tab_of_child.remove(&child);
+                    }
+                    _ => {}
+                }
+                json!({"tabId": tab})
+            } else if let Some(tab) = tabs.tab_of_child.get(session) {
+                json!({"tabId": tab, "sessionId": session})
+            } else {
+                return;
+            };
+            drop(tabs);
+            self.ext.send(
+                &json!({"method": "chrome.debugger.onEvent", "params": [source, method, params]}),
+            );
+            return;
+        }
+        match method {
+            // Pages opened by pages (popups) join the exposed tabs, as the
+            // extension adds them to its group. Tabs the relay asked for are
+            // answered by chrome.tabs.create itself: announcing them too would
+            // race its own attach.
+            "Target.targetCreated" if params["targetInfo"]["openerId"].is_string() => {
+                self.announce(&params["targetInfo"])
+            }
+            "Target.targetDestroyed" => {
+                let target = params["targetId"].as_str().unwrap_or_default();
+                if let Some(tab) = self.tabs.lock().unwrap().forget(target) {
+                    self.ext
+                        .send(&json!({"method": "chrome.tabs.onRemoved", "params": [tab, {}]}));
+                }
+            }
+            "Target.detachedFromTarget" => {
+                let session = params["sessionId"].as_str().unwrap_or_default();
+                let mut tabs = self.tabs.lock().unwrap();
+                if let Some(tab) = tabs.tab_of_session.remove(session) {
+                    tabs.session_of.remove(&tab);
+                    drop(tabs);
+                    let params = json!([{"tabId": tab}, "target_closed"]);
+                    self.ext
+                        .send(&json!({"method": "chrome.debugger.onDetach", "params": params}));
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn answer(&self, command: &Value) {
+        let id = command["id"].clone();
+        let result = self.execute(
+            command["method"].as_str().unwrap_or_default(),
+            &command["params"],
+        );
+        if let Some(delay) = self.faults.delay {
+            thread::sleep(delay);
+        }
+        let reply = match result {
+            Ok(value) => json!({"id": id, "result": value}),
+            Err(error) => json!({"id": id, "error": error}),
+        };
+        self.ext.send(&reply);
+    }
+
+    fn target(&self, tab: &Value) -> Result<String, String> {
+        let tab = tab.as_i64().ok_or("no tab id")?;
+        self.tabs
+            .lock()
+            .unwrap()
+            .target_of
+            .get(&tab)
+            .cloned()
+            .ok_or_else(|| format!("No tab with id: {tab}."))
+    }
+
+    fn execute(&self, method: &str, params: &Value) -> Result<Value, String> {
+        match method {
+            "chrome.tabs.create" => {
+                let url = params[0]["url"].as_str().unwrap_or("about:blank");
+                let created = self
+                    .cdp
+                    .call("Target.createTarget", json!({"url": url}), None)?;
+                let target = created["targetId"].as_str().ok_or("no targetId")?;
+                let (tab, _) = self.tabs.lock().unwrap().tab_for(target);
+                Ok(json!({"id": tab, "url": url}))
+            }
+            "chrome.tabs.remove" => {
+                let target = self.target(&params[0])?;
+                self.cdp
+                    .call("Target.closeTarget", json!({"targetId": target}), None)?;
+                Ok(Value::Null)
+            }
+            "chrome.debugger.attach" => {
+                let tab = params[0]["tabId"].as_i64().ok_or("no tabId")?;
+                let target = self.target(&params[0]["tabId"])?;
+                if self.tabs.lock().unwrap().session_of.contains_key(&tab) {
+                    return Err(format!(
+                        "Another debugger is already attached to the tab with id: {tab}."
+                    ));
+                }
+                let attached = self.cdp.call(
+                    "Target.attachToTarget",
+                    json!({"targetId": target, "flatten": true}),
+                    None,
+                )?;
+                let session = attached["sessionId"]
+                    .as_str()
+                    .ok_or("no sessionId")?
+                    .to_string();
+                let mut tabs = self.tabs.lock().unwrap();
+                tabs.session_of.insert(tab, session.clone());
+                tabs.tab_of_session.insert(session, tab);
+                Ok(Value::Null)
+            }
+            "chrome.debugger.sendCommand" => {
+                let source = &params[0];
+                let session = match source["sessionId"].as_str() {
+                    Some(child) => child.to_string(),
+                    None => {
+                        let tab = source["tabId"].as_i64().ok_or("no tabId")?;
+                        self.tabs
+                            .lock()
+                            .unwrap()
+                            .session_of
+                            .get(&tab)
+                            .cloned()
+                            .ok_or_else(|| {
+                                format!("Debugger is not attached to the tab with id: {tab}.")
+                            })?
+                    }
+                };
+                let method = params[1].as_str().ok_or("no method")?;
+                let args = if params[2].is_null() {
+                    json!({})
+                } else {
+                    params[2].clone()
+                };
+                self.cdp.call(method, args, Some(&session))
+            }
+            other => Err(format!("stand-in: unsupported {other}")),
+        }
+    }
+}

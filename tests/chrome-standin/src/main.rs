@@ -1,0 +1,266 @@
+//! chrome-standin: test support only, never shipped. It stands in for the
+//! user's Google Chrome with the Playwright Extension installed, backed by a
+//! real headless Chromium:
+//!
+//! - started without a URL, it is "the user's Chrome": a normal main process
+//!   that owns Chrome's process singleton in `~/.config/google-chrome` (or
+//!   `$XDG_CONFIG_HOME/google-chrome`) and prints `READY <pid> <endpoint>`;
+//! - started with a URL while a main instance runs, it is a singleton client:
+//!   it hands the URL over (`START\0…`) and exits 0 on `ACK`, as Chrome does;
+//! - started with a URL while none runs, it becomes the main instance with the
+//!   URL — token included — in its own command line: the upstream hazard.
+//!
+//! Handed the extension's connect URL, the main instance checks its `token`
+//! against `STANDIN_TOKEN_FILE` (a file, so the token is in no command line or
+//! environment) and, on a match, serves protocol 2 on the relay. Other
+//! settings: `STANDIN_CHROMIUM` (default /usr/bin/chromium),
+//! `STANDIN_HELPER_TAB=hidden` (default: the connect tab is exposed with its
+//! full URL), `STANDIN_FAULTS` (see faults.rs), `STANDIN_LOG` (a log file;
+//! URLs are logged without their query).
+
+mod bridge;
+mod cdp;
+mod chromium;
+mod faults;
+mod link;
+mod singleton;
+
+use std::fs::OpenOptions;
+use std::io::{Read, Write};
+use std::os::unix::net::UnixStream;
+use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread;
+use std::time::Duration;
+
+use cdp::Cdp;
+use chromium::Chromium;
+use faults::Faults;
+use singleton::{Existing, Server};
+
+pub const EXTENSION_ID: &str = "mmlmfjhmonkocbjadbfplnigmagldckm";
+pub const CONNECT_PAGE: &str = "chrome-extension://mmlmfjhmonkocbjadbfplnigmagldckm/connect.html";
+
+/// Headless Chromium renders only the active tab of each window, so every
+/// tab gets a window of its own: the one Playwright drives is always
+/// painted, as the user's active tab is in their Chrome.
+pub fn new_tab(url: &str) -> serde_json::Value {
+    serde_json::json!({"url": url, "newWindow": true})
+}
+
+pub fn log(message: &str) {
+    if let Some(path) = std::env::var_os("STANDIN_LOG")
+        && let Ok(mut file) = OpenOptions::new().create(true).append(true).open(path)
+    {
+        let _ = writeln!(file, "[{}] {message}", std::process::id());
+    }
+}
+
+/// A URL for the log: scheme, host and path, never the query.
+fn shown(url: &str) -> String {
+    url.split('?').next().unwrap_or_default().to_string()
+}
+
+fn main() {
+    if std::env::var_os("STANDIN_IDLE").is_some() {
+        // The "second main process" fault: a normal main that does nothing.
+        loop {
+            thread::sleep(Duration::from_secs(3600));
+        }
+    }
+    let argv: Vec<String> = std::env::args().collect();
+    let urls: Vec<String> = argv[1..]
+        .iter()
+        .filter(|a| !a.starts_with("--"))
+        .cloned()
+        .collect();
+    let profile = singleton::profile_dir();
+    match singleton::find_running(&profile) {
+        Existing::Live(socket) => {
+            log(&format!(
+                "client: handing over {:?}",
+                urls.iter().map(|u| shown(u)).collect::<Vec<_>>()
+            ));
+            match singleton::notify(&socket, &argv) {
+                Ok(answer) if answer == "ACK" => std::process::exit(0),
+                Ok(answer) => {
+                    eprintln!("chrome-standin: the running browser answered {answer:?}");
+                    std::process::exit(1);
+                }
+                Err(e) => {
+                    eprintln!("chrome-standin: cannot reach the running browser: {e}");
+                    std::process::exit(1);
+                }
+            }
+        }
+        Existing::Refused(why) => {
+            eprintln!("chrome-standin: {why}");
+            std::process::exit(21);
+        }
+        Existing::Nobody | Existing::Stale => {}
+    }
+    if let Err(e) = run_main(&profile, &urls) {
+        eprintln!("chrome-standin: {e}");
+        std::process::exit(1);
+    }
+}
+
+struct Main {
+    chromium: Chromium,
+    control: Cdp,
+    token_file: Option<PathBuf>,
+    hide_helper: bool,
+    faults: Faults,
+    stopping: Arc<AtomicBool>,
+}
+
+fn run_main(profile: &std::path::Path, urls: &[String]) -> Result<(), String> {
+    let stopping = Arc::new(AtomicBool::new(false));
+    for signal in [
+        signal_hook::consts::SIGTERM,
+        signal_hook::consts::SIGINT,
+        signal_hook::consts::SIGHUP,
+    ] {
+        signal_hook::flag::register(signal, Arc::clone(&stopping)).map_err(|e| e.to_string())?;
+    }
+    let executable = std::env::var_os("STANDIN_CHROMIUM")
+        .map(PathBuf::from)
+        .unwrap_or("/usr/bin/chromium".into());
+    let chromium = Chromium::launch(&executable)?;
+    let (control, _events) = Cdp::connect(&chromium.endpoint)?;
+    let main = Arc::new(Main {
+        chromium,
+        control,
+        token_file: std::env::var_os("STANDIN_TOKEN_FILE").map(PathBuf::from),
+        hide_helper: std::env::var("STANDIN_HELPER_TAB").is_ok_and(|v| v == "hidden"),
+        faults: Faults::parse(&std::env::var("STANDIN_FAULTS").unwrap_or_default())?,
+        stopping,
+    });
+    let server = Server::create(profile)?;
+    println!("READY {} {}", std::process::id(), main.chromium.endpoint);
+    let _ = std::io::stdout().flush();
+    log("main: ready");
+    for url in urls {
+        main.open(url);
+    }
+    while !main.stopping.load(Ordering::SeqCst) {
+        match server.listener.accept() {
+            Ok((stream, _)) => {
+                let main = Arc::clone(&main);
+                thread::spawn(move || main.serve(stream));
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                thread::sleep(Duration::from_millis(5))
+            }
+            Err(e) => return Err(e.to_string()),
+        }
+    }
+    log("main: stopping");
+    drop(server);
+    Ok(())
+}
+
+impl Main {
+    /// One singleton client: read its message, act on it, answer.
+    fn serve(self: &Arc<Self>, mut stream: UnixStream) {
+        let _ = stream.set_nonblocking(false);
+        let _ = stream.set_read_timeout(Some(Duration::from_secs(5)));
+        let mut message = Vec::new();
+        if stream.read_to_end(&mut message).is_err() {
+            return;
+        }
+        let Ok((_cwd, argv)) = singleton::parse(&message) else {
+            // Chrome drops a malformed message without an answer.
+            log("main: malformed singleton message refused");
+            return;
+        };
+        if self.stopping.load(Ordering::SeqCst) {
+            let _ = stream.write_all(b"SHUTDOWN");
+            return;
+        }
+        for url in argv.iter().skip(1).filter(|a| !a.starts_with("--")) {
+            self.open(url);
+        }
+        let _ = stream.write_all(b"ACK");
+    }
+
+    /// What Chrome does with a URL: open it in a tab. The connect page is
+    /// also where the extension takes over.
+    fn open(self: &Arc<Self>, url: &str) {
+        log(&format!("main: opening {}", shown(url)));
+        let target = match self.control.call("Target.createTarget", new_tab(url), None) {
+            Ok(created) => created["targetId"].as_str().unwrap_or_default().to_string(),
+            Err(e) => {
+                log(&format!("main: cannot open a tab: {e}"));
+                String::new()
+            }
+        };
+        if url.starts_with(CONNECT_PAGE) {
+            self.extension(url, target);
+        }
+    }
+
+    /// The extension's connect page (open in tab `helper`): only the right
+    /// token connects.
+    fn extension(self: &Arc<Self>, url: &str, helper: String) {
+        let Ok(parsed) = url::Url::parse(url) else {
+            return;
+        };
+        let query: std::collections::HashMap<String, String> =
+            parsed.query_pairs().into_owned().collect();
+        let expected = self
+            .token_file
+            .as_ref()
+            .and_then(|f| std::fs::read_to_string(f).ok())
+            .map(|t| t.trim().to_string());
+        let matches = matches!((&expected, query.get("token")), (Some(e), Some(t)) if !e.is_empty() && e == t);
+        if !matches {
+            log("extension: no matching token; waiting for approval that never comes");
+            return;
+        }
+        if self.faults.spawn_second_main {
+            spawn_second_main();
+        }
+        let Some(relay) = query.get("mcpRelayUrl").cloned() else {
+            return;
+        };
+        let endpoint = self.chromium.endpoint.clone();
+        // Hidden: by target id, since a new tab's URL shows only once it loads.
+        let hidden = if self.hide_helper { Some(helper) } else { None };
+        let faults = self.faults.clone();
+        thread::spawn(move || {
+            if let Err(e) = bridge::run(&endpoint, &relay, hidden, faults) {
+                log(&format!("extension: {e}"));
+            }
+        });
+    }
+}
+
+/// Another normal Chrome main process, as if the user opened a second one.
+/// Its parent-death signal follows the thread that forks it, so that thread
+/// stays with it for its whole life.
+fn spawn_second_main() {
+    let Ok(me) = std::env::current_exe() else {
+        return;
+    };
+    thread::spawn(move || {
+        let mut command = std::process::Command::new(me);
+        command.env("STANDIN_IDLE", "1");
+        // SAFETY: prctl is async-signal-safe.
+        unsafe {
+            command.pre_exec(|| {
+                nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGKILL)
+                    .map_err(std::io::Error::from)
+            });
+        }
+        if let Ok(mut child) = command.spawn() {
+            log(&format!(
+                "fault: started a second main process {}",
+                child.id()
+            ));
+            let _ = child.wait();
+        }
+    });
+}

@@ -1,0 +1,224 @@
+//! The Chrome-and-extension stand-in (tests/chrome-standin) as a fixture:
+//! built once, copied to a path of the test's choosing (so its processes
+//! are "the user's Chrome" at that path), started with a private token file.
+
+use std::fs;
+use std::io::{BufRead, BufReader};
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+/// The stand-in binary, built once per test run.
+pub fn binary() -> &'static Path {
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    BUILT.get_or_init(|| {
+        let target = Path::new(env!("CARGO_TARGET_TMPDIR"))
+            .parent()
+            .unwrap()
+            .to_path_buf();
+        let status = Command::new(env!("CARGO"))
+            .args(["build", "--quiet", "-p", "chrome-standin"])
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .status()
+            .unwrap();
+        assert!(status.success(), "cannot build chrome-standin");
+        target.join("debug/chrome-standin")
+    })
+}
+
+#[derive(Default)]
+pub struct Options<'a> {
+    /// The token the "extension" accepts; `None` accepts nothing.
+    pub token: Option<&'a str>,
+    /// Keep the connect tab out of Playwright's view.
+    pub hide_helper: bool,
+    /// `STANDIN_FAULTS`.
+    pub faults: &'a str,
+}
+
+pub struct Standin {
+    dir: tempfile::TempDir,
+    child: Child,
+    pub pid: u32,
+    /// `ws://127.0.0.1:<port>/devtools/browser/<id>` of the real Chromium.
+    pub endpoint: String,
+    /// How long it took to be ready.
+    pub startup: Duration,
+}
+
+/// A copy of the stand-in at `<dir>/chrome`, with its token file beside it.
+pub fn install(dir: &Path, token: Option<&str>) -> PathBuf {
+    let exe = dir.join("chrome");
+    fs::copy(binary(), &exe).unwrap();
+    fs::set_permissions(&exe, fs::Permissions::from_mode(0o755)).unwrap();
+    let token_file = dir.join("token");
+    fs::write(&token_file, token.unwrap_or("")).unwrap();
+    fs::set_permissions(&token_file, fs::Permissions::from_mode(0o600)).unwrap();
+    exe
+}
+
+/// The environment a stand-in needs: its HOME (for the profile), the token
+/// file, a log, and the options.
+pub fn env(dir: &Path, home: &Path, options: &Options) -> Vec<(String, String)> {
+    let mut env = vec![
+        ("HOME".to_string(), home.display().to_string()),
+        ("PATH".to_string(), "/usr/bin:/bin".to_string()),
+        (
+            "STANDIN_TOKEN_FILE".to_string(),
+            dir.join("token").display().to_string(),
+        ),
+        (
+            "STANDIN_LOG".to_string(),
+            dir.join("standin.log").display().to_string(),
+        ),
+        ("STANDIN_FAULTS".to_string(), options.faults.to_string()),
+    ];
+    if options.hide_helper {
+        env.push(("STANDIN_HELPER_TAB".into(), "hidden".into()));
+    }
+    env
+}
+
+impl Standin {
+    /// Starts "the user's Chrome" for `home` and waits until it is ready.
+    pub fn start(home: &Path, options: Options) -> Standin {
+        assert!(
+            Path::new("/usr/bin/chromium").exists(),
+            "/usr/bin/chromium is missing: scripts/test.sh installs Debian's chromium"
+        );
+        let dir = tempfile::tempdir().unwrap();
+        fs::set_permissions(dir.path(), fs::Permissions::from_mode(0o755)).unwrap();
+        let exe = install(dir.path(), options.token);
+        let started = Instant::now();
+        let mut child = Command::new(&exe)
+            .env_clear()
+            .envs(env(dir.path(), home, &options))
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let mut words = line.split_whitespace();
+        assert_eq!(
+            words.next(),
+            Some("READY"),
+            "the stand-in did not start: {line:?}"
+        );
+        let pid = child.id();
+        let endpoint = words.nth(1).expect("no endpoint").to_string();
+        let startup = started.elapsed();
+        eprintln!(
+            "stand-in (with Chromium) ready in {} ms",
+            startup.as_millis()
+        );
+        Standin {
+            dir,
+            child,
+            pid,
+            endpoint,
+            startup,
+        }
+    }
+
+    /// The executable path: point MY_CHROME_CHROME and
+    /// PLAYWRIGHT_MCP_EXECUTABLE_PATH at it.
+    pub fn exe(&self) -> PathBuf {
+        self.dir.path().join("chrome")
+    }
+
+    pub fn dir(&self) -> &Path {
+        self.dir.path()
+    }
+
+    pub fn log(&self) -> String {
+        fs::read_to_string(self.dir.path().join("standin.log")).unwrap_or_default()
+    }
+
+    pub fn alive(&self) -> bool {
+        nix::sys::signal::kill(nix::unistd::Pid::from_raw(self.pid as i32), None).is_ok()
+            && !crate::common::process_gone(&self.pid.to_string())
+    }
+
+    /// The page targets of the real Chromium, as (url, title).
+    pub fn pages(&self) -> Vec<(String, String)> {
+        let port = self
+            .endpoint
+            .split(':')
+            .nth(2)
+            .unwrap()
+            .split('/')
+            .next()
+            .unwrap();
+        let body = http_get(&format!("127.0.0.1:{port}"), "/json/list");
+        let list: serde_json::Value = serde_json::from_str(&body).unwrap();
+        list.as_array()
+            .unwrap()
+            .iter()
+            .filter(|t| t["type"] == "page")
+            .map(|t| {
+                (
+                    t["url"].as_str().unwrap().to_string(),
+                    t["title"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect()
+    }
+
+    /// Waits until the stand-in has exited (or 10 s).
+    pub fn wait_gone(&mut self) -> bool {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        false
+    }
+}
+
+impl Drop for Standin {
+    fn drop(&mut self) {
+        let pid = nix::unistd::Pid::from_raw(self.pid as i32);
+        let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM);
+        if !self.wait_gone() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+/// A plain HTTP GET on loopback (Chromium's DevTools list). Chromium keeps
+/// the connection open, so the body is read by its Content-Length.
+pub fn http_get(address: &str, path: &str) -> String {
+    use std::io::{BufRead, Read, Write};
+    let mut stream = std::net::TcpStream::connect(address).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    write!(stream, "GET {path} HTTP/1.1\r\nHost: {address}\r\n\r\n").unwrap();
+    let mut reader = BufReader::new(stream);
+    let mut length = 0;
+    loop {
+        let mut line = String::new();
+        reader.read_line(&mut line).unwrap();
+        let line = line.trim_end();
+        if line.is_empty() {
+            break;
+        }
+        if let Some((name, value)) = line.split_once(':')
+            && name.eq_ignore_ascii_case("content-length")
+        {
+            length = value.trim().parse().unwrap();
+        }
+    }
+    let mut body = vec![0; length];
+    reader.read_exact(&mut body).unwrap();
+    String::from_utf8(body).unwrap()
+}
