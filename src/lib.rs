@@ -10,6 +10,7 @@ pub mod config;
 pub mod error;
 pub mod helper;
 pub mod procs;
+pub mod redact;
 pub mod report;
 pub mod runtime;
 pub mod session;
