@@ -153,29 +153,51 @@ mod tests {
         );
         assert_eq!(
             redacted(&plain),
-            format!("- 1: [chrome-extension://{ID}/connect.html?<redacted>](chrome-error://chromewebdata/)\n")
+            format!(
+                "- 1: [chrome-extension://{ID}/connect.html?<redacted>](chrome-error://chromewebdata/)\n"
+            )
         );
-        let json = format!(r#"{{"url":"chrome-extension://{ID}/connect.html?protocolVersion=2\u0026token={SECRET}","title":"x"}}"#);
+        let json = format!(
+            r#"{{"url":"chrome-extension://{ID}/connect.html?protocolVersion=2\u0026token={SECRET}","title":"x"}}"#
+        );
         assert_eq!(
             redacted(&json),
             format!(r#"{{"url":"chrome-extension://{ID}/connect.html?<redacted>","title":"x"}}"#)
         );
         let escaped = format!(r#""chrome-extension:\/\/{ID}\/connect.html?token={SECRET}""#);
-        assert!(!redacted(&escaped).contains(SECRET), "{}", redacted(&escaped));
-        let encoded = format!("next=chrome-extension%3A%2F%2F{ID}%2Fconnect.html%3Fa%3D1%26token%3D{SECRET} ok");
+        assert!(
+            !redacted(&escaped).contains(SECRET),
+            "{}",
+            redacted(&escaped)
+        );
+        let encoded = format!(
+            "next=chrome-extension%3A%2F%2F{ID}%2Fconnect.html%3Fa%3D1%26token%3D{SECRET} ok"
+        );
         assert_eq!(
             redacted(&encoded),
             format!("next=chrome-extension%3A%2F%2F{ID}%2Fconnect.html%3F<redacted> ok")
         );
-        let upper = format!("CHROME-EXTENSION://{}/CONNECT.HTML?TOKEN={SECRET}", ID.to_uppercase());
+        let upper = format!(
+            "CHROME-EXTENSION://{}/CONNECT.HTML?TOKEN={SECRET}",
+            ID.to_uppercase()
+        );
         assert!(!redacted(&upper).contains(SECRET));
     }
 
     #[test]
     fn any_token_parameter_is_redacted_and_nothing_else_changes() {
-        assert_eq!(redacted(&format!("x?a=1&token={SECRET}&b=2")), "x?a=1&token=<redacted>&b=2");
-        assert_eq!(redacted(&format!("token%3D{SECRET} done")), "token%3D<redacted> done");
-        assert_eq!(redacted(&format!("\"token\\u003d{SECRET}\"")), "\"token\\u003d<redacted>\"");
+        assert_eq!(
+            redacted(&format!("x?a=1&token={SECRET}&b=2")),
+            "x?a=1&token=<redacted>&b=2"
+        );
+        assert_eq!(
+            redacted(&format!("token%3D{SECRET} done")),
+            "token%3D<redacted> done"
+        );
+        assert_eq!(
+            redacted(&format!("\"token\\u003d{SECRET}\"")),
+            "\"token\\u003d<redacted>\""
+        );
         let ordinary = "### Open tabs\n- 0: (current) [Hello](http://127.0.0.1:8765/a.html)\n";
         assert_eq!(redacted(ordinary), ordinary);
         let other_extension = "chrome-extension://abcdefghijklmnopabcdefghijklmnop/page.html?x=1";
@@ -185,13 +207,18 @@ mod tests {
     #[test]
     fn a_value_split_across_reads_never_escapes() {
         for text in [
-            format!("tabs: chrome-extension://{ID}/connect.html?protocolVersion=2&token={SECRET} end\n"),
+            format!(
+                "tabs: chrome-extension://{ID}/connect.html?protocolVersion=2&token={SECRET} end\n"
+            ),
             format!("{{\"u\":\"x?token={SECRET}\"}}"),
             format!("chrome-extension%3A%2F%2F{ID}%2Fconnect.html%3Ftoken%3D{SECRET}"),
         ] {
             let whole = redacted(&text);
             for out in every_split(&text) {
-                assert!(!out.contains(SECRET) && !out.contains(&SECRET[..12]), "{out}");
+                assert!(
+                    !out.contains(SECRET) && !out.contains(&SECRET[..12]),
+                    "{out}"
+                );
                 assert_eq!(out, whole, "splitting must not change the result");
             }
         }
@@ -202,7 +229,11 @@ mod tests {
         let mut r = Redactor::new();
         let long = "x".repeat(1000);
         let out = r.feed(long.as_bytes());
-        assert_eq!(out.len(), 1000 - HOLD_BACK, "all but the possible start of a pattern");
+        assert_eq!(
+            out.len(),
+            1000 - HOLD_BACK,
+            "all but the possible start of a pattern"
+        );
         assert_eq!(r.finish().len(), HOLD_BACK);
     }
 }

@@ -193,6 +193,17 @@ impl Pin {
         })
     }
 
+    /// The playwright-core version the pin installs: the `version` a session
+    /// made by our CLI records.
+    pub fn core_version(&self) -> &str {
+        self.lock
+            .packages
+            .iter()
+            .find(|p| p.name == "playwright-core")
+            .map(|p| p.version.as_str())
+            .unwrap_or_default()
+    }
+
     /// Whether `lock` is byte for byte a lock some release of ours shipped.
     pub fn was_released(&self, lock: &[u8]) -> bool {
         self.released_locks
@@ -221,6 +232,7 @@ mod tests {
             .unwrap();
         assert_eq!(cli.version, pin.version);
         assert_eq!(cli.path, "node_modules/@playwright/cli");
+        assert_eq!(pin.core_version(), "1.62.0-alpha-1783623505000");
     }
 
     #[test]

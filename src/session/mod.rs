@@ -2,3 +2,4 @@
 //! own registry.
 
 pub mod registry;
+pub mod state;

@@ -284,15 +284,21 @@ pub fn system_node() -> PathBuf {
         .expect("tests need Node.js at /usr/local/bin/node or /usr/bin/node (scripts/test.sh installs it)")
 }
 
-/// Whether a process is gone (or only a zombie awaiting its reaper).
+/// Whether a process is gone: no longer in /proc, or a zombie whose every
+/// thread has exited (a multithreaded process's leader turns zombie while its
+/// other threads still hold its files).
 pub fn process_gone(pid: &str) -> bool {
-    match fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Err(_) => true,
-        Ok(stat) => stat
-            .rsplit(')')
-            .next()
-            .is_some_and(|rest| rest.trim_start().starts_with('Z')),
-    }
+    let Ok(status) = fs::read_to_string(format!("/proc/{pid}/status")) else {
+        return true;
+    };
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .map(|v| v.trim().to_string())
+            .unwrap_or_default()
+    };
+    field("State:").starts_with('Z') && field("Threads:").parse::<u32>().unwrap_or(0) <= 1
 }
 
 pub fn wait_gone(pid: &str) {

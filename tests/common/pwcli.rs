@@ -63,6 +63,14 @@ impl PwCli {
         .env_clear()
         .envs(self.env.iter().map(|(k, v)| (k, v)))
         .process_group(0);
+        // As under my-chrome: everything the CLI and its daemon create is private.
+        // SAFETY: umask is async-signal-safe.
+        unsafe {
+            cmd.pre_exec(|| {
+                nix::sys::stat::umask(nix::sys::stat::Mode::from_bits_truncate(0o077));
+                Ok(())
+            });
+        }
         let mut running = Running::start(cmd);
         let deadline = Instant::now() + bound;
         while Instant::now() < deadline {

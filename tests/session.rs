@@ -1,0 +1,113 @@
+//! The native session state against live sessions of the real CLI (through
+//! the Chrome stand-in), compared with what `list --json` says.
+
+mod common;
+
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+
+use common::pwcli::PwCli;
+use common::standin::{Options, Standin};
+use common::{Sandbox, fresh_token};
+use my_chrome::helper::pin::Pin;
+use my_chrome::session::state::{SessionState, session_state};
+
+fn state(sandbox: &Sandbox, name: &str) -> SessionState {
+    session_state(
+        sandbox.home.path(),
+        &sandbox.runtime,
+        name,
+        Pin::shipped().core_version(),
+    )
+}
+
+fn listed(cli: &PwCli, name: &str) -> Option<serde_json::Value> {
+    let run = cli.ok(&["list", "--json"]);
+    let doc: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    doc["browsers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["name"] == name)
+        .cloned()
+}
+
+#[test]
+fn the_native_state_agrees_with_list_json() {
+    let sandbox = Sandbox::installed();
+    let token = fresh_token();
+    let chrome = Standin::start(
+        sandbox.home.path(),
+        Options {
+            token: Some(&token),
+            ..Default::default()
+        },
+    );
+    let cli = PwCli::new(&sandbox, Some(&token), &chrome.exe());
+
+    assert!(matches!(state(&sandbox, "t"), SessionState::Missing));
+    assert!(listed(&cli, "t").is_none());
+
+    cli.ok(&["attach", "--extension=chrome", "--session=t"]);
+    match state(&sandbox, "t") {
+        SessionState::Ready(entry) => assert!(entry.attached),
+        other => panic!("expected ready, got {other:?}"),
+    }
+    let entry = listed(&cli, "t").expect("list shows it");
+    assert_eq!(entry["status"], "open");
+    assert_eq!(entry["version"], Pin::shipped().core_version());
+
+    // A socket directory someone else could enter is not trusted.
+    let SessionState::Ready(ready) = state(&sandbox, "t") else {
+        unreachable!()
+    };
+    let socket_dir = ready.socket_path.parent().unwrap().to_path_buf();
+    fs::set_permissions(&socket_dir, fs::Permissions::from_mode(0o755)).unwrap();
+    match state(&sandbox, "t") {
+        SessionState::Unavailable(why) => assert!(why.contains("has mode 0755"), "{why}"),
+        other => panic!("expected unavailable, got {other:?}"),
+    }
+    fs::set_permissions(&socket_dir, fs::Permissions::from_mode(0o700)).unwrap();
+
+    // The daemon dies without cleaning up: stale here; list drops it.
+    let daemons = cli.leftovers();
+    assert!(!daemons.is_empty(), "the daemon runs code from the CLI");
+    for pid in &daemons {
+        let pid = nix::unistd::Pid::from_raw(*pid as i32);
+        nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL).unwrap();
+    }
+    // Gone for good (not merely without a command line while it exits).
+    for pid in &daemons {
+        common::wait_gone(&pid.to_string());
+    }
+    match state(&sandbox, "t") {
+        SessionState::Stale(why) => assert!(why.contains("does not answer"), "{why}"),
+        other => panic!("expected stale, got {other:?}"),
+    }
+    assert!(listed(&cli, "t").is_none());
+    assert!(
+        matches!(state(&sandbox, "t"), SessionState::Missing),
+        "list removed the stale entry"
+    );
+}
+
+#[test]
+fn an_entry_from_another_version_or_outside_our_tmp_is_not_trusted() {
+    let sandbox = Sandbox::installed();
+    let dir =
+        my_chrome::session::registry::daemon_dir(sandbox.home.path(), &sandbox.runtime).unwrap();
+    fs::create_dir_all(&dir).unwrap();
+    let write = |version: &str, socket: &str| {
+        let entry = serde_json::json!({"name": "t", "version": version, "socketPath": socket, "attached": true});
+        fs::write(dir.join("t.session"), entry.to_string()).unwrap();
+    };
+    let inside = sandbox.runtime.join("tmp/pw-1234/cli/x.sock");
+    write("1.0.0", &inside.display().to_string());
+    assert!(matches!(state(&sandbox, "t"), SessionState::Stale(why) if why.contains("1.0.0")));
+    write(Pin::shipped().core_version(), "/tmp/pw-planted/cli/x.sock");
+    assert!(
+        matches!(state(&sandbox, "t"), SessionState::Unavailable(why) if why.contains("outside"))
+    );
+    fs::write(dir.join("t.session"), "{broken").unwrap();
+    assert!(matches!(state(&sandbox, "t"), SessionState::Unavailable(_)));
+}
