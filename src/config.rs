@@ -24,6 +24,11 @@ pub struct Config {
     pub node: Option<PathBuf>,
     /// The Chrome executable (`MY_CHROME_CHROME`, default the platform's Chrome).
     pub chrome: PathBuf,
+    /// Chrome's user data directory, where its process singleton lives
+    /// (`MY_CHROME_USER_DATA_DIR`; default `$XDG_CONFIG_HOME/google-chrome` or
+    /// `~/.config/google-chrome` on Linux, `~/Library/Application
+    /// Support/Google/Chrome` on macOS).
+    pub chrome_user_data: PathBuf,
     pub keychain_service: String,
     pub keychain_account: String,
     /// Bound on `setup`'s `npm ci` (`MY_CHROME_SETUP_TIMEOUT_SECS`, default 600).
@@ -175,6 +180,10 @@ impl Config {
             Some(raw) => absolute_path("MY_CHROME_CHROME", &raw)?,
             None => PathBuf::from(DEFAULT_CHROME),
         };
+        let chrome_user_data = match get("MY_CHROME_USER_DATA_DIR")? {
+            Some(raw) => absolute_path("MY_CHROME_USER_DATA_DIR", &raw)?,
+            None => default_user_data(&home, get("XDG_CONFIG_HOME")?.as_deref())?,
+        };
         let keychain_service = match get("MY_CHROME_KEYCHAIN_SERVICE")? {
             Some(s) => keychain_field("MY_CHROME_KEYCHAIN_SERVICE", &s)?,
             None => DEFAULT_KEYCHAIN_SERVICE.to_string(),
@@ -238,6 +247,7 @@ impl Config {
             session,
             node,
             chrome,
+            chrome_user_data,
             keychain_service,
             keychain_account,
             setup_timeout,
@@ -248,6 +258,20 @@ impl Config {
             proxy_vars,
         })
     }
+}
+
+#[cfg(target_os = "macos")]
+fn default_user_data(home: &Path, _xdg_config: Option<&str>) -> Result<PathBuf, ConfigError> {
+    Ok(home.join("Library/Application Support/Google/Chrome"))
+}
+
+#[cfg(not(target_os = "macos"))]
+fn default_user_data(home: &Path, xdg_config: Option<&str>) -> Result<PathBuf, ConfigError> {
+    let config = match xdg_config {
+        Some(raw) => absolute_path("XDG_CONFIG_HOME", raw)?,
+        None => home.join(".config"),
+    };
+    Ok(config.join("google-chrome"))
 }
 
 /// An absolute path without `.` or `..` components or control characters, so
@@ -341,6 +365,11 @@ mod tests {
         );
         assert_eq!(c.session, "mychrome");
         assert_eq!(c.chrome, Path::new(DEFAULT_CHROME));
+        #[cfg(not(target_os = "macos"))]
+        assert_eq!(
+            c.chrome_user_data,
+            Path::new("/home/u/.config/google-chrome")
+        );
         assert_eq!(c.keychain_service, DEFAULT_KEYCHAIN_SERVICE);
         assert_eq!(c.setup_timeout, Duration::from_secs(600));
         assert!(c.node.is_none());
@@ -375,6 +404,7 @@ mod tests {
             ("MY_CHROME_SETUP_TIMEOUT_SECS", "-5"),
             ("MY_CHROME_SETUP_TIMEOUT_SECS", "99999"),
             ("MY_CHROME_LOCK_WAIT_SECS", "0"),
+            ("MY_CHROME_USER_DATA_DIR", "Default"),
             ("HOME", "home"),
         ] {
             let mut pairs = vec![("HOME", "/home/u")];

@@ -8,12 +8,13 @@ mod common;
 use std::fs;
 use std::io::{Read, Write};
 use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use common::pwcli::PwCli;
 use common::site::{HOME_TEXT, SECOND_TEXT, Site};
 use common::standin::{self, Options, Standin};
-use common::{Sandbox, fresh_token};
+use common::{Sandbox, fresh_token, process_gone};
 use my_chrome::chrome::{Exposure, normal_chrome_pids, token_exposure};
 use my_chrome::procs::ProcessTable;
 
@@ -24,88 +25,6 @@ fn attach(cli: &PwCli) -> common::Run {
     let run = cli.ok(&["attach", "--extension=chrome", "--session=t"]);
     eprintln!("attach completed in {} ms", started.elapsed().as_millis());
     run
-}
-
-#[test]
-fn the_real_cli_attaches_and_drives_a_real_chromium() {
-    let sandbox = Sandbox::installed();
-    let token = fresh_token();
-    let chrome = Standin::start(
-        sandbox.home.path(),
-        Options {
-            token: Some(&token),
-            ..Default::default()
-        },
-    );
-    let site = Site::start();
-    let cli = PwCli::new(&sandbox, Some(&token), &chrome.exe());
-
-    let attached = attach(&cli);
-    assert!(
-        attached.stdout.contains("attached to `chrome`"),
-        "{}",
-        attached.stdout
-    );
-    // Worst case by default: the helper tab is exposed with its token.
-    let tabs = cli.ok(&["-s=t", "tab-list"]).stdout;
-    assert!(
-        tabs.contains(PAGE) && tabs.contains(&format!("token={token}")),
-        "{tabs}"
-    );
-
-    cli.ok(&["-s=t", "goto", &site.url("/")]);
-    let snapshot = cli.ok(&["-s=t", "snapshot"]).stdout;
-    let snapshot = read_snapshot(&sandbox, &snapshot);
-    assert!(snapshot.contains(HOME_TEXT), "{snapshot}");
-
-    let name_ref = reference(&snapshot, "Name");
-    cli.ok(&["-s=t", "fill", &name_ref, "typed by the test"]);
-    let password_ref = reference(&snapshot, "Password");
-    cli.ok(&["-s=t", "type", "secret-in-page"]);
-    cli.ok(&["-s=t", "fill", &password_ref, "pw"]);
-    let link = reference(&snapshot, "Go to the second page");
-    cli.ok(&["-s=t", "click", &link]);
-    let second = read_snapshot(&sandbox, &cli.ok(&["-s=t", "snapshot"]).stdout);
-    assert!(second.contains(SECOND_TEXT), "{second}");
-
-    let shot = sandbox.home.path().join("shot.png");
-    let shot_run = cli.ok(&[
-        "-s=t",
-        "screenshot",
-        &format!("--filename={}", shot.display()),
-    ]);
-    let png = fs::read(&shot).unwrap_or_else(|e| panic!("{}: {e}; {shot_run:?}", shot.display()));
-    assert!(
-        png.starts_with(b"\x89PNG\r\n\x1a\n") && png.len() > 1000,
-        "{} bytes",
-        png.len()
-    );
-
-    // A page that opens a popup: the popup joins the exposed tabs.
-    cli.ok(&["-s=t", "goto", &site.url("/")]);
-    let home = read_snapshot(&sandbox, &cli.ok(&["-s=t", "snapshot"]).stdout);
-    cli.ok(&["-s=t", "click", &reference(&home, "Open popup")]);
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !cli.ok(&["-s=t", "tab-list"]).stdout.contains("Popup") {
-        assert!(
-            Instant::now() < deadline,
-            "the popup never showed up in tab-list"
-        );
-        std::thread::sleep(Duration::from_millis(200));
-    }
-
-    let before = chrome.pages().len();
-    cli.ok(&["-s=t", "tab-new"]);
-    assert_eq!(
-        chrome.pages().len(),
-        before + 1,
-        "tab-new opens a tab in the real Chromium"
-    );
-
-    cli.ok(&["-s=t", "detach"]);
-    assert!(cli.ok(&["list"]).stdout.contains("no browsers"));
-    assert!(chrome.alive(), "detach leaves the browser running");
-    assert!(cli.leftovers().is_empty(), "{:?}", cli.leftovers());
 }
 
 /// The snapshot's YAML: inline, or in the file the CLI points at.
@@ -128,18 +47,121 @@ fn reference(snapshot: &str, label: &str) -> String {
     line[start..start + line[start..].find(']').unwrap()].to_string()
 }
 
+fn screenshot(cli: &PwCli, path: &Path) {
+    let run = cli.ok(&[
+        "-s=t",
+        "screenshot",
+        &format!("--filename={}", path.display()),
+    ]);
+    let png = fs::read(path).unwrap_or_else(|e| panic!("{}: {e}; {run:?}", path.display()));
+    assert!(
+        png.starts_with(b"\x89PNG\r\n\x1a\n") && png.len() > 1000,
+        "{} bytes",
+        png.len()
+    );
+}
+
+/// Waits until `condition` holds (10 s at most).
+fn eventually(what: &str, condition: impl Fn() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !condition() {
+        assert!(Instant::now() < deadline, "{what}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// The exposure scan, limited to these processes.
+fn exposed_among(pids: &[u32]) -> Vec<u32> {
+    match token_exposure(&ProcessTable::read().unwrap()) {
+        Exposure::Exposed(all) => all.into_iter().filter(|p| pids.contains(p)).collect(),
+        Exposure::Absent => vec![],
+    }
+}
+
+#[test]
+fn the_real_cli_attaches_and_drives_a_real_chromium() {
+    let sandbox = Sandbox::installed();
+    let token = fresh_token();
+    let options = Options {
+        token: Some(&token),
+        ..Default::default()
+    };
+    let chrome = Standin::start(sandbox.home.path(), options);
+    let site = Site::start();
+    let cli = PwCli::new(&sandbox, Some(&token), &chrome.exe());
+
+    let attached = attach(&cli);
+    assert!(
+        attached.stdout.contains("attached to `chrome`"),
+        "{}",
+        attached.stdout
+    );
+    // Worst case by default: the helper tab is exposed with its token.
+    let tabs = cli.ok(&["-s=t", "tab-list"]).stdout;
+    assert!(
+        tabs.contains(PAGE) && tabs.contains(&format!("token={token}")),
+        "{tabs}"
+    );
+    // The stand-in was handed the token privately: neither it nor its
+    // Chromium carries it in a command line or environment.
+    assert_eq!(
+        exposed_among(&[chrome.pid, chrome.chromium_pid]),
+        Vec::<u32>::new()
+    );
+
+    cli.ok(&["-s=t", "goto", &site.url("/")]);
+    let snapshot = read_snapshot(&sandbox, &cli.ok(&["-s=t", "snapshot"]).stdout);
+    assert!(snapshot.contains(HOME_TEXT), "{snapshot}");
+    cli.ok(&[
+        "-s=t",
+        "fill",
+        &reference(&snapshot, "Name"),
+        "typed by the test",
+    ]);
+    cli.ok(&["-s=t", "type", "more"]);
+    cli.ok(&["-s=t", "fill", &reference(&snapshot, "Password"), "pw"]);
+    cli.ok(&[
+        "-s=t",
+        "click",
+        &reference(&snapshot, "Go to the second page"),
+    ]);
+    let second = read_snapshot(&sandbox, &cli.ok(&["-s=t", "snapshot"]).stdout);
+    assert!(second.contains(SECOND_TEXT), "{second}");
+    screenshot(&cli, &sandbox.home.path().join("second.png"));
+
+    // A page that opens a popup: the popup joins the exposed tabs.
+    cli.ok(&["-s=t", "goto", &site.url("/")]);
+    let home = read_snapshot(&sandbox, &cli.ok(&["-s=t", "snapshot"]).stdout);
+    cli.ok(&["-s=t", "click", &reference(&home, "Open popup")]);
+    eventually("the popup never showed up in tab-list", || {
+        cli.ok(&["-s=t", "tab-list"]).stdout.contains("Popup")
+    });
+
+    let before = chrome.pages().len();
+    cli.ok(&["-s=t", "tab-new", &site.url("/second")]);
+    assert_eq!(
+        chrome.pages().len(),
+        before + 1,
+        "tab-new opens a tab in the real Chromium"
+    );
+    screenshot(&cli, &sandbox.home.path().join("new-tab.png"));
+
+    cli.ok(&["-s=t", "detach"]);
+    assert!(cli.ok(&["list"]).stdout.contains("no browsers"));
+    assert!(chrome.alive(), "detach leaves the browser running");
+    assert!(cli.leftovers().is_empty(), "{:?}", cli.leftovers());
+}
+
 #[test]
 fn a_hidden_helper_tab_stays_out_of_view() {
     let sandbox = Sandbox::installed();
     let token = fresh_token();
-    let chrome = Standin::start(
-        sandbox.home.path(),
-        Options {
-            token: Some(&token),
-            hide_helper: true,
-            ..Default::default()
-        },
-    );
+    let options = Options {
+        token: Some(&token),
+        hide_helper: true,
+        ..Default::default()
+    };
+    let chrome = Standin::start(sandbox.home.path(), options);
     let cli = PwCli::new(&sandbox, Some(&token), &chrome.exe());
     let attached = attach(&cli);
     let tabs = cli.ok(&["-s=t", "tab-list"]).stdout;
@@ -152,37 +174,79 @@ fn a_hidden_helper_tab_stays_out_of_view() {
     cli.ok(&["-s=t", "detach"]);
 }
 
-#[test]
-fn a_wrong_token_never_completes_the_attach() {
-    let sandbox = Sandbox::installed();
-    let chrome = Standin::start(
-        sandbox.home.path(),
-        Options {
-            token: Some(&fresh_token()),
-            ..Default::default()
-        },
-    );
-    let cli = PwCli::new(&sandbox, Some(&fresh_token()), &chrome.exe());
+/// An attach the extension never approves: bounded by the test, and nothing
+/// is left running but the stand-in.
+fn never_approved(cli: &PwCli, chrome: &Standin) {
     let run = cli.run_within(
         &["attach", "--extension=chrome", "--session=t"],
         Duration::from_secs(6),
     );
-    assert!(
-        run.is_none(),
-        "the attach completed with a wrong token: {run:?}"
-    );
+    assert!(run.is_none(), "the attach completed: {run:?}");
     assert!(
         chrome.log().contains("no matching token"),
         "{}",
         chrome.log()
     );
-    std::thread::sleep(Duration::from_millis(300));
-    assert!(
-        cli.leftovers().is_empty(),
-        "left running: {:?}",
-        cli.leftovers()
-    );
+    eventually("the CLI left processes running", || {
+        cli.leftovers().is_empty()
+    });
     assert!(chrome.alive());
+}
+
+#[test]
+fn a_wrong_token_never_completes_the_attach() {
+    let sandbox = Sandbox::installed();
+    let options = Options {
+        token: Some(&fresh_token()),
+        ..Default::default()
+    };
+    let chrome = Standin::start(sandbox.home.path(), options);
+    never_approved(
+        &PwCli::new(&sandbox, Some(&fresh_token()), &chrome.exe()),
+        &chrome,
+    );
+}
+
+#[test]
+fn no_token_never_completes_the_attach() {
+    let sandbox = Sandbox::installed();
+    let options = Options {
+        token: Some(&fresh_token()),
+        ..Default::default()
+    };
+    let chrome = Standin::start(sandbox.home.path(), options);
+    never_approved(&PwCli::new(&sandbox, None, &chrome.exe()), &chrome);
+}
+
+/// Sends SIGTERM to these processes and waits for them, when dropped.
+struct StopOnDrop(Vec<u32>);
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        for pid in &self.0 {
+            let pid = nix::unistd::Pid::from_raw(*pid as i32);
+            let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM);
+        }
+        for pid in &self.0 {
+            common::wait_gone(&pid.to_string());
+        }
+    }
+}
+
+/// The normal mains of `exe` other than `except`, stopped when the guard drops.
+fn new_mains(exe: &Path, except: &[u32]) -> (Vec<u32>, StopOnDrop) {
+    let pids: Vec<u32> = normal_chrome_pids(&ProcessTable::read().unwrap(), exe)
+        .into_iter()
+        .filter(|p| !except.contains(p))
+        .collect();
+    (pids.clone(), StopOnDrop(pids))
+}
+
+fn cmdline_has(pid: u32, needle: &str) -> bool {
+    let cmdline = fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+    cmdline
+        .windows(needle.len())
+        .any(|w| w == needle.as_bytes())
 }
 
 #[test]
@@ -203,55 +267,29 @@ fn with_no_browser_running_the_spawned_one_keeps_the_token_in_its_command_line()
         }
     }
     attach(&cli);
-    let table = ProcessTable::read().unwrap();
-    let spawned = normal_chrome_pids(&table, &exe);
-    // Whatever happens below, the browser this test caused is stopped.
-    let _stop = StopOnDrop(spawned.clone());
+    let (spawned, _stop) = new_mains(&exe, &[]);
     assert_eq!(spawned.len(), 1, "{spawned:?}");
-    let cmdline = fs::read(format!("/proc/{}/cmdline", spawned[0])).unwrap();
-    let found = cmdline.windows(token.len()).any(|w| w == token.as_bytes());
     assert!(
-        found,
-        "the upstream hazard: the token is in the spawned browser's command line"
+        cmdline_has(spawned[0], &token),
+        "the upstream hazard: the token is in its command line"
     );
-    match token_exposure(&table) {
-        Exposure::Exposed(pids) => assert!(pids.contains(&spawned[0]), "{pids:?}"),
-        Exposure::Absent => panic!("my-chrome's scan must see it"),
-    }
+    assert_eq!(exposed_among(&spawned), spawned, "my-chrome's scan sees it");
     cli.ok(&["-s=t", "detach"]);
 }
 
-/// Sends SIGTERM to these processes and waits for them, when dropped.
-struct StopOnDrop(Vec<u32>);
-
-impl Drop for StopOnDrop {
-    fn drop(&mut self) {
-        for pid in &self.0 {
-            let _ = nix::sys::signal::kill(
-                nix::unistd::Pid::from_raw(*pid as i32),
-                nix::sys::signal::Signal::SIGTERM,
-            );
-        }
-        for pid in &self.0 {
-            common::wait_gone(&pid.to_string());
-        }
-    }
+fn profile(sandbox: &Sandbox) -> PathBuf {
+    sandbox.home.path().join(".config/google-chrome")
 }
 
-fn singleton_socket(sandbox: &Sandbox) -> std::path::PathBuf {
-    fs::read_link(
-        sandbox
-            .home
-            .path()
-            .join(".config/google-chrome/SingletonSocket"),
-    )
-    .unwrap()
+fn singleton_socket(sandbox: &Sandbox) -> PathBuf {
+    fs::read_link(profile(sandbox).join("SingletonSocket")).unwrap()
 }
 
-fn send(socket: &std::path::Path, message: &[u8]) -> String {
+/// Sends a raw singleton message; the answer ("" when none came in 3 s).
+fn send(socket: &Path, message: &[u8]) -> String {
     let mut stream = UnixStream::connect(socket).unwrap();
     stream
-        .set_read_timeout(Some(Duration::from_secs(20)))
+        .set_read_timeout(Some(Duration::from_secs(3)))
         .unwrap();
     stream.write_all(message).unwrap();
     stream.shutdown(std::net::Shutdown::Write).unwrap();
@@ -260,21 +298,44 @@ fn send(socket: &std::path::Path, message: &[u8]) -> String {
     answer
 }
 
+/// Runs the stand-in as a second "Chrome" with a URL; its exit code.
+#[allow(clippy::zombie_processes)] // one that became the browser is stopped by pid
+fn second_chrome(chrome: &Standin, sandbox: &Sandbox, url: &str) -> Option<i32> {
+    let mut cmd = std::process::Command::new(chrome.exe());
+    cmd.arg(url).env_clear();
+    for (k, v) in standin::env(chrome.dir(), sandbox.home.path(), &Options::default()) {
+        cmd.env(k, v);
+    }
+    // A client exits at once; one that becomes the browser keeps running.
+    let mut child = cmd
+        .stderr(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while Instant::now() < deadline {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status.code();
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    None
+}
+
 #[test]
-fn the_singleton_opens_a_url_and_refuses_what_chrome_refuses() {
+fn the_singleton_opens_a_url_like_chrome_and_drops_a_malformed_message() {
     let sandbox = Sandbox::installed();
     let chrome = Standin::start(sandbox.home.path(), Options::default());
     let site = Site::start();
     let socket = singleton_socket(&sandbox);
-    let profile = sandbox.home.path().join(".config/google-chrome");
-    let lock = fs::read_link(profile.join("SingletonLock")).unwrap();
+    let lock = fs::read_link(profile(&sandbox).join("SingletonLock")).unwrap();
     assert!(
         lock.to_string_lossy()
             .ends_with(&format!("-{}", chrome.pid)),
         "{lock:?}"
     );
     assert_eq!(
-        fs::read_link(profile.join("SingletonCookie")).unwrap(),
+        fs::read_link(profile(&sandbox).join("SingletonCookie")).unwrap(),
         fs::read_link(socket.parent().unwrap().join("SingletonCookie")).unwrap()
     );
     assert_eq!(common::mode(socket.parent().unwrap()), 0o700);
@@ -290,7 +351,6 @@ fn the_singleton_opens_a_url_and_refuses_what_chrome_refuses() {
         "{:?}",
         chrome.pages()
     );
-
     assert_eq!(
         send(&socket, b"HELLO\0/tmp\0chrome\0http://127.0.0.1:1/"),
         "",
@@ -299,80 +359,129 @@ fn the_singleton_opens_a_url_and_refuses_what_chrome_refuses() {
 
     // A second "Chrome" started with a URL hands it over and exits 0.
     let popup = site.url("/popup");
-    let client = std::process::Command::new(chrome.exe())
-        .arg(&popup)
-        .env_clear()
-        .env("HOME", sandbox.home.path())
-        .status()
-        .unwrap();
-    assert!(client.success());
+    assert_eq!(second_chrome(&chrome, &sandbox, &popup), Some(0));
     assert!(chrome.pages().iter().any(|(u, _)| *u == popup));
+}
 
-    // A bad cookie, and a lock naming a process that is not this browser: refused.
-    let cookie = profile.join("SingletonCookie");
-    let good_cookie = fs::read_link(&cookie).unwrap();
-    fs::remove_file(&cookie).unwrap();
-    std::os::unix::fs::symlink("12345", &cookie).unwrap();
-    let refused = client_status(&chrome, &sandbox, &site.url("/?cookie"));
-    assert_eq!(refused, Some(21), "bad cookie");
-    fs::remove_file(&cookie).unwrap();
-    std::os::unix::fs::symlink(&good_cookie, &cookie).unwrap();
+#[test]
+fn a_lock_from_another_host_is_refused_and_an_orphaned_one_taken_over() {
+    let sandbox = Sandbox::installed();
+    let chrome = Standin::start(sandbox.home.path(), Options::default());
+    let lock = profile(&sandbox).join("SingletonLock");
+    let original = fs::read_link(&lock).unwrap();
 
-    let lock_path = profile.join("SingletonLock");
-    let host = lock
+    fs::remove_file(&lock).unwrap();
+    std::os::unix::fs::symlink(format!("elsewhere.example-{}", chrome.pid), &lock).unwrap();
+    assert_eq!(
+        second_chrome(&chrome, &sandbox, "http://127.0.0.1:1/?host"),
+        Some(21)
+    );
+
+    // A lock naming a live process that is not this browser is orphaned:
+    // the second Chrome becomes the browser, URL and all in its command line.
+    let host = original
         .to_string_lossy()
         .rsplit_once('-')
         .unwrap()
         .0
         .to_string();
-    fs::remove_file(&lock_path).unwrap();
-    std::os::unix::fs::symlink(format!("{host}-{}", std::process::id()), &lock_path).unwrap();
+    fs::remove_file(&lock).unwrap();
+    std::os::unix::fs::symlink(format!("{host}-{}", std::process::id()), &lock).unwrap();
     assert_eq!(
-        client_status(&chrome, &sandbox, &site.url("/?lock")),
-        Some(21),
-        "lock names another pid"
+        second_chrome(&chrome, &sandbox, "http://127.0.0.1:1/?orphaned"),
+        None,
+        "it stays"
     );
+    let (mains, _stop) = new_mains(&chrome.exe(), &[chrome.pid]);
+    assert_eq!(mains.len(), 1, "{mains:?}");
+    assert!(cmdline_has(mains[0], "?orphaned"));
+}
+
+#[test]
+fn an_unreachable_browser_is_killed_and_replaced_after_the_wait() {
+    let sandbox = Sandbox::installed();
+    let mut chrome = Standin::start(sandbox.home.path(), Options::default());
+    let cookie = profile(&sandbox).join("SingletonCookie");
+    fs::remove_file(&cookie).unwrap();
+    std::os::unix::fs::symlink("12345", &cookie).unwrap();
+    let started = Instant::now();
+    assert_eq!(
+        second_chrome(&chrome, &sandbox, "http://127.0.0.1:1/?replaced"),
+        None
+    );
+    assert!(chrome.wait_gone(), "the unreachable browser was not killed");
+    eprintln!("replaced after {} ms", started.elapsed().as_millis());
+    let (mains, _stop) = new_mains(&chrome.exe(), &[]);
+    assert_eq!(mains.len(), 1, "{mains:?}");
+    assert!(cmdline_has(mains[0], "?replaced"));
+}
+
+#[test]
+fn singleton_faults_answer_shutdown_nothing_or_never() {
+    let sandbox = Sandbox::installed();
+    for (fault, expected, logged) in [
+        ("singleton=shutdown", "SHUTDOWN", "answering SHUTDOWN"),
+        ("singleton=silent", "", "closing without an answer"),
+        ("singleton=hang", "", "never answering"),
+    ] {
+        let options = Options {
+            faults: fault,
+            ..Default::default()
+        };
+        let chrome = Standin::start(sandbox.home.path(), options);
+        let socket = singleton_socket(&sandbox);
+        let before = chrome.pages().len();
+        let answer = send(&socket, b"START\0/tmp\0chrome\0about:blank#x");
+        assert_eq!(answer, expected, "{fault}");
+        assert_eq!(chrome.pages().len(), before, "{fault}: nothing was opened");
+        assert!(chrome.log().contains(logged), "{fault}: {}", chrome.log());
+    }
+}
+
+#[test]
+fn stopping_the_fixture_leaves_nothing_behind() {
+    let sandbox = Sandbox::installed();
+    let chrome = Standin::start(sandbox.home.path(), Options::default());
+    let (chromium, tmp) = (chrome.chromium_pid, chrome.dir().join("tmp"));
     assert!(
-        !chrome
-            .pages()
-            .iter()
-            .any(|(u, _)| u.contains("?cookie") || u.contains("?lock"))
+        fs::read_dir(&tmp).unwrap().count() > 0,
+        "its temporary files live in the fixture"
     );
+    drop(chrome);
+    assert!(
+        process_gone(&chromium.to_string()),
+        "Chromium outlived the stand-in"
+    );
+    for name in ["SingletonLock", "SingletonCookie", "SingletonSocket"] {
+        assert!(
+            fs::symlink_metadata(profile(&sandbox).join(name)).is_err(),
+            "{name} left behind"
+        );
+    }
+    assert!(!tmp.exists());
 }
 
-fn client_status(chrome: &Standin, sandbox: &Sandbox, url: &str) -> Option<i32> {
-    std::process::Command::new(chrome.exe())
-        .arg(url)
-        .env_clear()
-        .env("HOME", sandbox.home.path())
-        .stderr(std::process::Stdio::null())
-        .status()
-        .unwrap()
-        .code()
-}
-
-fn attach_with_fault(faults: &str) -> (Sandbox, Standin, PwCli, Option<common::Run>) {
+fn attach_with_fault(faults: &str) -> (Sandbox, Standin, PwCli, Option<common::Run>, Duration) {
     let sandbox = Sandbox::installed();
     let token = fresh_token();
-    let chrome = Standin::start(
-        sandbox.home.path(),
-        Options {
-            token: Some(&token),
-            faults,
-            ..Default::default()
-        },
-    );
+    let options = Options {
+        token: Some(&token),
+        faults,
+        ..Default::default()
+    };
+    let chrome = Standin::start(sandbox.home.path(), options);
     let cli = PwCli::new(&sandbox, Some(&token), &chrome.exe());
+    let started = Instant::now();
     let run = cli.run_within(
         &["attach", "--extension=chrome", "--session=t"],
         Duration::from_secs(20),
     );
-    (sandbox, chrome, cli, run)
+    (sandbox, chrome, cli, run, started.elapsed())
 }
 
 #[test]
 fn a_refused_websocket_fails_the_attach() {
-    let (_s, chrome, cli, run) = attach_with_fault("refuse-websocket");
+    let (_s, chrome, cli, run, _) = attach_with_fault("refuse-websocket");
     let run = run.expect("the attach must fail, not hang");
     assert_ne!(run.code, 0, "{}", run.stdout);
     assert!(
@@ -385,7 +494,7 @@ fn a_refused_websocket_fails_the_attach() {
 
 #[test]
 fn a_dropped_connection_fails_the_attach() {
-    let (_s, chrome, _cli, run) = attach_with_fault("drop-after=2");
+    let (_s, chrome, _cli, run, _) = attach_with_fault("drop-after=2");
     let run = run.expect("the attach must fail, not hang");
     assert_ne!(run.code, 0, "{}", run.stdout);
     assert!(
@@ -397,23 +506,20 @@ fn a_dropped_connection_fails_the_attach() {
 
 #[test]
 fn slow_answers_still_attach() {
-    let started = Instant::now();
-    let (_s, chrome, cli, run) = attach_with_fault("delay-ms=150");
+    let (_s, chrome, cli, run, took) = attach_with_fault("delay-ms=150");
     let run = run.expect("a slow extension still attaches");
     assert_eq!(run.code, 0, "{}", run.stderr);
-    eprintln!(
-        "attach with 150 ms per answer took {} ms",
-        started.elapsed().as_millis()
-    );
-    assert!(started.elapsed() >= Duration::from_millis(150));
+    eprintln!("attach with 150 ms per answer took {} ms", took.as_millis());
+    // attach, then getTargetInfo, one after the other: at least two delays.
+    assert!(took >= Duration::from_millis(300), "{took:?}");
     assert!(chrome.alive());
     cli.ok(&["-s=t", "detach"]);
 }
 
 #[test]
-fn a_second_main_process_appears_during_attach() {
-    let (_s, chrome, cli, run) = attach_with_fault("spawn-second-main");
-    assert!(run.is_some());
+fn a_second_main_process_appears_before_the_url_is_acknowledged() {
+    let (_s, chrome, cli, run, _) = attach_with_fault("spawn-second-main");
+    assert!(run.is_some_and(|r| r.code == 0));
     let pids = normal_chrome_pids(&ProcessTable::read().unwrap(), &chrome.exe());
     assert_eq!(pids.len(), 2, "{pids:?}");
     assert!(pids.contains(&chrome.pid));
@@ -422,23 +528,11 @@ fn a_second_main_process_appears_during_attach() {
 
 #[test]
 fn an_abrupt_exit_takes_chromium_with_it() {
-    let (_s, mut chrome, cli, run) = attach_with_fault("exit-after=3");
+    let (_s, mut chrome, cli, run, _) = attach_with_fault("exit-after=3");
     assert!(chrome.wait_gone(), "the stand-in did not exit");
     let run = run.expect("the attach must fail, not hang");
     assert_ne!(run.code, 0, "{}", run.stdout);
-    let port = chrome
-        .endpoint
-        .split(':')
-        .nth(2)
-        .unwrap()
-        .split('/')
-        .next()
-        .unwrap()
-        .to_string();
-    std::thread::sleep(Duration::from_millis(500));
-    assert!(
-        std::net::TcpStream::connect(format!("127.0.0.1:{port}")).is_err(),
-        "Chromium outlived it"
-    );
+    let chromium = chrome.chromium_pid.to_string();
+    eventually("Chromium outlived the stand-in", || process_gone(&chromium));
     let _ = cli.run_within(&["-s=t", "close"], Duration::from_secs(20));
 }

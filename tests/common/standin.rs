@@ -42,6 +42,8 @@ pub struct Standin {
     dir: tempfile::TempDir,
     child: Child,
     pub pid: u32,
+    /// The real Chromium behind it (its process-group leader).
+    pub chromium_pid: u32,
     /// `ws://127.0.0.1:<port>/devtools/browser/<id>` of the real Chromium.
     pub endpoint: String,
     /// How long it took to be ready.
@@ -49,10 +51,21 @@ pub struct Standin {
 }
 
 /// A copy of the stand-in at `<dir>/chrome`, with its token file beside it.
+/// `cp` writes the copy in a process of its own: a file this process had open
+/// for writing could be inherited by another test thread's fork, and then
+/// fail to start with ETXTBSY.
 pub fn install(dir: &Path, token: Option<&str>) -> PathBuf {
     let exe = dir.join("chrome");
-    fs::copy(binary(), &exe).unwrap();
+    let copied = Command::new("/bin/cp")
+        .arg(binary())
+        .arg(&exe)
+        .status()
+        .unwrap();
+    assert!(copied.success());
     fs::set_permissions(&exe, fs::Permissions::from_mode(0o755)).unwrap();
+    let tmp = dir.join("tmp");
+    fs::create_dir_all(&tmp).unwrap();
+    fs::set_permissions(&tmp, fs::Permissions::from_mode(0o700)).unwrap();
     let token_file = dir.join("token");
     fs::write(&token_file, token.unwrap_or("")).unwrap();
     fs::set_permissions(&token_file, fs::Permissions::from_mode(0o600)).unwrap();
@@ -74,6 +87,11 @@ pub fn env(dir: &Path, home: &Path, options: &Options) -> Vec<(String, String)> 
             dir.join("standin.log").display().to_string(),
         ),
         ("STANDIN_FAULTS".to_string(), options.faults.to_string()),
+        // Its singleton socket directory and Chromium's temporary files stay
+        // inside the fixture, and go with it.
+        ("TMPDIR".to_string(), dir.join("tmp").display().to_string()),
+        // How long a second "Chrome" retries an unreachable one (Chrome: 20 s).
+        ("STANDIN_SINGLETON_WAIT_MS".to_string(), "1000".to_string()),
     ];
     if options.hide_helper {
         env.push(("STANDIN_HELPER_TAB".into(), "hidden".into()));
@@ -112,6 +130,10 @@ impl Standin {
         );
         let pid = child.id();
         let endpoint = words.nth(1).expect("no endpoint").to_string();
+        let chromium_pid = words
+            .next()
+            .and_then(|p| p.parse().ok())
+            .expect("no Chromium pid");
         let startup = started.elapsed();
         eprintln!(
             "stand-in (with Chromium) ready in {} ms",
@@ -121,6 +143,7 @@ impl Standin {
             dir,
             child,
             pid,
+            chromium_pid,
             endpoint,
             startup,
         }

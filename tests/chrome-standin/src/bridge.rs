@@ -1,18 +1,21 @@
 //! The Playwright Extension, protocol 2: connects to the relay and serves
 //! `chrome.tabs.*` and `chrome.debugger.*` by translating them to CDP on
 //! the real Chromium, forwarding CDP events back as `chrome.debugger.onEvent`.
+//!
+//! `chrome.debugger.sendCommand`s reach Chromium in the order the relay sent
+//! them, as the real `chrome.debugger` keeps them; only the waiting for
+//! answers happens on worker threads.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread;
 
 use serde_json::{Value, json};
 
-use crate::cdp::Cdp;
+use crate::cdp::{Answer, Cdp};
 use crate::faults::Faults;
 use crate::link::{Incoming, Link};
-use crate::{CONNECT_PAGE, log};
+use crate::{CONNECT_PAGE, log, new_tab};
 
 #[derive(Default)]
 struct Tabs {
@@ -21,6 +24,7 @@ struct Tabs {
     tab_of_target: HashMap<String, i64>,
     session_of: HashMap<i64, String>,
     tab_of_session: HashMap<String, i64>,
+    /// Sessions attached under a tab's session (and under those), by tab.
     tab_of_child: HashMap<String, i64>,
 }
 
@@ -43,6 +47,18 @@ impl Tabs {
             self.tab_of_session.remove(&session);
         }
         Some(tab)
+    }
+
+    /// The session a command for `source` goes to.
+    fn session_for(&self, source: &Value) -> Result<String, String> {
+        if let Some(child) = source["sessionId"].as_str() {
+            return Ok(child.to_string());
+        }
+        let tab = source["tabId"].as_i64().ok_or("no tabId")?;
+        self.session_of
+            .get(&tab)
+            .cloned()
+            .ok_or_else(|| format!("Debugger is not attached to the tab with id: {tab}."))
     }
 }
 
@@ -95,23 +111,21 @@ pub fn run(
         }
     });
 
-    let handled = Arc::new(AtomicUsize::new(0));
-    for frame in incoming {
+    for (seen, frame) in incoming.into_iter().enumerate() {
         let Incoming::Frame(command) = frame else {
             break;
         };
-        let count = handled.fetch_add(1, Ordering::SeqCst) + 1;
-        if bridge.faults.exit_after.is_some_and(|n| count > n) {
+        let handled = seen + 1;
+        if bridge.faults.exit_after.is_some_and(|n| handled > n) {
             log("fault: exiting abruptly");
             let _ =
                 nix::sys::signal::kill(nix::unistd::getpid(), nix::sys::signal::Signal::SIGKILL);
         }
-        if bridge.faults.drop_after.is_some_and(|n| count > n) {
+        if bridge.faults.drop_after.is_some_and(|n| handled > n) {
             log("fault: dropping the relay connection");
             break;
         }
-        let worker = Arc::clone(&bridge);
-        thread::spawn(move || worker.answer(&command));
+        bridge.dispatch(command);
     }
     bridge.ext.close();
     bridge.cdp.close();
@@ -150,23 +164,23 @@ impl Bridge {
         let params = &event["params"];
         if let Some(session) = event["sessionId"].as_str() {
             let mut tabs = self.tabs.lock().unwrap();
-            let source = if let Some(tab) = tabs.tab_of_session.get(session).copied() {
-                let child = params["sessionId"].as_str().map(String::from);
-                match (method, child) {
-                    ("Target.attachedToTarget", Some(child)) => {
-                        tabs.tab_of_child.insert(child, tab);
-                    }
-                    ("Target.detachedFromTarget", Some(child)) => {
-                        tabs.tab_of_child.remove(&child);
-                    }
-                    _ => {}
-                }
-                json!({"tabId": tab})
-            } else if let Some(tab) = tabs.tab_of_child.get(session) {
-                json!({"tabId": tab, "sessionId": session})
+            let (tab, source) = if let Some(tab) = tabs.tab_of_session.get(session).copied() {
+                (tab, json!({"tabId": tab}))
+            } else if let Some(tab) = tabs.tab_of_child.get(session).copied() {
+                (tab, json!({"tabId": tab, "sessionId": session}))
             } else {
                 return;
             };
+            // Sessions attached under this one belong to the same tab.
+            match (method, params["sessionId"].as_str()) {
+                ("Target.attachedToTarget", Some(child)) => {
+                    tabs.tab_of_child.insert(child.to_string(), tab);
+                }
+                ("Target.detachedFromTarget", Some(child)) => {
+                    tabs.tab_of_child.remove(child);
+                }
+                _ => {}
+            }
             drop(tabs);
             self.ext.send(
                 &json!({"method": "chrome.debugger.onEvent", "params": [source, method, params]}),
@@ -203,12 +217,39 @@ impl Bridge {
         }
     }
 
-    fn answer(&self, command: &Value) {
+    /// Sends a debugger command to Chromium now, in arrival order; answers
+    /// it from a worker thread. Other commands run on a worker thread.
+    fn dispatch(self: &Arc<Self>, command: Value) {
         let id = command["id"].clone();
-        let result = self.execute(
-            command["method"].as_str().unwrap_or_default(),
-            &command["params"],
-        );
+        let method = command["method"].as_str().unwrap_or_default().to_string();
+        let params = &command["params"];
+        if method == "chrome.debugger.sendCommand" {
+            let sent = self
+                .tabs
+                .lock()
+                .unwrap()
+                .session_for(&params[0])
+                .and_then(|session| {
+                    let cdp_method = params[1].as_str().ok_or("no method")?;
+                    let args = if params[2].is_null() {
+                        json!({})
+                    } else {
+                        params[2].clone()
+                    };
+                    Ok(self.cdp.send(cdp_method, args, Some(&session)))
+                });
+            let bridge = Arc::clone(self);
+            thread::spawn(move || bridge.reply(id, sent.and_then(Answer::wait)));
+            return;
+        }
+        let bridge = Arc::clone(self);
+        thread::spawn(move || {
+            let result = bridge.execute(&method, &command["params"]);
+            bridge.reply(id, result);
+        });
+    }
+
+    fn reply(&self, id: Value, result: Result<Value, String>) {
         if let Some(delay) = self.faults.delay {
             thread::sleep(delay);
         }
@@ -221,10 +262,8 @@ impl Bridge {
 
     fn target(&self, tab: &Value) -> Result<String, String> {
         let tab = tab.as_i64().ok_or("no tab id")?;
-        self.tabs
-            .lock()
-            .unwrap()
-            .target_of
+        let tabs = self.tabs.lock().unwrap();
+        tabs.target_of
             .get(&tab)
             .cloned()
             .ok_or_else(|| format!("No tab with id: {tab}."))
@@ -234,9 +273,7 @@ impl Bridge {
         match method {
             "chrome.tabs.create" => {
                 let url = params[0]["url"].as_str().unwrap_or("about:blank");
-                let created = self
-                    .cdp
-                    .call("Target.createTarget", json!({"url": url}), None)?;
+                let created = self.cdp.call("Target.createTarget", new_tab(url), None)?;
                 let target = created["targetId"].as_str().ok_or("no targetId")?;
                 let (tab, _) = self.tabs.lock().unwrap().tab_for(target);
                 Ok(json!({"id": tab, "url": url}))
@@ -255,11 +292,8 @@ impl Bridge {
                         "Another debugger is already attached to the tab with id: {tab}."
                     ));
                 }
-                let attached = self.cdp.call(
-                    "Target.attachToTarget",
-                    json!({"targetId": target, "flatten": true}),
-                    None,
-                )?;
+                let attach = json!({"targetId": target, "flatten": true});
+                let attached = self.cdp.call("Target.attachToTarget", attach, None)?;
                 let session = attached["sessionId"]
                     .as_str()
                     .ok_or("no sessionId")?
@@ -268,31 +302,6 @@ impl Bridge {
                 tabs.session_of.insert(tab, session.clone());
                 tabs.tab_of_session.insert(session, tab);
                 Ok(Value::Null)
-            }
-            "chrome.debugger.sendCommand" => {
-                let source = &params[0];
-                let session = match source["sessionId"].as_str() {
-                    Some(child) => child.to_string(),
-                    None => {
-                        let tab = source["tabId"].as_i64().ok_or("no tabId")?;
-                        self.tabs
-                            .lock()
-                            .unwrap()
-                            .session_of
-                            .get(&tab)
-                            .cloned()
-                            .ok_or_else(|| {
-                                format!("Debugger is not attached to the tab with id: {tab}.")
-                            })?
-                    }
-                };
-                let method = params[1].as_str().ok_or("no method")?;
-                let args = if params[2].is_null() {
-                    json!({})
-                } else {
-                    params[2].clone()
-                };
-                self.cdp.call(method, args, Some(&session))
             }
             other => Err(format!("stand-in: unsupported {other}")),
         }

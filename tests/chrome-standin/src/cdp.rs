@@ -63,6 +63,12 @@ impl Cdp {
         params: Value,
         session: Option<&str>,
     ) -> Result<Value, String> {
+        self.send(method, params, session).wait()
+    }
+
+    /// Sends one command now (commands reach Chromium in the order they are
+    /// sent); its answer is waited for separately.
+    pub fn send(&self, method: &str, params: Value, session: Option<&str>) -> Answer {
         let id = self.next.fetch_add(1, Ordering::SeqCst);
         let (tx, rx) = mpsc::channel();
         self.pending.lock().unwrap().insert(id, tx);
@@ -71,16 +77,32 @@ impl Cdp {
             message["sessionId"] = json!(session);
         }
         self.link.send(&message);
-        let answer = rx
-            .recv_timeout(Duration::from_secs(30))
-            .map_err(|_| format!("{method}: no answer from Chromium"))?;
-        if let Some(error) = answer.get("error") {
-            return Err(error["message"].as_str().unwrap_or("CDP error").to_string());
+        Answer {
+            method: method.to_string(),
+            rx,
         }
-        Ok(answer["result"].clone())
     }
 
     pub fn close(&self) {
         self.link.close();
+    }
+}
+
+/// The answer to a command already sent.
+pub struct Answer {
+    method: String,
+    rx: Receiver<Value>,
+}
+
+impl Answer {
+    pub fn wait(self) -> Result<Value, String> {
+        let answer = self
+            .rx
+            .recv_timeout(Duration::from_secs(30))
+            .map_err(|_| format!("{}: no answer from Chromium", self.method))?;
+        if let Some(error) = answer.get("error") {
+            return Err(error["message"].as_str().unwrap_or("CDP error").to_string());
+        }
+        Ok(answer["result"].clone())
     }
 }

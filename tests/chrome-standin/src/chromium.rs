@@ -1,6 +1,7 @@
 //! The real browser behind the stand-in: Debian's headless Chromium with a
-//! private, throw-away profile. It dies with the stand-in (parent-death
-//! signal), even when the stand-in is killed.
+//! private, throw-away profile, in its own process group. Stopped gently
+//! (SIGTERM, so it removes its own temporary files), then its whole group
+//! killed; it also dies with the stand-in (parent-death signal).
 
 use std::fs;
 use std::os::unix::process::CommandExt;
@@ -9,11 +10,13 @@ use std::process::{Child, Command, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
+use nix::sys::signal::{Signal, kill, killpg};
+use nix::unistd::Pid;
 use tempfile::TempDir;
 
 pub struct Chromium {
     child: Child,
-    _profile: TempDir,
+    profile: Option<TempDir>,
     /// `ws://127.0.0.1:<port>/devtools/browser/<id>`
     pub endpoint: String,
 }
@@ -39,14 +42,14 @@ impl Chromium {
                 "--disable-quic",
                 "about:blank",
             ])
+            .process_group(0)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null());
         // SAFETY: prctl is async-signal-safe; nothing else runs between fork and exec.
         unsafe {
             command.pre_exec(|| {
-                nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGKILL)
-                    .map_err(std::io::Error::from)
+                nix::sys::prctl::set_pdeathsig(Signal::SIGKILL).map_err(std::io::Error::from)
             });
         }
         let child = command
@@ -68,15 +71,30 @@ impl Chromium {
         };
         Ok(Chromium {
             child,
-            _profile: profile,
+            profile: Some(profile),
             endpoint,
         })
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
     }
 }
 
 impl Drop for Chromium {
     fn drop(&mut self) {
-        let _ = self.child.kill();
+        let pid = Pid::from_raw(self.child.id() as i32);
+        let _ = kill(pid, Signal::SIGTERM);
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while Instant::now() < deadline && matches!(self.child.try_wait(), Ok(None)) {
+            thread::sleep(Duration::from_millis(20));
+        }
+        // Helpers that outlived the browser still write into the profile.
+        let _ = killpg(pid, Signal::SIGKILL);
         let _ = self.child.wait();
+        while killpg(pid, None).is_ok() && Instant::now() < deadline + Duration::from_secs(5) {
+            thread::sleep(Duration::from_millis(20));
+        }
+        drop(self.profile.take());
     }
 }

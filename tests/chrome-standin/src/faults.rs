@@ -15,6 +15,19 @@ pub struct Faults {
     pub spawn_second_main: bool,
     /// `exit-after=N`: die (SIGKILL) when the (N+1)th command arrives.
     pub exit_after: Option<usize>,
+    /// `singleton=shutdown|silent|hang`: how the singleton answers a client
+    /// instead of acting and answering `ACK`.
+    pub singleton: Option<SingletonFault>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SingletonFault {
+    /// Answer `SHUTDOWN`, as a browser on its way out does.
+    Shutdown,
+    /// Close without an answer.
+    Silent,
+    /// Never answer.
+    Hang,
 }
 
 impl Faults {
@@ -33,6 +46,14 @@ impl Faults {
                 "delay-ms" => faults.delay = Some(Duration::from_millis(number()?)),
                 "spawn-second-main" => faults.spawn_second_main = true,
                 "exit-after" => faults.exit_after = Some(number()? as usize),
+                "singleton" => {
+                    faults.singleton = Some(match value {
+                        "shutdown" => SingletonFault::Shutdown,
+                        "silent" => SingletonFault::Silent,
+                        "hang" => SingletonFault::Hang,
+                        other => return Err(format!("unknown singleton fault {other:?}")),
+                    })
+                }
                 other => return Err(format!("unknown fault {other:?}")),
             }
         }
@@ -51,6 +72,11 @@ mod tests {
         assert_eq!(f.delay, Some(Duration::from_millis(50)));
         assert!(f.spawn_second_main && !f.refuse_websocket);
         assert!(Faults::parse("explode").is_err());
+        assert_eq!(
+            Faults::parse("singleton=hang").unwrap().singleton,
+            Some(SingletonFault::Hang)
+        );
+        assert!(Faults::parse("singleton=maybe").is_err());
         assert!(Faults::parse("drop-after=x").is_err());
     }
 }

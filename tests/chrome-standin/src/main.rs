@@ -7,13 +7,17 @@
 //!   `$XDG_CONFIG_HOME/google-chrome`) and prints `READY <pid> <endpoint>`;
 //! - started with a URL while a main instance runs, it is a singleton client:
 //!   it hands the URL over (`START\0…`) and exits 0 on `ACK`, as Chrome does;
-//! - started with a URL while none runs, it becomes the main instance with the
-//!   URL — token included — in its own command line: the upstream hazard.
+//! - started with a URL while none runs (or the lock is orphaned, or the
+//!   holder never answers and is killed, as Chrome does), it becomes the main
+//!   instance with the URL — token included — in its own command line: the
+//!   upstream hazard.
 //!
 //! Handed the extension's connect URL, the main instance checks its `token`
 //! against `STANDIN_TOKEN_FILE` (a file, so the token is in no command line or
 //! environment) and, on a match, serves protocol 2 on the relay. Other
 //! settings: `STANDIN_CHROMIUM` (default /usr/bin/chromium),
+//! `STANDIN_SINGLETON_WAIT_MS` (how long a second Chrome retries an
+//! unreachable browser before killing it; default 20 s, as Chrome),
 //! `STANDIN_HELPER_TAB=hidden` (default: the connect tab is exposed with its
 //! full URL), `STANDIN_FAULTS` (see faults.rs), `STANDIN_LOG` (a log file;
 //! URLs are logged without their query).
@@ -37,7 +41,7 @@ use std::time::Duration;
 
 use cdp::Cdp;
 use chromium::Chromium;
-use faults::Faults;
+use faults::{Faults, SingletonFault};
 use singleton::{Existing, Server};
 
 pub const EXTENSION_ID: &str = "mmlmfjhmonkocbjadbfplnigmagldckm";
@@ -77,33 +81,61 @@ fn main() {
         .cloned()
         .collect();
     let profile = singleton::profile_dir();
-    match singleton::find_running(&profile) {
-        Existing::Live(socket) => {
-            log(&format!(
-                "client: handing over {:?}",
-                urls.iter().map(|u| shown(u)).collect::<Vec<_>>()
-            ));
-            match singleton::notify(&socket, &argv) {
-                Ok(answer) if answer == "ACK" => std::process::exit(0),
-                Ok(answer) => {
-                    eprintln!("chrome-standin: the running browser answered {answer:?}");
-                    std::process::exit(1);
-                }
-                Err(e) => {
-                    eprintln!("chrome-standin: cannot reach the running browser: {e}");
-                    std::process::exit(1);
-                }
-            }
-        }
-        Existing::Refused(why) => {
-            eprintln!("chrome-standin: {why}");
-            std::process::exit(21);
-        }
-        Existing::Nobody | Existing::Stale => {}
-    }
+    hand_over_or_take(&profile, &argv);
     if let Err(e) = run_main(&profile, &urls) {
         eprintln!("chrome-standin: {e}");
         std::process::exit(1);
+    }
+}
+
+/// As a second Chrome does: hand the arguments to the running browser and
+/// exit, or return to become the browser.
+fn hand_over_or_take(profile: &std::path::Path, argv: &[String]) {
+    let wait = std::env::var("STANDIN_SINGLETON_WAIT_MS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .map(Duration::from_millis)
+        .unwrap_or(Duration::from_secs(20));
+    let deadline = std::time::Instant::now() + wait;
+    loop {
+        let holder = match singleton::find_running(profile) {
+            Existing::Nobody => return,
+            Existing::Orphaned(why) => {
+                log(&format!("client: taking over an orphaned lock ({why})"));
+                singleton::clear(profile);
+                return;
+            }
+            Existing::OtherHost(host) => {
+                eprintln!("chrome-standin: the profile is in use on another computer ({host})");
+                std::process::exit(21);
+            }
+            Existing::Live(socket) => match singleton::notify(&socket, argv) {
+                Ok(answer) if answer == "ACK" => std::process::exit(0),
+                Ok(answer) => {
+                    log(&format!("client: the browser answered {answer:?}"));
+                    None
+                }
+                Err(e) => {
+                    log(&format!("client: cannot reach the browser: {e}"));
+                    None
+                }
+            },
+            Existing::Unreachable(pid) => Some(pid),
+        };
+        if std::time::Instant::now() >= deadline {
+            // Chrome kills a browser that holds the profile but never answers.
+            if let Some(pid) = holder {
+                log(&format!("client: killing the unreachable browser {pid}"));
+                let _ = nix::sys::signal::kill(
+                    nix::unistd::Pid::from_raw(pid),
+                    nix::sys::signal::Signal::SIGKILL,
+                );
+                thread::sleep(Duration::from_millis(200));
+            }
+            singleton::clear(profile);
+            return;
+        }
+        thread::sleep(Duration::from_millis(100));
     }
 }
 
@@ -125,6 +157,9 @@ fn run_main(profile: &std::path::Path, urls: &[String]) -> Result<(), String> {
     ] {
         signal_hook::flag::register(signal, Arc::clone(&stopping)).map_err(|e| e.to_string())?;
     }
+    // The profile is ours before anything else happens: a second Chrome
+    // arriving while Chromium starts waits in the socket's backlog.
+    let server = Server::create(profile)?;
     let executable = std::env::var_os("STANDIN_CHROMIUM")
         .map(PathBuf::from)
         .unwrap_or("/usr/bin/chromium".into());
@@ -138,8 +173,12 @@ fn run_main(profile: &std::path::Path, urls: &[String]) -> Result<(), String> {
         faults: Faults::parse(&std::env::var("STANDIN_FAULTS").unwrap_or_default())?,
         stopping,
     });
-    let server = Server::create(profile)?;
-    println!("READY {} {}", std::process::id(), main.chromium.endpoint);
+    println!(
+        "READY {} {} {}",
+        std::process::id(),
+        main.chromium.endpoint,
+        main.chromium.pid()
+    );
     let _ = std::io::stdout().flush();
     log("main: ready");
     for url in urls {
@@ -176,6 +215,23 @@ impl Main {
             log("main: malformed singleton message refused");
             return;
         };
+        match self.faults.singleton {
+            Some(SingletonFault::Shutdown) => {
+                log("fault: answering SHUTDOWN");
+                let _ = stream.write_all(b"SHUTDOWN");
+                return;
+            }
+            Some(SingletonFault::Silent) => {
+                log("fault: closing without an answer");
+                return;
+            }
+            Some(SingletonFault::Hang) => {
+                log("fault: never answering");
+                thread::sleep(Duration::from_secs(600));
+                return;
+            }
+            None => {}
+        }
         if self.stopping.load(Ordering::SeqCst) {
             let _ = stream.write_all(b"SHUTDOWN");
             return;
@@ -240,11 +296,12 @@ impl Main {
 
 /// Another normal Chrome main process, as if the user opened a second one.
 /// Its parent-death signal follows the thread that forks it, so that thread
-/// stays with it for its whole life.
+/// stays with it for its whole life; we return once it exists.
 fn spawn_second_main() {
     let Ok(me) = std::env::current_exe() else {
         return;
     };
+    let (started, spawned) = std::sync::mpsc::channel();
     thread::spawn(move || {
         let mut command = std::process::Command::new(me);
         command.env("STANDIN_IDLE", "1");
@@ -255,12 +312,19 @@ fn spawn_second_main() {
                     .map_err(std::io::Error::from)
             });
         }
-        if let Ok(mut child) = command.spawn() {
-            log(&format!(
-                "fault: started a second main process {}",
-                child.id()
-            ));
-            let _ = child.wait();
+        match command.spawn() {
+            Ok(mut child) => {
+                log(&format!(
+                    "fault: started a second main process {}",
+                    child.id()
+                ));
+                let _ = started.send(());
+                let _ = child.wait();
+            }
+            Err(_) => {
+                let _ = started.send(());
+            }
         }
     });
+    let _ = spawned.recv();
 }

@@ -4,11 +4,19 @@
 //! temporary directory that holds the same cookie link. A second Chrome
 //! started with arguments sends `START\0<cwd>\0<argv0>\0<arg>…` there and
 //! exits when the answer is `ACK`.
+//!
+//! What a second Chrome does otherwise, as Chrome does it: a lock from
+//! another host makes it give up (exit 21); a lock whose process is gone or
+//! is not this browser is orphaned, so it clears the files and becomes the
+//! browser itself (with its arguments in its own command line); a live
+//! holder it cannot reach (a foreign cookie, no socket) is retried for a
+//! while (`STANDIN_SINGLETON_WAIT_MS`, default 20 s), then killed and
+//! replaced.
 
 use std::fs;
-use std::io::{Read, Write};
+use std::io::{ErrorKind, Read, Write};
 use std::net::Shutdown;
-use std::os::unix::fs::symlink;
+use std::os::unix::fs::{PermissionsExt, symlink};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -39,12 +47,14 @@ pub fn hostname() -> String {
 pub enum Existing {
     /// No lock: become the browser.
     Nobody,
-    /// A lock whose process is gone: clear it and become the browser.
-    Stale,
+    /// A lock nobody holds (dead, or not this browser): clear it and become the browser.
+    Orphaned(String),
     /// A live browser to hand the arguments to.
     Live(PathBuf),
-    /// Something Chrome would refuse to talk to.
-    Refused(String),
+    /// A live browser that cannot be reached: retry, then kill it.
+    Unreachable(i32),
+    /// The profile is in use on another computer: give up.
+    OtherHost(String),
 }
 
 pub fn find_running(profile: &Path) -> Existing {
@@ -53,35 +63,39 @@ pub fn find_running(profile: &Path) -> Existing {
     };
     let lock = lock.to_string_lossy().into_owned();
     let Some((host, pid)) = lock.rsplit_once('-') else {
-        return Existing::Refused(format!("malformed {LOCK} {lock:?}"));
+        return Existing::Orphaned(format!("malformed {LOCK} {lock:?}"));
     };
     if host != hostname() {
-        return Existing::Refused(format!(
-            "the profile is in use on another computer ({host})"
-        ));
+        return Existing::OtherHost(host.to_string());
     }
     let Ok(pid) = pid.parse::<i32>() else {
-        return Existing::Refused(format!("malformed {LOCK} {lock:?}"));
+        return Existing::Orphaned(format!("malformed {LOCK} {lock:?}"));
     };
     if nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None).is_err() {
-        return Existing::Stale;
+        return Existing::Orphaned(format!("pid {pid} is gone"));
     }
-    // Chrome talks only to a lock holder that runs the same browser binary.
     let holder = fs::read_link(format!("/proc/{pid}/exe")).ok();
     if holder.is_none() || holder != std::env::current_exe().ok() {
-        return Existing::Refused(format!("{LOCK} names pid {pid}, which is not this browser"));
+        return Existing::Orphaned(format!("pid {pid} is not this browser"));
     }
     let Ok(socket) = fs::read_link(profile.join(SOCKET)) else {
-        return Existing::Refused(format!("no {SOCKET}"));
+        return Existing::Unreachable(pid);
     };
     let ours = fs::read_link(profile.join(COOKIE)).ok();
     let theirs = socket
         .parent()
         .and_then(|dir| fs::read_link(dir.join(COOKIE)).ok());
     if ours.is_none() || ours != theirs {
-        return Existing::Refused("the singleton cookies differ".into());
+        return Existing::Unreachable(pid);
     }
     Existing::Live(socket)
+}
+
+/// Removes the singleton files of an orphaned or replaced browser.
+pub fn clear(profile: &Path) {
+    for name in [LOCK, COOKIE, SOCKET] {
+        let _ = fs::remove_file(profile.join(name));
+    }
 }
 
 /// Sends our arguments to the running browser; its answer.
@@ -131,30 +145,31 @@ pub struct Server {
 }
 
 impl Server {
+    /// Takes the lock first, atomically: if another browser got there first,
+    /// this one must not become the browser.
     pub fn create(profile: &Path) -> Result<Server, String> {
         fs::create_dir_all(profile).map_err(|e| e.to_string())?;
-        for name in [LOCK, COOKIE, SOCKET] {
-            let _ = fs::remove_file(profile.join(name));
-        }
+        let lock_target = format!("{}-{}", hostname(), std::process::id());
+        symlink(&lock_target, profile.join(LOCK)).map_err(|e| match e.kind() {
+            ErrorKind::AlreadyExists => "another browser took the profile first".to_string(),
+            _ => e.to_string(),
+        })?;
         let dir = tempfile::Builder::new()
             .prefix(".org.chromium.Chromium.")
             .tempdir()
             .map_err(|e| e.to_string())?;
         // Chrome keeps the socket's directory private.
-        fs::set_permissions(
-            dir.path(),
-            std::os::unix::fs::PermissionsExt::from_mode(0o700),
-        )
-        .map_err(|e| e.to_string())?;
+        fs::set_permissions(dir.path(), fs::Permissions::from_mode(0o700))
+            .map_err(|e| e.to_string())?;
         let socket = dir.path().join(SOCKET);
         let listener = UnixListener::bind(&socket).map_err(|e| e.to_string())?;
         listener.set_nonblocking(true).map_err(|e| e.to_string())?;
         let cookie = format!("{}", random_u64());
+        let _ = fs::remove_file(profile.join(COOKIE));
+        let _ = fs::remove_file(profile.join(SOCKET));
         symlink(&cookie, dir.path().join(COOKIE)).map_err(|e| e.to_string())?;
         symlink(&cookie, profile.join(COOKIE)).map_err(|e| e.to_string())?;
         symlink(&socket, profile.join(SOCKET)).map_err(|e| e.to_string())?;
-        let lock_target = format!("{}-{}", hostname(), std::process::id());
-        symlink(&lock_target, profile.join(LOCK)).map_err(|e| e.to_string())?;
         Ok(Server {
             profile: profile.to_path_buf(),
             _dir: dir,
@@ -170,9 +185,7 @@ impl Drop for Server {
         if fs::read_link(self.profile.join(LOCK))
             .is_ok_and(|t| t.to_string_lossy() == self.lock_target)
         {
-            for name in [LOCK, COOKIE, SOCKET] {
-                let _ = fs::remove_file(self.profile.join(name));
-            }
+            clear(&self.profile);
         }
     }
 }
