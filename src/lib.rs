@@ -15,4 +15,5 @@ pub mod report;
 pub mod runtime;
 pub mod session;
 pub mod signals;
+pub mod singleton;
 pub mod token;
