@@ -536,27 +536,16 @@ impl Keyring {
 
     /// Stores an item with `secret-tool`, value on its stdin.
     pub fn store(&self, service: &str, account: &str, value: &str) {
-        use std::io::Write;
-        let mut child = self
-            .tool("/usr/bin/secret-tool")
-            .args([
-                "store",
-                "--label=test item",
-                "service",
-                service,
-                "account",
-                account,
-            ])
-            .stdin(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(value.as_bytes())
-            .unwrap();
-        assert!(child.wait().unwrap().success());
+        let mut cmd = self.tool("/usr/bin/secret-tool");
+        cmd.args([
+            "store",
+            "--label=test item",
+            "service",
+            service,
+            "account",
+            account,
+        ]);
+        run_with_stdin(cmd, value.as_bytes());
     }
 
     /// Locks the login collection, as a screen lock or a timeout would.
@@ -737,21 +726,10 @@ impl Display {
 
     /// Puts `text` on the clipboard (xclip keeps serving it in the background).
     pub fn copy(&self, text: &str) {
-        use std::io::Write;
-        let mut child = self
-            .xclip(&["-i"])
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap();
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(text.as_bytes())
-            .unwrap();
-        assert!(child.wait().unwrap().success());
+        let mut cmd = self.xclip(&["-i"]);
+        cmd.stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null());
+        run_with_stdin(cmd, text.as_bytes());
     }
 
     /// What the clipboard holds now ("" when empty or unowned).
@@ -770,4 +748,12 @@ impl Drop for Display {
         let _ = self.server.kill();
         let _ = self.server.wait();
     }
+}
+
+/// Runs a tool with `input` on its stdin and requires success.
+fn run_with_stdin(mut cmd: Command, input: &[u8]) {
+    use std::io::Write;
+    let mut child = cmd.stdin(std::process::Stdio::piped()).spawn().unwrap();
+    child.stdin.take().unwrap().write_all(input).unwrap();
+    assert!(child.wait().unwrap().success());
 }
