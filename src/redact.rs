@@ -1,15 +1,19 @@
 //! The streaming redactor every byte forwarded from the Playwright CLI
-//! passes through (invariant 9). Two things become `<redacted>`:
+//! passes through (invariant 9). These become `<redacted>`:
 //!
 //! - the query of the extension's `chrome-extension://<id>/connect.html?…`
-//!   URL (plain, percent-encoded, or with JSON-escaped slashes), and
-//! - the value of any `token=` (or `token%3D`, or JSON's `token\u003d`).
+//!   URL: plain, percent-encoded (up to three times over), or with
+//!   JSON-escaped slashes;
+//! - the value after any `token=` (also `token%3D`, double-encoded, or JSON's
+//!   `token\u003d`), even when quoted or preceded by spaces;
+//! - the value of a JSON `"token":` key and of
+//!   `PLAYWRIGHT_MCP_EXTENSION_TOKEN` as a key (the extension's status page
+//!   shows it that way).
 //!
-//! A value ends at whitespace or a quote or bracket that ends a URL in text,
-//! Markdown or JSON. It is found even when split across reads: the last few
-//! bytes that could begin a pattern are held back until the next read, and a
-//! value still running at the end of a read is dropped as it arrives, never
-//! buffered. `finish` flushes what is held back.
+//! Split reads: whatever could still begin a pattern (at most the last
+//! [`HOLD_BACK`] bytes, and never more than what follows the last newline)
+//! waits for the next read, and a value still running at the end of a read
+//! is dropped as it arrives, never buffered. `finish` flushes the rest.
 
 use std::sync::OnceLock;
 
@@ -17,36 +21,57 @@ use regex::bytes::Regex;
 
 pub const REDACTED: &[u8] = b"<redacted>";
 
-/// Longer than any prefix the patterns match, so a prefix split across two
-/// reads is always seen whole.
-const HOLD_BACK: usize = 96;
+/// Longer than any prefix the patterns can match (see the test
+/// `hold_back_covers_the_longest_prefix`).
+const HOLD_BACK: usize = 192;
 
 fn patterns() -> &'static Regex {
     static PATTERNS: OnceLock<Regex> = OnceLock::new();
     PATTERNS.get_or_init(|| {
-        let slash = r"(?:/|%2f|\\/)";
+        // A character, or it percent-encoded once to three times over.
+        let enc = |plain: &str, hex: &str| format!(r"(?:{plain}|%(?:25){{0,3}}{hex})");
+        let slash = format!(r"(?:{}|\\/)", enc("/", "2f"));
         let url = format!(
-            r"chrome-extension(?::|%3a){slash}{slash}[a-p]{{32}}{slash}connect\.html(?:\?|%3f)"
+            r"chrome-extension{colon}{slash}{slash}[a-p]{{32}}{slash}connect\.html{question}",
+            colon = enc(":", "3a"),
+            question = enc(r"\?", "3f"),
         );
-        let token = r"token(?:=|%3d|\\u003d)";
-        Regex::new(&format!("(?i-u){url}|{token}")).expect("the redaction patterns compile")
+        let token = format!(r"token(?:{}|\\u003d)", enc("=", "3d"));
+        let keys = r#"(?:"token"|extension_token\\?"?)\s*[:=]"#;
+        Regex::new(&format!("(?i-u){url}|{token}|{keys}")).expect("the redaction patterns compile")
     })
 }
 
-/// Where a value ends: whitespace, quotes, brackets, and (for `token=`) the
-/// next parameter.
+/// What may stand between a prefix and its value: spaces, and an opening
+/// quote or bracket (possibly JSON-escaped).
+fn opens_value(byte: u8) -> bool {
+    byte.is_ascii_whitespace() || matches!(byte, b'"' | b'\'' | b'`' | b'<' | b'\\')
+}
+
+/// Where a value ends: whitespace, quotes, brackets, and (outside a URL
+/// query, where the whole query goes) the next parameter.
 fn ends_value(byte: u8, in_url_query: bool) -> bool {
     byte.is_ascii_whitespace()
-        || matches!(byte, b'"' | b'\'' | b'<' | b'>' | b')' | b']' | b'`' | b'|')
+        || matches!(
+            byte,
+            b'"' | b'\'' | b'<' | b'>' | b')' | b']' | b'`' | b'|' | b'\\'
+        )
         || (!in_url_query && matches!(byte, b'&' | b';' | b','))
+}
+
+/// Dropping a value that began in an earlier read.
+#[derive(Clone, Copy)]
+struct Skipping {
+    in_url_query: bool,
+    /// Still before the value (spaces, an opening quote).
+    opening: bool,
 }
 
 #[derive(Default)]
 pub struct Redactor {
     /// Bytes not yet emitted (at most a held-back tail).
     pending: Vec<u8>,
-    /// Inside a value whose start was already replaced: drop until it ends.
-    skipping: Option<bool>,
+    skipping: Option<Skipping>,
 }
 
 impl Redactor {
@@ -57,13 +82,16 @@ impl Redactor {
     /// Takes the next read; returns what may be shown now.
     pub fn feed(&mut self, input: &[u8]) -> Vec<u8> {
         let mut input = input;
-        if let Some(in_query) = self.skipping {
-            match input.iter().position(|b| ends_value(*b, in_query)) {
-                Some(end) => {
+        if let Some(skip) = self.skipping {
+            match value_end(input, skip) {
+                End::At(end) => {
                     self.skipping = None;
                     input = &input[end..];
                 }
-                None => return Vec::new(),
+                End::Beyond(still) => {
+                    self.skipping = Some(still);
+                    return Vec::new();
+                }
             }
         }
         self.pending.extend_from_slice(input);
@@ -79,16 +107,18 @@ impl Redactor {
         let mut out = Vec::with_capacity(self.pending.len());
         let mut pos = 0;
         while let Some(found) = patterns().find_at(&self.pending, pos) {
-            let in_query = found.as_bytes()[..6].eq_ignore_ascii_case(b"chrome");
+            let skip = Skipping {
+                in_url_query: found.as_bytes()[..6].eq_ignore_ascii_case(b"chrome"),
+                opening: true,
+            };
             out.extend_from_slice(&self.pending[pos..found.end()]);
             out.extend_from_slice(REDACTED);
-            let rest = &self.pending[found.end()..];
-            match rest.iter().position(|b| ends_value(*b, in_query)) {
-                Some(end) => pos = found.end() + end,
-                None => {
+            match value_end(&self.pending[found.end()..], skip) {
+                End::At(end) => pos = found.end() + end,
+                End::Beyond(still) => {
                     // The value runs past this read: drop it as it comes.
                     if !at_end {
-                        self.skipping = Some(in_query);
+                        self.skipping = Some(still);
                     }
                     self.pending.clear();
                     return out;
@@ -98,12 +128,41 @@ impl Redactor {
         let keep = if at_end {
             self.pending.len()
         } else {
-            self.pending.len().saturating_sub(HOLD_BACK).max(pos)
+            // No pattern spans a newline before its separator, so complete
+            // lines go out at once; only a tail that might start one waits.
+            let tail = self.pending.len().saturating_sub(HOLD_BACK);
+            let line = self.pending[pos..]
+                .iter()
+                .rposition(|b| *b == b'\n')
+                .map(|i| pos + i + 1);
+            tail.max(line.unwrap_or(0)).max(pos)
         };
         out.extend_from_slice(&self.pending[pos..keep]);
         self.pending.drain(..keep);
         out
     }
+}
+
+enum End {
+    /// The value ends at this offset.
+    At(usize),
+    /// It runs past the input, in this state.
+    Beyond(Skipping),
+}
+
+fn value_end(input: &[u8], mut skip: Skipping) -> End {
+    for (i, byte) in input.iter().enumerate() {
+        if skip.opening {
+            if opens_value(*byte) {
+                continue;
+            }
+            skip.opening = false;
+        }
+        if ends_value(*byte, skip.in_url_query) {
+            return End::At(i);
+        }
+    }
+    End::Beyond(skip)
 }
 
 /// Redacts a whole buffer at once.
@@ -146,6 +205,12 @@ mod tests {
         outs
     }
 
+    fn never_leaks(text: &str) {
+        for out in every_split(text) {
+            assert!(!out.contains(&SECRET[..12]), "leaked from {text:?}: {out}");
+        }
+    }
+
     #[test]
     fn the_connect_url_query_is_redacted_in_every_form() {
         let plain = format!(
@@ -160,15 +225,11 @@ mod tests {
         let json = format!(
             r#"{{"url":"chrome-extension://{ID}/connect.html?protocolVersion=2\u0026token={SECRET}","title":"x"}}"#
         );
-        assert_eq!(
-            redacted(&json),
-            format!(r#"{{"url":"chrome-extension://{ID}/connect.html?<redacted>","title":"x"}}"#)
-        );
-        let escaped = format!(r#""chrome-extension:\/\/{ID}\/connect.html?token={SECRET}""#);
+        assert!(!redacted(&json).contains(SECRET), "{}", redacted(&json));
         assert!(
-            !redacted(&escaped).contains(SECRET),
+            redacted(&json).ends_with(r#""title":"x"}"#),
             "{}",
-            redacted(&escaped)
+            redacted(&json)
         );
         let encoded = format!(
             "next=chrome-extension%3A%2F%2F{ID}%2Fconnect.html%3Fa%3D1%26token%3D{SECRET} ok"
@@ -177,15 +238,22 @@ mod tests {
             redacted(&encoded),
             format!("next=chrome-extension%3A%2F%2F{ID}%2Fconnect.html%3F<redacted> ok")
         );
-        let upper = format!(
-            "CHROME-EXTENSION://{}/CONNECT.HTML?TOKEN={SECRET}",
-            ID.to_uppercase()
-        );
-        assert!(!redacted(&upper).contains(SECRET));
+        for text in [
+            format!(r#""chrome-extension:\/\/{ID}\/connect.html?token={SECRET}""#),
+            format!(
+                "CHROME-EXTENSION://{}/CONNECT.HTML?TOKEN={SECRET}",
+                ID.to_uppercase()
+            ),
+            format!(
+                "chrome-extension%253A%252F%252F{ID}%252Fconnect.html%253Fa%253D1%2526token%253D{SECRET}"
+            ),
+        ] {
+            never_leaks(&text);
+        }
     }
 
     #[test]
-    fn any_token_parameter_is_redacted_and_nothing_else_changes() {
+    fn any_token_value_is_redacted_however_it_is_written() {
         assert_eq!(
             redacted(&format!("x?a=1&token={SECRET}&b=2")),
             "x?a=1&token=<redacted>&b=2"
@@ -194,10 +262,25 @@ mod tests {
             redacted(&format!("token%3D{SECRET} done")),
             "token%3D<redacted> done"
         );
-        assert_eq!(
-            redacted(&format!("\"token\\u003d{SECRET}\"")),
-            "\"token\\u003d<redacted>\""
-        );
+        for text in [
+            format!("\"token\\u003d{SECRET}\""),
+            format!("token=\"{SECRET}\""),
+            format!("token='{SECRET}'"),
+            format!("token= {SECRET}"),
+            format!("token=<{SECRET}>"),
+            format!("token=`{SECRET}`"),
+            format!(r#"{{"env":"PLAYWRIGHT_MCP_EXTENSION_TOKEN=\"{SECRET}\""}}"#),
+            format!("{{\"PLAYWRIGHT_MCP_EXTENSION_TOKEN\":\n          \"{SECRET}\"}}"),
+            format!(r#"{{"token":"{SECRET}"}}"#),
+            format!(r#"{{"token" : "{SECRET}"}}"#),
+            format!("x?token%253D{SECRET}"),
+        ] {
+            never_leaks(&text);
+        }
+    }
+
+    #[test]
+    fn ordinary_output_is_untouched() {
         let ordinary = "### Open tabs\n- 0: (current) [Hello](http://127.0.0.1:8765/a.html)\n";
         assert_eq!(redacted(ordinary), ordinary);
         let other_extension = "chrome-extension://abcdefghijklmnopabcdefghijklmnop/page.html?x=1";
@@ -205,35 +288,45 @@ mod tests {
     }
 
     #[test]
-    fn a_value_split_across_reads_never_escapes() {
+    fn a_value_split_across_reads_never_escapes_and_splitting_changes_nothing() {
         for text in [
             format!(
                 "tabs: chrome-extension://{ID}/connect.html?protocolVersion=2&token={SECRET} end\n"
             ),
             format!("{{\"u\":\"x?token={SECRET}\"}}"),
             format!("chrome-extension%3A%2F%2F{ID}%2Fconnect.html%3Ftoken%3D{SECRET}"),
+            format!("token= \"{SECRET}\" after"),
         ] {
             let whole = redacted(&text);
             for out in every_split(&text) {
-                assert!(
-                    !out.contains(SECRET) && !out.contains(&SECRET[..12]),
-                    "{out}"
-                );
+                assert!(!out.contains(&SECRET[..12]), "{out}");
                 assert_eq!(out, whole, "splitting must not change the result");
             }
         }
     }
 
     #[test]
-    fn output_is_held_back_only_at_the_edges() {
+    fn complete_lines_are_not_held_back() {
         let mut r = Redactor::new();
+        let line = b"Waiting for the extension to connect...\n";
+        assert_eq!(r.feed(line), line);
         let long = "x".repeat(1000);
-        let out = r.feed(long.as_bytes());
         assert_eq!(
-            out.len(),
+            r.feed(long.as_bytes()).len(),
             1000 - HOLD_BACK,
-            "all but the possible start of a pattern"
+            "only a possible prefix waits"
         );
         assert_eq!(r.finish().len(), HOLD_BACK);
+    }
+
+    #[test]
+    fn hold_back_covers_the_longest_prefix() {
+        let longest = format!(
+            "chrome-extension%2525253A%2525252F%2525252F{ID}%2525252Fconnect.html%2525253F"
+        );
+        assert!(patterns().is_match(longest.as_bytes()));
+        assert!(longest.len() < HOLD_BACK, "{}", longest.len());
+        let key = format!("PLAYWRIGHT_MCP_EXTENSION_TOKEN\\\"{}:", " ".repeat(60));
+        assert!(patterns().is_match(key.as_bytes()) && key.len() < HOLD_BACK);
     }
 }

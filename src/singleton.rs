@@ -12,12 +12,12 @@
 //! Then `START\0<cwd>\0<argv0>\0<url>` is sent and only `ACK` counts.
 
 use std::fs;
-use std::io::{Read, Write};
+use std::io::{ErrorKind, Read, Write};
 use std::net::Shutdown;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use zeroize::Zeroizing;
 
@@ -29,28 +29,43 @@ const SOCKET: &str = "SingletonSocket";
 
 #[derive(Debug, thiserror::Error)]
 pub enum DeliveryError {
-    /// Chrome is not (or no longer) the one we checked.
-    #[error("Chrome's {LOCK} {0}; nothing was sent to Chrome")]
-    Lock(String),
+    /// The URL would not reach Chrome as one URL.
+    #[error("refusing to hand Chrome {0}; nothing was sent")]
+    BadUrl(&'static str),
+    /// Chrome is not (or no longer) the one we checked, or its singleton is
+    /// not in place.
+    #[error("Chrome's singleton {0}; nothing was sent to Chrome")]
+    NotChrome(String),
     /// Something in the way is not Chrome's, or not private.
     #[error("Chrome's singleton socket cannot be trusted: {0}; nothing was sent to Chrome")]
     Untrusted(String),
-    /// Chrome did not take the URL.
-    #[error("Chrome did not accept the URL ({0})")]
-    NotAccepted(String),
+    /// The URL was sent, and Chrome did not take it.
+    #[error("Chrome did not accept the URL it was sent ({0})")]
+    Refused(String),
+    /// The URL was sent, and no answer came in time.
+    #[error("Chrome did not answer within {} s after the URL was sent", .0.as_secs())]
+    TimedOut(Duration),
 }
 
 impl DeliveryError {
     pub fn exit(&self) -> Exit {
         match self {
-            DeliveryError::Lock(_) | DeliveryError::NotAccepted(_) => Exit::Chrome,
+            DeliveryError::BadUrl(_) => Exit::Usage,
+            DeliveryError::NotChrome(_) | DeliveryError::Refused(_) => Exit::Chrome,
             DeliveryError::Untrusted(_) => Exit::Security,
+            DeliveryError::TimedOut(_) => Exit::Timeout,
         }
+    }
+
+    /// Whether the URL may have reached the socket.
+    pub fn sent(&self) -> bool {
+        matches!(self, DeliveryError::Refused(_) | DeliveryError::TimedOut(_))
     }
 }
 
 /// Hands `url` to the Chrome main process `chrome_pid` whose profile is
-/// `user_data`. `argv0` is what Chrome is told it was started as.
+/// `user_data`. `argv0` is what Chrome is told it was started as. The
+/// answer must come within `timeout` of sending.
 pub fn deliver(
     user_data: &Path,
     chrome_pid: u32,
@@ -58,10 +73,20 @@ pub fn deliver(
     url: &[u8],
     timeout: Duration,
 ) -> Result<(), DeliveryError> {
+    // A NUL would split it into more arguments; a leading '-' makes a switch.
+    if url.contains(&0) {
+        return Err(DeliveryError::BadUrl("a URL with a NUL byte"));
+    }
+    if url.first() == Some(&b'-') {
+        return Err(DeliveryError::BadUrl("an argument that starts with '-'"));
+    }
     check_lock(user_data, chrome_pid)?;
     let socket = check_socket(user_data)?;
     let mut stream = UnixStream::connect(&socket).map_err(|e| {
-        DeliveryError::NotAccepted(format!("cannot connect to {}: {e}", socket.display()))
+        DeliveryError::NotChrome(format!(
+            "socket {} refuses connections ({e})",
+            socket.display()
+        ))
     })?;
     check_peer(&stream, chrome_pid)?;
 
@@ -70,45 +95,58 @@ pub fn deliver(
     message.extend_from_slice(argv0.as_os_str().as_encoded_bytes());
     message.push(0);
     message.extend_from_slice(url);
-    let not_accepted = |e: std::io::Error| DeliveryError::NotAccepted(e.to_string());
-    stream
-        .set_write_timeout(Some(timeout))
-        .map_err(not_accepted)?;
-    stream
-        .set_read_timeout(Some(timeout))
-        .map_err(not_accepted)?;
-    stream.write_all(&message).map_err(not_accepted)?;
-    stream.shutdown(Shutdown::Write).map_err(not_accepted)?;
+    let deadline = Instant::now() + timeout;
+    let failed = |e: std::io::Error| DeliveryError::Refused(e.to_string());
+    stream.set_write_timeout(Some(timeout)).map_err(failed)?;
+    stream.write_all(&message).map_err(failed)?;
+    stream.shutdown(Shutdown::Write).map_err(failed)?;
+    // One deadline for the whole answer: a peer trickling bytes gets no more.
     let mut answer = Vec::new();
-    match (&stream).take(64).read_to_end(&mut answer) {
-        Ok(_) if answer == b"ACK" => Ok(()),
-        Ok(_) if answer.is_empty() => Err(DeliveryError::NotAccepted("no answer".into())),
-        Ok(_) => Err(DeliveryError::NotAccepted(format!(
+    let mut buf = [0u8; 64];
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(DeliveryError::TimedOut(timeout));
+        }
+        stream.set_read_timeout(Some(left)).map_err(failed)?;
+        match stream.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) if answer.len() + n <= 64 => answer.extend_from_slice(&buf[..n]),
+            Ok(_) => return Err(DeliveryError::Refused("an oversized answer".into())),
+            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
+                return Err(DeliveryError::TimedOut(timeout));
+            }
+            Err(e) => return Err(failed(e)),
+        }
+    }
+    match answer.as_slice() {
+        b"ACK" => Ok(()),
+        b"" => Err(DeliveryError::Refused("no answer".into())),
+        other => Err(DeliveryError::Refused(format!(
             "it answered {:?}",
-            String::from_utf8_lossy(&answer)
-        ))),
-        Err(e) => Err(DeliveryError::NotAccepted(format!(
-            "no answer in time: {e}"
+            String::from_utf8_lossy(other)
         ))),
     }
 }
 
 fn check_lock(user_data: &Path, chrome_pid: u32) -> Result<(), DeliveryError> {
     let lock = fs::read_link(user_data.join(LOCK))
-        .map_err(|e| DeliveryError::Lock(format!("cannot be read ({e})")))?;
+        .map_err(|e| DeliveryError::NotChrome(format!("lock cannot be read ({e})")))?;
     let lock = lock.to_string_lossy().into_owned();
     let (host, pid) = lock
         .rsplit_once('-')
-        .ok_or_else(|| DeliveryError::Lock(format!("is malformed ({lock:?})")))?;
+        .ok_or_else(|| DeliveryError::NotChrome(format!("lock is malformed ({lock:?})")))?;
     let ours = nix::unistd::gethostname()
         .map(|h| h.to_string_lossy().into_owned())
         .unwrap_or_default();
     if host != ours {
-        return Err(DeliveryError::Lock(format!("names another host ({host})")));
+        return Err(DeliveryError::NotChrome(format!(
+            "lock names another host ({host})"
+        )));
     }
     if pid != chrome_pid.to_string() {
-        return Err(DeliveryError::Lock(format!(
-            "names pid {pid}, not the Chrome we checked ({chrome_pid})"
+        return Err(DeliveryError::NotChrome(format!(
+            "lock names pid {pid}, not the Chrome we checked ({chrome_pid})"
         )));
     }
     Ok(())
@@ -117,8 +155,9 @@ fn check_lock(user_data: &Path, chrome_pid: u32) -> Result<(), DeliveryError> {
 /// The socket, after checking its directory and the cookies.
 fn check_socket(user_data: &Path) -> Result<PathBuf, DeliveryError> {
     let untrusted = |why: String| DeliveryError::Untrusted(why);
+    // Missing pieces mean no usable singleton (exit 5); wrong ones, a fault (6).
     let socket = fs::read_link(user_data.join(SOCKET))
-        .map_err(|e| untrusted(format!("{SOCKET} cannot be read ({e})")))?;
+        .map_err(|e| DeliveryError::NotChrome(format!("{SOCKET} cannot be read ({e})")))?;
     let dir = socket
         .parent()
         .filter(|d| d.is_absolute())
@@ -154,9 +193,12 @@ fn check_socket(user_data: &Path) -> Result<PathBuf, DeliveryError> {
             socket.display()
         )));
     }
-    let profile_cookie = fs::read_link(user_data.join(COOKIE)).ok();
-    let socket_cookie = fs::read_link(dir.join(COOKIE)).ok();
-    if profile_cookie.is_none() || profile_cookie != socket_cookie {
+    let cookie = |path: PathBuf| {
+        fs::read_link(&path).map_err(|e| {
+            DeliveryError::NotChrome(format!("{} cannot be read ({e})", path.display()))
+        })
+    };
+    if cookie(user_data.join(COOKIE))? != cookie(dir.join(COOKIE))? {
         return Err(untrusted("the singleton cookies differ".into()));
     }
     Ok(socket)

@@ -103,30 +103,72 @@ fn a_token_bearing_url_reaches_chrome_and_no_process_holds_it() {
     }
 }
 
+/// Nothing new opens in Chrome (it opens tabs asynchronously: give it time).
+fn nothing_opened(chrome: &Standin, before: usize) {
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(
+        chrome.pages().len(),
+        before,
+        "something reached Chrome: {:?}",
+        chrome.pages()
+    );
+}
+
+fn not_chrome(result: Result<(), DeliveryError>, why: &str) {
+    match result {
+        Err(e @ DeliveryError::NotChrome(_)) => {
+            assert!(e.to_string().contains(why), "{e}");
+            assert_eq!(e.exit(), Exit::Chrome);
+            assert!(!e.sent());
+        }
+        other => panic!("expected a refusal ({why}), got {other:?}"),
+    }
+}
+
 #[test]
 fn a_lock_naming_another_pid_or_host_sends_nothing() {
     let sandbox = Sandbox::new();
     let chrome = Standin::start(sandbox.home.path(), Options::default());
     let before = chrome.pages().len();
-    match send(&sandbox, &chrome, chrome.pid + 1, "about:blank#other-pid") {
-        Err(e @ DeliveryError::Lock(_)) => {
-            assert!(
-                e.to_string().contains(&format!("names pid {}", chrome.pid)),
-                "{e}"
-            );
-            assert_eq!(e.exit(), Exit::Chrome);
-        }
-        other => panic!("expected a lock refusal, got {other:?}"),
-    }
+    let why = format!("lock names pid {}", chrome.pid);
+    not_chrome(
+        send(&sandbox, &chrome, chrome.pid + 1, "about:blank#other-pid"),
+        &why,
+    );
     let lock = profile(&sandbox).join("SingletonLock");
     fs::remove_file(&lock).unwrap();
     symlink(format!("elsewhere.example-{}", chrome.pid), &lock).unwrap();
-    let refused = send(&sandbox, &chrome, chrome.pid, "about:blank#other-host");
-    assert!(
-        matches!(refused, Err(DeliveryError::Lock(ref why)) if why.contains("another host")),
-        "{refused:?}"
+    not_chrome(
+        send(&sandbox, &chrome, chrome.pid, "about:blank#other-host"),
+        "another host",
     );
-    assert_eq!(chrome.pages().len(), before);
+    nothing_opened(&chrome, before);
+}
+
+#[test]
+fn a_missing_socket_is_no_chrome_not_a_fault() {
+    let sandbox = Sandbox::new();
+    let chrome = Standin::start(sandbox.home.path(), Options::default());
+    fs::remove_file(profile(&sandbox).join("SingletonSocket")).unwrap();
+    not_chrome(
+        send(&sandbox, &chrome, chrome.pid, "about:blank#x"),
+        "SingletonSocket cannot be read",
+    );
+}
+
+#[test]
+fn a_url_that_would_not_stay_one_argument_is_refused() {
+    let sandbox = Sandbox::new();
+    let chrome = Standin::start(sandbox.home.path(), Options::default());
+    for url in [
+        "about:blank\0--remote-debugging-port=9222",
+        "--remote-debugging-port=9222",
+    ] {
+        match send(&sandbox, &chrome, chrome.pid, url) {
+            Err(e @ DeliveryError::BadUrl(_)) => assert_eq!(e.exit(), Exit::Usage),
+            other => panic!("{url:?}: expected a refusal, got {other:?}"),
+        }
+    }
 }
 
 #[test]
@@ -137,6 +179,30 @@ fn a_socket_in_a_directory_others_can_enter_is_never_connected_to() {
     untrusted(
         send(&sandbox, &chrome, chrome.pid, "about:blank#planted"),
         "has mode 0755",
+    );
+    assert!(
+        planted.accept().is_err(),
+        "the planted socket was connected to"
+    );
+}
+
+#[test]
+fn a_socket_directory_of_another_user_is_never_connected_to() {
+    if !nix::unistd::geteuid().is_root() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI runs as root and must run this test"
+        );
+        eprintln!("SKIPPED: giving a directory to another user needs root");
+        return;
+    }
+    let sandbox = Sandbox::new();
+    let chrome = Standin::start(sandbox.home.path(), Options::default());
+    let (dir, planted) = plant(&sandbox, 0o700);
+    nix::unistd::chown(dir.path(), Some(nix::unistd::Uid::from_raw(65534)), None).unwrap();
+    untrusted(
+        send(&sandbox, &chrome, chrome.pid, "about:blank#foreign"),
+        "owned by uid 65534",
     );
     assert!(
         planted.accept().is_err(),
@@ -168,6 +234,7 @@ fn a_socket_served_by_another_process_gets_no_bytes() {
 fn cookies_that_differ_are_refused() {
     let sandbox = Sandbox::new();
     let chrome = Standin::start(sandbox.home.path(), Options::default());
+    let before = chrome.pages().len();
     let cookie = profile(&sandbox).join("SingletonCookie");
     fs::remove_file(&cookie).unwrap();
     symlink("424242", &cookie).unwrap();
@@ -175,34 +242,37 @@ fn cookies_that_differ_are_refused() {
         send(&sandbox, &chrome, chrome.pid, "about:blank#cookie"),
         "cookies differ",
     );
+    nothing_opened(&chrome, before);
 }
 
 #[test]
 fn anything_but_ack_fails_closed() {
     let sandbox = Sandbox::new();
-    for (fault, why) in [
-        ("singleton=shutdown", "answered \"SHUTDOWN\""),
-        ("singleton=silent", "no answer"),
-        ("singleton=hang", "no answer in time"),
+    for (fault, why, exit) in [
+        ("singleton=shutdown", "answered \"SHUTDOWN\"", Exit::Chrome),
+        ("singleton=silent", "no answer", Exit::Chrome),
+        ("singleton=hang", "did not answer within 1 s", Exit::Timeout),
     ] {
         let options = Options {
             faults: fault,
             ..Default::default()
         };
         let chrome = Standin::start(sandbox.home.path(), options);
+        let exe = chrome.exe();
         let result = deliver(
             &profile(&sandbox),
             chrome.pid,
-            &chrome.exe(),
+            &exe,
             b"about:blank#x",
             Duration::from_secs(1),
         );
         match result {
-            Err(e @ DeliveryError::NotAccepted(_)) => {
+            Err(e) => {
                 assert!(e.to_string().contains(why), "{fault}: {e}");
-                assert_eq!(e.exit(), Exit::Chrome);
+                assert_eq!(e.exit(), exit, "{fault}");
+                assert!(e.sent(), "{fault}: the URL was sent");
             }
-            other => panic!("{fault}: expected a failure, got {other:?}"),
+            Ok(()) => panic!("{fault}: delivered"),
         }
     }
 }

@@ -9,13 +9,19 @@ use std::os::unix::fs::PermissionsExt;
 use common::pwcli::PwCli;
 use common::standin::{Options, Standin};
 use common::{Sandbox, fresh_token};
+use my_chrome::config::RuntimeLocation;
 use my_chrome::helper::pin::Pin;
+use my_chrome::runtime::Runtime;
 use my_chrome::session::state::{SessionState, session_state};
 
 fn state(sandbox: &Sandbox, name: &str) -> SessionState {
+    let location = RuntimeLocation {
+        path: sandbox.runtime.clone(),
+    };
+    let runtime = Runtime::open(&location).unwrap();
     session_state(
         sandbox.home.path(),
-        &sandbox.runtime,
+        &runtime,
         name,
         Pin::shipped().core_version(),
     )
@@ -110,4 +116,32 @@ fn an_entry_from_another_version_or_outside_our_tmp_is_not_trusted() {
     );
     fs::write(dir.join("t.session"), "{broken").unwrap();
     assert!(matches!(state(&sandbox, "t"), SessionState::Unavailable(_)));
+
+    // `..` cannot walk a socket path out of the private tmp.
+    let escaping = sandbox.runtime.join("tmp/../../elsewhere/x.sock");
+    fs::create_dir_all(sandbox.home.path().join("elsewhere")).unwrap();
+    write(
+        Pin::shipped().core_version(),
+        &escaping.display().to_string(),
+    );
+    assert!(
+        matches!(state(&sandbox, "t"), SessionState::Unavailable(why) if why.contains("outside"))
+    );
+
+    // A live daemon that is not attached to Chrome is no session to use.
+    let socket_dir = sandbox.runtime.join("tmp/pw-test/cli");
+    fs::create_dir_all(&socket_dir).unwrap();
+    for d in [sandbox.runtime.join("tmp/pw-test"), socket_dir.clone()] {
+        fs::set_permissions(&d, fs::Permissions::from_mode(0o700)).unwrap();
+    }
+    let socket = socket_dir.join("t.sock");
+    let _listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+    let entry = serde_json::json!({
+        "name": "t", "version": Pin::shipped().core_version(),
+        "socketPath": socket, "attached": false
+    });
+    fs::write(dir.join("t.session"), entry.to_string()).unwrap();
+    assert!(
+        matches!(state(&sandbox, "t"), SessionState::Stale(why) if why.contains("not attached"))
+    );
 }

@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use super::registry::{self, SessionEntry};
-use crate::runtime;
+use crate::runtime::{self, Runtime};
 
 #[derive(Debug)]
 pub enum SessionState {
@@ -30,16 +30,16 @@ impl SessionState {
     }
 }
 
-/// The state of session `name` in the workspace `runtime_root`, whose
-/// children run with `TMPDIR=<runtime>/tmp`; `core_version` is the
-/// playwright-core version of the pin.
+/// The state of session `name` in the (checked) runtime, whose children run
+/// with `TMPDIR=<runtime>/tmp`; `core_version` is the playwright-core version
+/// of the pin.
 pub fn session_state(
     home: &Path,
-    runtime_root: &Path,
+    runtime: &Runtime,
     name: &str,
     core_version: &str,
 ) -> SessionState {
-    let entry = match registry::read_entry(home, runtime_root, name) {
+    let entry = match registry::read_entry(home, runtime.root(), name) {
         Ok(Some(entry)) => entry,
         Ok(None) => return SessionState::Missing,
         Err(e) => {
@@ -52,28 +52,44 @@ pub fn session_state(
             "made by playwright-core {made_by}, the pin has {core_version}"
         ));
     }
-    // The daemon puts its socket under our private TMPDIR: anywhere else, or
-    // in a directory someone else could enter, it is not ours to trust.
-    let private_tmp = match std::fs::canonicalize(runtime_root.join(runtime::TMP_DIR)) {
-        Ok(path) => path,
-        Err(e) => return SessionState::Unavailable(format!("cannot resolve the private tmp: {e}")),
-    };
-    let socket_dir = entry.socket_path.parent().unwrap_or(Path::new("/"));
-    if !socket_dir.starts_with(&private_tmp) || socket_dir == private_tmp {
-        return SessionState::Unavailable(format!(
+    if let Err(why) = check_socket_dir(runtime, &entry.socket_path) {
+        return SessionState::Unavailable(why);
+    }
+    if !entry.is_open() {
+        return SessionState::Stale("its daemon does not answer".into());
+    }
+    // An open daemon that is not attached to Chrome (a failed attach left
+    // behind, say) is no session to use.
+    if !entry.attached || entry.name.as_deref().is_some_and(|n| n != name) {
+        return SessionState::Stale("its daemon is not attached to Chrome".into());
+    }
+    SessionState::Ready(entry)
+}
+
+/// The daemon puts its socket under our private TMPDIR: anywhere else, or
+/// in a directory someone else could enter, it is not ours to trust. The
+/// path is resolved first, so `..` or a symlink cannot lead elsewhere.
+fn check_socket_dir(runtime: &Runtime, socket: &Path) -> Result<(), String> {
+    let outside = || {
+        format!(
             "the daemon socket {} is outside {}",
-            entry.socket_path.display(),
-            private_tmp.display()
-        ));
+            socket.display(),
+            runtime.tmp_dir().display()
+        )
+    };
+    let dir = socket.parent().unwrap_or(Path::new("/"));
+    if !dir.starts_with(runtime.tmp_dir()) {
+        return Err(outside());
     }
-    for dir in socket_dir.ancestors().take_while(|d| *d != private_tmp) {
-        if let Err(e) = runtime::check_private_dir(dir) {
-            return SessionState::Unavailable(e.to_string());
-        }
+    let private_tmp = std::fs::canonicalize(runtime.tmp_dir())
+        .map_err(|e| format!("cannot resolve the private tmp: {e}"))?;
+    let real = std::fs::canonicalize(dir)
+        .map_err(|e| format!("the daemon socket's directory {}: {e}", dir.display()))?;
+    if !real.starts_with(&private_tmp) || real == private_tmp {
+        return Err(outside());
     }
-    if entry.is_open() {
-        SessionState::Ready(entry)
-    } else {
-        SessionState::Stale("its daemon does not answer".into())
+    for ancestor in real.ancestors().take_while(|d| *d != private_tmp) {
+        runtime::check_private_dir(ancestor).map_err(|e| e.to_string())?;
     }
+    Ok(())
 }
