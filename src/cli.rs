@@ -38,6 +38,10 @@ pub enum Command {
     MarkTokenRegenerated,
     /// Where the token rotation stands, and the next step.
     RotationStatus,
+    /// Anything else: the relay's call `my-chrome <connect URL>` (the
+    /// courier of a running `connect`), or an unknown command.
+    #[command(external_subcommand)]
+    External(Vec<OsString>),
 }
 
 #[derive(Debug, Subcommand)]

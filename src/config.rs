@@ -45,6 +45,11 @@ pub struct Config {
     /// The D-Bus session bus (Linux Secret Service): `DBUS_SESSION_BUS_ADDRESS`,
     /// else `unix:path=$XDG_RUNTIME_DIR/bus` when that socket exists.
     pub dbus_session: Option<String>,
+    /// The one-shot hand-off socket of a running `connect`
+    /// (`MY_CHROME_HANDOFF`): set only in the environment `connect` gives the
+    /// CLI, so that the relay's "browser" — this binary — can hand it the
+    /// connect URL.
+    pub handoff: Option<PathBuf>,
     /// Proxy settings, passed to `npm ci` only: the lock's integrity hashes,
     /// not the network path, decide what gets installed.
     pub proxy_vars: Vec<(OsString, OsString)>,
@@ -221,6 +226,10 @@ impl Config {
                 .map(|bus| format!("unix:path={}", bus.display())),
         };
 
+        let handoff = get("MY_CHROME_HANDOFF")?
+            .map(|raw| absolute_path("MY_CHROME_HANDOFF", &raw))
+            .transpose()?;
+
         let passes = |names: &[&str], k: &OsStr| names.iter().any(|n| k == *n);
         let child_vars = vars
             .iter()
@@ -255,6 +264,7 @@ impl Config {
             child_vars,
             display,
             dbus_session,
+            handoff,
             proxy_vars,
         })
     }

@@ -4,6 +4,7 @@
 use crate::child::ChildError;
 use crate::chrome::ChromeError;
 use crate::config::ConfigError;
+use crate::handoff::HandoffError;
 use crate::helper::HelperError;
 use crate::runtime::RuntimeError;
 use crate::token::TokenError;
@@ -75,6 +76,8 @@ pub enum Error {
     /// A refused command line, with the reason.
     #[error("{0}")]
     Usage(String),
+    #[error(transparent)]
+    Handoff(#[from] HandoffError),
 }
 
 impl Error {
@@ -92,6 +95,7 @@ impl Error {
             Error::Input(e) => e.exit(),
             Error::Rotation(e) => e.exit(),
             Error::Usage(_) => Exit::Usage,
+            Error::Handoff(e) => e.exit(),
         }
     }
 }

@@ -4,11 +4,12 @@ use std::process::ExitCode;
 
 use nix::sys::stat::{Mode, umask};
 
+use my_chrome::cli::redact_token_runs;
 use my_chrome::cli::{self, Command, TokenCommand};
 use my_chrome::config::Config;
 use my_chrome::error::Error;
 use my_chrome::token::command as token;
-use my_chrome::{helper, report, signals};
+use my_chrome::{handoff, helper, report, signals};
 
 fn main() -> ExitCode {
     // Everything we create, and every child we start, is private to the user.
@@ -30,6 +31,25 @@ fn main() -> ExitCode {
     }
 }
 
+/// The relay's `my-chrome <connect URL>` is a courier; nothing else is a command.
+fn external(config: &Config, args: &[std::ffi::OsString]) -> Result<(), Error> {
+    match args {
+        [url] if url.to_string_lossy().starts_with("chrome-extension://") => Ok(handoff::courier(
+            config.handoff.as_deref(),
+            &url.to_string_lossy(),
+        )?),
+        _ => {
+            let name = args
+                .first()
+                .map(|a| a.to_string_lossy())
+                .unwrap_or_default();
+            Err(Error::Usage(redact_token_runs(&format!(
+                "{name:?} is not a my-chrome command (see `my-chrome --help`)"
+            ))))
+        }
+    }
+}
+
 fn run(command: Command, config: &Config) -> Result<(), Error> {
     match command {
         Command::Setup => helper::setup::run(config)?,
@@ -46,6 +66,7 @@ fn run(command: Command, config: &Config) -> Result<(), Error> {
         Command::BeginTokenRotation => token::begin_rotation(config)?,
         Command::MarkTokenRegenerated => token::mark_regenerated(config)?,
         Command::RotationStatus => token::rotation_status(config)?,
+        Command::External(args) => external(config, &args)?,
     }
     // A command that finished despite a signal (doctor, say) still reports it.
     match signals::pending() {

@@ -55,6 +55,20 @@ impl ProcessTable {
         }
     }
 
+    /// `pid`'s parent, grandparent, … up to the root (pid 1 excluded).
+    pub fn ancestors(&self, pid: u32) -> Vec<u32> {
+        let mut chain = Vec::new();
+        let mut current = sysinfo::Pid::from_u32(pid);
+        while let Some(parent) = self.system.process(current).and_then(|p| p.parent()) {
+            if parent.as_u32() <= 1 || chain.contains(&parent.as_u32()) {
+                break;
+            }
+            chain.push(parent.as_u32());
+            current = parent;
+        }
+        chain
+    }
+
     /// When `pid` started, if it is in the table.
     pub fn start_time(&self, pid: u32) -> Option<u64> {
         self.system

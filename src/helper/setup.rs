@@ -124,6 +124,7 @@ pub fn setup(config: &Config) -> Result<Outcome, HelperError> {
 fn stage(runtime: &Runtime, pin: &Pin) -> Result<TempDir, HelperError> {
     let staging = tempfile::Builder::new()
         .prefix(STAGING_PREFIX)
+        .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700))
         .tempdir_in(runtime.root())
         .map_err(io_error("create a staging directory in the runtime"))?;
     fs::write(staging.path().join("package.json"), pin.package_json)

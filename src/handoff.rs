@@ -1,0 +1,288 @@
+//! The hand-off between `connect` and the relay's "browser" (DESIGN,
+//! "Delivering the connect URL", steps 1–3). `connect` runs the CLI's attach
+//! with `PLAYWRIGHT_MCP_EXECUTABLE_PATH` = this binary and
+//! `MY_CHROME_HANDOFF` = a one-shot socket in a private directory. The relay
+//! then starts `my-chrome <connect URL>`, which is only a courier: it sends
+//! the URL (which carries no token) to the socket and exits 0 once `connect`
+//! has delivered it to Chrome. `connect` accepts one courier, run by us, whose
+//! parent chain leads to its own attach child, with a well-formed URL.
+
+use std::io::{BufRead, BufReader, ErrorKind, Read, Write};
+use std::net::Shutdown;
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::{Path, PathBuf};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use crate::chrome::EXTENSION_ID;
+use crate::error::Exit;
+use crate::procs::ProcessTable;
+use crate::runtime::Runtime;
+use crate::signals;
+
+const URL_LIMIT: u64 = 8192;
+
+#[derive(Debug, thiserror::Error)]
+pub enum HandoffError {
+    #[error("the connect URL is not the extension's: {0}")]
+    BadUrl(String),
+    #[error(
+        "the connect URL already carries a token: something gave the CLI one \
+         (PLAYWRIGHT_MCP_EXTENSION_TOKEN?); it was not passed on"
+    )]
+    TokenInUrl,
+    #[error("a courier that is not ours reached the hand-off socket ({0}); nothing was delivered")]
+    Impostor(String),
+    #[error(
+        "a bare connect URL is refused: my-chrome hands the extension's connect page to Chrome \
+         only for its own `my-chrome connect`"
+    )]
+    NoHandoff,
+    #[error("no courier came within {} s", .0.as_secs())]
+    TimedOut(Duration),
+    #[error("interrupted by {0} while waiting for the relay")]
+    Interrupted(nix::sys::signal::Signal),
+    #[error("the hand-off failed: {0}")]
+    Io(String),
+}
+
+impl HandoffError {
+    pub fn exit(&self) -> Exit {
+        match self {
+            HandoffError::BadUrl(_) | HandoffError::NoHandoff => Exit::Usage,
+            HandoffError::TokenInUrl | HandoffError::Impostor(_) => Exit::Security,
+            HandoffError::TimedOut(_) => Exit::Timeout,
+            HandoffError::Interrupted(signal) => Exit::Signal(*signal as i32),
+            HandoffError::Io(_) => Exit::Failure,
+        }
+    }
+}
+
+fn io(e: std::io::Error) -> HandoffError {
+    HandoffError::Io(e.to_string())
+}
+
+/// A connect URL as the relay builds it, checked: the extension's
+/// `connect.html`, a relay on `ws://127.0.0.1:<port>/extension/<uuid>`, and
+/// no token yet.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConnectUrl(String);
+
+impl ConnectUrl {
+    pub fn parse(raw: &str) -> Result<ConnectUrl, HandoffError> {
+        let bad = |why: &str| HandoffError::BadUrl(why.to_string());
+        let url = url::Url::parse(raw).map_err(|_| bad("not a URL"))?;
+        if url.scheme() != "chrome-extension" || url.host_str() != Some(EXTENSION_ID) {
+            return Err(bad("not the Playwright Extension"));
+        }
+        if url.path() != "/connect.html" || url.fragment().is_some() || !url.username().is_empty() {
+            return Err(bad("not its connect page"));
+        }
+        let mut relay = None;
+        for (key, value) in url.query_pairs() {
+            if key.eq_ignore_ascii_case("token") {
+                return Err(HandoffError::TokenInUrl);
+            }
+            if key == "mcpRelayUrl" {
+                relay = Some(value.into_owned());
+            }
+        }
+        let relay = url::Url::parse(&relay.ok_or_else(|| bad("no mcpRelayUrl"))?)
+            .map_err(|_| bad("mcpRelayUrl is not a URL"))?;
+        let uuid = relay.path().strip_prefix("/extension/").unwrap_or_default();
+        let is_uuid = uuid.len() == 36 && uuid.chars().all(|c| c.is_ascii_hexdigit() || c == '-');
+        let loopback = relay.scheme() == "ws"
+            && relay.host_str() == Some("127.0.0.1")
+            && relay.port().is_some()
+            && relay.query().is_none()
+            && relay.username().is_empty();
+        if !loopback || !is_uuid {
+            return Err(bad(
+                "mcpRelayUrl is not ws://127.0.0.1:<port>/extension/<uuid>",
+            ));
+        }
+        Ok(ConnectUrl(raw.to_string()))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+/// The listening side, in a private directory of the runtime.
+pub struct Handoff {
+    dir: tempfile::TempDir,
+    listener: UnixListener,
+}
+
+/// A courier that passed every check, waiting for the outcome.
+pub struct Courier {
+    stream: UnixStream,
+    pub url: ConnectUrl,
+}
+
+impl Handoff {
+    pub fn open(runtime: &Runtime) -> Result<Handoff, HandoffError> {
+        let dir = tempfile::Builder::new()
+            .prefix("handoff.")
+            .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700))
+            .tempdir_in(runtime.root())
+            .map_err(io)?;
+        let listener = UnixListener::bind(dir.path().join("socket")).map_err(io)?;
+        listener.set_nonblocking(true).map_err(io)?;
+        Ok(Handoff { dir, listener })
+    }
+
+    /// What `MY_CHROME_HANDOFF` is set to.
+    pub fn socket_path(&self) -> PathBuf {
+        self.dir.path().join("socket")
+    }
+
+    /// Waits for the one courier, up to `bound` (or a signal). The first
+    /// connection decides: anything wrong with it fails the hand-off.
+    pub fn accept(&self, attach_child: u32, bound: Duration) -> Result<Courier, HandoffError> {
+        let deadline = Instant::now() + bound;
+        let stream = loop {
+            match self.listener.accept() {
+                Ok((stream, _)) => break stream,
+                Err(e) if e.kind() == ErrorKind::WouldBlock => {}
+                Err(e) => return Err(io(e)),
+            }
+            if let Some(signal) = signals::pending() {
+                return Err(HandoffError::Interrupted(signal));
+            }
+            if Instant::now() >= deadline {
+                return Err(HandoffError::TimedOut(bound));
+            }
+            thread::sleep(Duration::from_millis(10));
+        };
+        stream.set_nonblocking(false).map_err(io)?;
+        check_courier(&stream, attach_child)?;
+        let left = deadline
+            .saturating_duration_since(Instant::now())
+            .max(Duration::from_secs(1));
+        stream.set_read_timeout(Some(left)).map_err(io)?;
+        let mut line = String::new();
+        BufReader::new((&stream).take(URL_LIMIT))
+            .read_line(&mut line)
+            .map_err(io)?;
+        let url = ConnectUrl::parse(line.trim_end())?;
+        Ok(Courier { stream, url })
+    }
+}
+
+impl Courier {
+    /// Tells the courier how it went: it exits 0 only on `OK`.
+    pub fn answer(mut self, delivered: bool) {
+        let _ = self
+            .stream
+            .write_all(if delivered { b"OK\n" } else { b"NO\n" });
+    }
+}
+
+/// The peer must be ours, and a descendant of the attach child we started.
+fn check_courier(stream: &UnixStream, attach_child: u32) -> Result<(), HandoffError> {
+    let (pid, uid) = peer(stream)?;
+    if uid != nix::unistd::geteuid().as_raw() {
+        return Err(HandoffError::Impostor(format!(
+            "pid {pid} runs as uid {uid}"
+        )));
+    }
+    let table = ProcessTable::read().map_err(|e| HandoffError::Io(e.to_string()))?;
+    if pid != attach_child && !table.ancestors(pid).contains(&attach_child) {
+        return Err(HandoffError::Impostor(format!(
+            "pid {pid} was not started by the attach (pid {attach_child})"
+        )));
+    }
+    Ok(())
+}
+
+#[cfg(target_os = "linux")]
+fn peer(stream: &UnixStream) -> Result<(u32, u32), HandoffError> {
+    use nix::sys::socket::{getsockopt, sockopt::PeerCredentials};
+    let creds = getsockopt(stream, PeerCredentials).map_err(|e| HandoffError::Io(e.to_string()))?;
+    Ok((creds.pid() as u32, creds.uid()))
+}
+
+#[cfg(target_os = "macos")]
+fn peer(stream: &UnixStream) -> Result<(u32, u32), HandoffError> {
+    use nix::sys::socket::{getsockopt, sockopt::LocalPeerPid};
+    let pid = getsockopt(stream, LocalPeerPid).map_err(|e| HandoffError::Io(e.to_string()))?;
+    let (uid, _) = nix::unistd::getpeereid(stream).map_err(|e| HandoffError::Io(e.to_string()))?;
+    Ok((pid as u32, uid.as_raw()))
+}
+
+/// `my-chrome <connect URL>`: the courier. It never sees a token, and
+/// refuses to carry one.
+pub fn courier(handoff: Option<&Path>, raw_url: &str) -> Result<(), HandoffError> {
+    let socket = handoff.ok_or(HandoffError::NoHandoff)?;
+    let url = ConnectUrl::parse(raw_url)?;
+    let mut stream = UnixStream::connect(socket).map_err(io)?;
+    stream.write_all(url.as_str().as_bytes()).map_err(io)?;
+    stream.write_all(b"\n").map_err(io)?;
+    stream.shutdown(Shutdown::Write).map_err(io)?;
+    stream
+        .set_read_timeout(Some(Duration::from_secs(120)))
+        .map_err(io)?;
+    let mut answer = String::new();
+    (&stream).take(16).read_to_string(&mut answer).map_err(io)?;
+    if answer.trim() == "OK" {
+        Ok(())
+    } else {
+        Err(HandoffError::Io(
+            "connect did not deliver the URL to Chrome".into(),
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const RELAY: &str =
+        "ws%3A%2F%2F127.0.0.1%3A41234%2Fextension%2F0f8fad5b-d9cb-469f-a165-70867728950e";
+
+    fn url(query: &str) -> String {
+        format!("chrome-extension://{EXTENSION_ID}/connect.html?{query}")
+    }
+
+    #[test]
+    fn the_relays_url_is_accepted() {
+        let raw = url(&format!(
+            "mcpRelayUrl={RELAY}&client=%7B%22name%22%3A%22x%22%7D&protocolVersion=2"
+        ));
+        assert_eq!(ConnectUrl::parse(&raw).unwrap().as_str(), raw);
+    }
+
+    #[test]
+    fn anything_else_is_refused() {
+        let token = ConnectUrl::parse(&url(&format!("mcpRelayUrl={RELAY}&token=abc")));
+        assert!(matches!(token, Err(HandoffError::TokenInUrl)));
+        let upper = ConnectUrl::parse(&url(&format!("mcpRelayUrl={RELAY}&TOKEN=abc")));
+        assert!(matches!(upper, Err(HandoffError::TokenInUrl)));
+        for raw in [
+            format!(
+                "chrome-extension://abcdefghijklmnopabcdefghijklmnop/connect.html?mcpRelayUrl={RELAY}"
+            ),
+            format!("chrome-extension://{EXTENSION_ID}/other.html?mcpRelayUrl={RELAY}"),
+            format!("https://{EXTENSION_ID}/connect.html?mcpRelayUrl={RELAY}"),
+            url(&format!("mcpRelayUrl={RELAY}#x")),
+            url("protocolVersion=2"),
+            url(
+                "mcpRelayUrl=ws%3A%2F%2F10.0.0.1%3A1%2Fextension%2F0f8fad5b-d9cb-469f-a165-70867728950e",
+            ),
+            url(
+                "mcpRelayUrl=ws%3A%2F%2F127.0.0.1%3A1%2Fcdp%2F0f8fad5b-d9cb-469f-a165-70867728950e",
+            ),
+            url(
+                "mcpRelayUrl=wss%3A%2F%2F127.0.0.1%3A1%2Fextension%2F0f8fad5b-d9cb-469f-a165-70867728950e",
+            ),
+            "not a url".to_string(),
+        ] {
+            assert!(
+                matches!(ConnectUrl::parse(&raw), Err(HandoffError::BadUrl(_))),
+                "{raw}"
+            );
+        }
+    }
+}
