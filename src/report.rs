@@ -13,6 +13,7 @@ use crate::helper::pin::{CLI_PACKAGE, Pin};
 use crate::helper::{Helper, HelperError, trusted_node};
 use crate::procs::ProcessTable;
 use crate::runtime::{CLI_DIR, Runtime, RuntimeError};
+use crate::session::state::{SessionState, session_state};
 use crate::token::{self, rotation};
 
 /// `my-chrome doctor [--json]`.
@@ -37,6 +38,16 @@ pub struct Doctor {
     pub chrome: ChromeReport,
     pub process_token: ProcessTokenReport,
     pub rotation: RotationReport,
+    pub session: SessionReport,
+}
+
+#[derive(Debug, Serialize)]
+pub struct SessionReport {
+    pub name: String,
+    /// `ready`, `missing`, `stale`, `unavailable`, or `not checked (…)`.
+    pub status: String,
+    /// Why it is stale or unavailable.
+    pub detail: Option<String>,
 }
 
 #[derive(Debug, Serialize)]
@@ -129,6 +140,7 @@ impl Doctor {
                 compatibility: "not checked: the runtime is unsafe".into(),
             },
         };
+        let session = session_report(config, &runtime, cli.compatibility == "supported", pin);
         let (chrome, process_token) = process_reports(config);
         let rotation = RotationReport {
             status: match &runtime {
@@ -148,6 +160,7 @@ impl Doctor {
             chrome,
             process_token,
             rotation,
+            session,
         }
     }
 
@@ -167,7 +180,8 @@ impl Doctor {
         };
         format!(
             "runtime: {} ({})\nnode: {node}\ncli: {}\nversion: {}\ncompatibility: {}\n\
-             token: {} ({})\nchrome: {chrome}\nprocess-token: {process_token}\nrotation: {}\n",
+             token: {} ({})\nchrome: {chrome}\nprocess-token: {process_token}\nrotation: {}\n\
+             session: {}\n",
             self.runtime.path,
             self.runtime.status,
             self.cli.path,
@@ -176,6 +190,10 @@ impl Doctor {
             self.token.status,
             self.token.item,
             self.rotation.status,
+            match &self.session.detail {
+                Some(detail) => format!("{} ({detail})", self.session.status),
+                None => self.session.status.clone(),
+            },
         )
     }
 }
@@ -195,6 +213,32 @@ fn cli_report(runtime: &Runtime, pin: &Pin, node: Option<&Node>, env: &ChildEnv)
         path: helper.dir().display().to_string(),
         version: installed_version(helper.dir(), &format!("node_modules/{CLI_PACKAGE}")).ok(),
         compatibility,
+    }
+}
+
+/// The state of our session, read natively; only with a supported helper,
+/// whose version the session must match.
+fn session_report(
+    config: &Config,
+    runtime: &Result<Option<Runtime>, RuntimeError>,
+    supported: bool,
+    pin: &Pin,
+) -> SessionReport {
+    let (status, detail) = match runtime {
+        Ok(Some(rt)) if supported => {
+            let state = session_state(&config.home, rt, &config.session, pin.core_version());
+            let detail = match &state {
+                SessionState::Stale(why) | SessionState::Unavailable(why) => Some(why.clone()),
+                SessionState::Ready(_) | SessionState::Missing => None,
+            };
+            (state.name().to_string(), detail)
+        }
+        _ => ("not checked (unsupported helper)".to_string(), None),
+    };
+    SessionReport {
+        name: config.session.clone(),
+        status,
+        detail,
     }
 }
 

@@ -185,6 +185,7 @@ fn doctor_json_is_stable() {
             "process_token",
             "rotation",
             "runtime",
+            "session",
             "token"
         ]
     );
@@ -195,6 +196,8 @@ fn doctor_json_is_stable() {
     assert_eq!(keys(&report["chrome"]), ["path", "pids", "status"]);
     assert_eq!(keys(&report["process_token"]), ["pids", "status"]);
     assert_eq!(keys(&report["rotation"]), ["status"]);
+    assert_eq!(keys(&report["session"]), ["detail", "name", "status"]);
+    assert_eq!(report["session"]["status"], "missing");
     assert_eq!(report["cli"]["path"], sandbox.cli().display().to_string());
     assert_eq!(report["node"]["status"], "ok");
     assert_eq!(report["rotation"]["status"], "not started");
@@ -212,7 +215,8 @@ fn doctor_json_is_stable() {
             "token",
             "chrome",
             "process-token",
-            "rotation"
+            "rotation",
+            "session"
         ]
     );
     assert!(text.contains("compatibility: supported\n"), "{text}");

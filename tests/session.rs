@@ -40,7 +40,8 @@ fn listed(cli: &PwCli, name: &str) -> Option<serde_json::Value> {
 
 #[test]
 fn the_native_state_agrees_with_list_json() {
-    let sandbox = Sandbox::installed();
+    let mut sandbox = Sandbox::installed();
+    sandbox.set("MY_CHROME_SESSION", "t");
     let token = fresh_token();
     let chrome = Standin::start(
         sandbox.home.path(),
@@ -59,6 +60,7 @@ fn the_native_state_agrees_with_list_json() {
         SessionState::Ready(entry) => assert!(entry.attached),
         other => panic!("expected ready, got {other:?}"),
     }
+    assert_eq!(sandbox.doctor()["session"]["status"], "ready");
     let entry = listed(&cli, "t").expect("list shows it");
     assert_eq!(entry["status"], "open");
     assert_eq!(entry["version"], Pin::shipped().core_version());
@@ -90,6 +92,8 @@ fn the_native_state_agrees_with_list_json() {
         SessionState::Stale(why) => assert!(why.contains("does not answer"), "{why}"),
         other => panic!("expected stale, got {other:?}"),
     }
+    let report = sandbox.doctor();
+    assert_eq!(report["session"]["status"], "stale", "{report}");
     assert!(listed(&cli, "t").is_none());
     assert!(
         matches!(state(&sandbox, "t"), SessionState::Missing),
