@@ -186,6 +186,39 @@ impl ChildCommand {
         self
     }
 
+    /// Starts the child without waiting, its stdout and stderr going to
+    /// `output` (a private file). The caller polls it; dropping the handle
+    /// kills its process group if it still runs.
+    pub fn spawn_to(self, env: &ChildEnv, output: &std::fs::File) -> Result<Spawned, ChildError> {
+        if let Some(signal) = signals::pending() {
+            return Err(ChildError::Interrupted {
+                what: self.what,
+                signal,
+            });
+        }
+        let spawn_error = |source| ChildError::Spawn {
+            what: self.what.clone(),
+            program: self.program.clone(),
+            source,
+        };
+        let child = Command::new(&self.program)
+            .args(&self.args)
+            .current_dir(&self.cwd)
+            .env_clear()
+            .envs(env.vars().iter().map(|(k, v)| (k, v)))
+            .process_group(0)
+            .stdin(Stdio::null())
+            .stdout(output.try_clone().map_err(spawn_error)?)
+            .stderr(output.try_clone().map_err(spawn_error)?)
+            .spawn()
+            .map_err(spawn_error)?;
+        Ok(Spawned {
+            child,
+            what: self.what,
+            reaped: false,
+        })
+    }
+
     /// Runs the child to completion, or kills its process group when the
     /// bound passes or an interrupting signal arrives.
     pub fn run(self, env: &ChildEnv) -> Result<Finished, ChildError> {
@@ -253,6 +286,46 @@ impl ChildCommand {
             stdout: stdout.map(finish).unwrap_or_default(),
             stderr: stderr.map(finish).unwrap_or_default(),
         })
+    }
+}
+
+/// A child started with [`ChildCommand::spawn_to`].
+#[derive(Debug)]
+pub struct Spawned {
+    child: std::process::Child,
+    what: String,
+    reaped: bool,
+}
+
+impl Spawned {
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Its exit status, if it has finished.
+    pub fn try_status(&mut self) -> Result<Option<ExitStatus>, ChildError> {
+        let status = self.child.try_wait().map_err(|source| ChildError::Wait {
+            what: self.what.clone(),
+            source,
+        })?;
+        self.reaped |= status.is_some();
+        Ok(status)
+    }
+
+    /// Kills its whole process group (only while it is unreaped, so the
+    /// group id cannot have been reused) and reaps it.
+    pub fn kill_group(&mut self) {
+        if !self.reaped {
+            let _ = killpg(Pid::from_raw(self.child.id() as i32), Signal::SIGKILL);
+            let _ = self.child.wait();
+            self.reaped = true;
+        }
+    }
+}
+
+impl Drop for Spawned {
+    fn drop(&mut self) {
+        self.kill_group();
     }
 }
 

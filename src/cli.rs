@@ -32,6 +32,9 @@ pub enum Command {
         #[command(subcommand)]
         action: TokenCommand,
     },
+    /// Attach to your running Chrome (only after you approved it): the token
+    /// goes straight to Chrome, never to another process.
+    Connect,
     /// Start a token rotation: records which token is being replaced.
     BeginTokenRotation,
     /// After storing the regenerated token: records the running Chrome.

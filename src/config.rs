@@ -33,6 +33,8 @@ pub struct Config {
     pub keychain_account: String,
     /// Bound on `setup`'s `npm ci` (`MY_CHROME_SETUP_TIMEOUT_SECS`, default 600).
     pub setup_timeout: Duration,
+    /// Bound on `connect`'s attach (`MY_CHROME_ATTACH_TIMEOUT_SECS`, 1–600, default 60).
+    pub attach_timeout: Duration,
     /// Bound on waiting for another my-chrome command's lock
     /// (`MY_CHROME_LOCK_WAIT_SECS`, default 900: longer than a whole setup).
     pub lock_wait: Duration,
@@ -201,6 +203,10 @@ impl Config {
             Some(s) => seconds("MY_CHROME_SETUP_TIMEOUT_SECS", &s, MAX_SETUP_TIMEOUT_SECS)?,
             None => Duration::from_secs(DEFAULT_SETUP_TIMEOUT_SECS),
         };
+        let attach_timeout = match get("MY_CHROME_ATTACH_TIMEOUT_SECS")? {
+            Some(s) => seconds("MY_CHROME_ATTACH_TIMEOUT_SECS", &s, 600)?,
+            None => Duration::from_secs(60),
+        };
         let lock_wait = match get("MY_CHROME_LOCK_WAIT_SECS")? {
             Some(s) => seconds("MY_CHROME_LOCK_WAIT_SECS", &s, MAX_LOCK_WAIT_SECS)?,
             None => Duration::from_secs(DEFAULT_LOCK_WAIT_SECS),
@@ -260,6 +266,7 @@ impl Config {
             keychain_service,
             keychain_account,
             setup_timeout,
+            attach_timeout,
             lock_wait,
             child_vars,
             display,
@@ -414,6 +421,7 @@ mod tests {
             ("MY_CHROME_SETUP_TIMEOUT_SECS", "-5"),
             ("MY_CHROME_SETUP_TIMEOUT_SECS", "99999"),
             ("MY_CHROME_LOCK_WAIT_SECS", "0"),
+            ("MY_CHROME_ATTACH_TIMEOUT_SECS", "601"),
             ("MY_CHROME_USER_DATA_DIR", "Default"),
             ("HOME", "home"),
         ] {

@@ -78,6 +78,10 @@ pub enum Error {
     Usage(String),
     #[error(transparent)]
     Handoff(#[from] HandoffError),
+    #[error(transparent)]
+    Connect(#[from] crate::session::connect::ConnectError),
+    #[error(transparent)]
+    Processes(#[from] crate::procs::ProcError),
 }
 
 impl Error {
@@ -96,6 +100,8 @@ impl Error {
             Error::Rotation(e) => e.exit(),
             Error::Usage(_) => Exit::Usage,
             Error::Handoff(e) => e.exit(),
+            Error::Connect(e) => e.exit,
+            Error::Processes(_) => Exit::Failure,
         }
     }
 }

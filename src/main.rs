@@ -63,6 +63,7 @@ fn run(command: Command, config: &Config) -> Result<(), Error> {
             } => token::migrate(config, &from_service, from_account.as_deref(), &extra)?,
             TokenCommand::Forget => token::forget(config)?,
         },
+        Command::Connect => my_chrome::session::connect::connect(config)?,
         Command::BeginTokenRotation => token::begin_rotation(config)?,
         Command::MarkTokenRegenerated => token::mark_regenerated(config)?,
         Command::RotationStatus => token::rotation_status(config)?,

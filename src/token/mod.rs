@@ -85,6 +85,12 @@ impl Token {
     pub(crate) fn expose_to_store(&self) -> &[u8] {
         self.0.as_bytes()
     }
+
+    /// The bytes `connect` appends to the connect URL it hands straight to
+    /// Chrome's singleton socket, and nothing else.
+    pub(crate) fn expose_for_delivery(&self) -> &[u8] {
+        self.0.as_bytes()
+    }
 }
 
 impl TokenError {

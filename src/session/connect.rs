@@ -1,0 +1,410 @@
+//! `my-chrome connect`: the one path to a fresh attachment (DESIGN,
+//! "Delivering the connect URL"). The CLI's attach runs without the token,
+//! with this binary as the relay's "browser"; the courier hands us the
+//! connect URL; we re-check Chrome's PID set, append the token, and deliver
+//! the URL straight to the checked Chrome through its own singleton socket.
+//! Then the PID set and every process's command line and environment are
+//! checked again. Any failure after the attach started kills the attach,
+//! detaches without the token, and scrubs the private bootstrap output.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use zeroize::Zeroizing;
+
+use super::state::{SessionState, session_state};
+use crate::child::{ChildCommand, ChildEnv, Spawned};
+use crate::chrome::{self, Exposure};
+use crate::config::Config;
+use crate::error::{Error, Exit};
+use crate::handoff::{Handoff, HandoffError};
+use crate::helper::node::Node;
+use crate::helper::pin::Pin;
+use crate::helper::{Helper, trusted_node};
+use crate::procs::ProcessTable;
+use crate::runtime::{Runtime, StateFile};
+use crate::signals;
+use crate::singleton;
+use crate::token::store;
+
+const DELIVERY_TIMEOUT: Duration = Duration::from_secs(10);
+const HELPER_TIMEOUT: Duration = Duration::from_secs(8);
+const BOOTSTRAP_PREFIX: &str = "session-output.";
+
+const ROTATE: &str = "Treat the token as exposed: run `my-chrome begin-token-rotation` and follow \
+                      `my-chrome rotation-status`";
+
+/// A refusal or failure of `connect`, with its exit code.
+#[derive(Debug, thiserror::Error)]
+#[error("{message}")]
+pub struct ConnectError {
+    pub exit: Exit,
+    pub message: String,
+}
+
+fn fail(exit: Exit, message: impl Into<String>) -> Error {
+    Error::Connect(ConnectError {
+        exit,
+        message: message.into(),
+    })
+}
+
+/// The pinned CLI, run token-free for our session.
+struct Cli<'a> {
+    node: &'a Node,
+    helper: &'a Helper,
+    env: &'a ChildEnv,
+    runtime: &'a Runtime,
+    session: &'a str,
+}
+
+impl Cli<'_> {
+    fn run(&self, what: &str, args: &[&str]) -> Option<crate::child::Finished> {
+        ChildCommand::new(what, &self.node.path, self.runtime.root(), HELPER_TIMEOUT)
+            .arg(self.helper.entry())
+            .args(args)
+            .run(self.env)
+            .ok()
+    }
+
+    /// `detach` of our session, never with a token in sight.
+    fn detach(&self) -> bool {
+        let session = format!("-s={}", self.session);
+        self.run("playwright-cli detach", &[&session, "detach"])
+            .is_some_and(|f| f.status.success())
+    }
+
+    /// Another attached Chrome session in any workspace, by name.
+    fn other_attached(&self, workspace: &Path) -> Result<Option<String>, Error> {
+        let listed = self
+            .run("playwright-cli list", &["list", "--all", "--json"])
+            .filter(|f| f.status.success())
+            .ok_or_else(|| {
+                fail(
+                    Exit::Failure,
+                    "cannot list the open Playwright sessions; nothing was attached",
+                )
+            })?;
+        let doc: serde_json::Value = serde_json::from_slice(&listed.stdout).unwrap_or_default();
+        let ours = fs::canonicalize(workspace).unwrap_or_else(|_| workspace.to_path_buf());
+        let other = doc["browsers"].as_array().into_iter().flatten().find(|b| {
+            b["attached"] == true
+                && !(b["name"] == self.session
+                    && Path::new(b["workspace"].as_str().unwrap_or_default()) == ours)
+        });
+        Ok(other.map(|b| {
+            format!(
+                "{} (workspace {})",
+                b["name"].as_str().unwrap_or("?"),
+                b["workspace"].as_str().unwrap_or("?")
+            )
+        }))
+    }
+}
+
+/// The private place the attach writes to, recorded until it is scrubbed.
+struct Bootstrap {
+    dir: PathBuf,
+}
+
+impl Bootstrap {
+    fn create(runtime: &Runtime) -> Result<Bootstrap, Error> {
+        let dir = tempfile::Builder::new()
+            .prefix(BOOTSTRAP_PREFIX)
+            .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700))
+            .tempdir_in(runtime.root())
+            .map_err(|e| {
+                fail(
+                    Exit::Failure,
+                    format!("cannot create the bootstrap directory: {e}"),
+                )
+            })?
+            .keep();
+        let record = json!({"dir": dir});
+        runtime.write_state(StateFile::Bootstrap, record.to_string().as_bytes())?;
+        let config = json!({"outputDir": dir});
+        fs::write(dir.join("attach-config.json"), config.to_string()).map_err(|e| {
+            fail(
+                Exit::Failure,
+                format!("cannot write the attach config: {e}"),
+            )
+        })?;
+        Ok(Bootstrap { dir })
+    }
+
+    fn config(&self) -> PathBuf {
+        self.dir.join("attach-config.json")
+    }
+
+    fn output(&self) -> Result<fs::File, Error> {
+        fs::File::create(self.dir.join("attach-output.log")).map_err(|e| {
+            fail(
+                Exit::Failure,
+                format!("cannot create the attach output file: {e}"),
+            )
+        })
+    }
+
+    /// Deletes the output (it may show the helper tab's URL) and the record.
+    fn scrub(self, runtime: &Runtime) {
+        let _ = fs::remove_dir_all(&self.dir);
+        let _ = runtime.remove_state(StateFile::Bootstrap);
+    }
+}
+
+/// A connect that died (SIGKILL, power) left its record: detach without the
+/// token and scrub, before anything else happens.
+fn recover(runtime: &Runtime, cli: &Cli) -> Result<(), Error> {
+    let Some(record) = runtime.read_state(StateFile::Bootstrap)? else {
+        return Ok(());
+    };
+    let dir = serde_json::from_slice::<serde_json::Value>(&record)
+        .ok()
+        .and_then(|v| v["dir"].as_str().map(PathBuf::from));
+    let detached = cli.detach();
+    if let Some(dir) = dir.filter(|d| {
+        d.parent() == Some(runtime.root())
+            && d.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with(BOOTSTRAP_PREFIX))
+    }) {
+        let _ = fs::remove_dir_all(dir);
+    }
+    runtime.remove_state(StateFile::Bootstrap)?;
+    eprintln!(
+        "my-chrome: an earlier connect was interrupted; its private output was scrubbed{}",
+        if detached {
+            " and its session detached"
+        } else {
+            ""
+        }
+    );
+    Ok(())
+}
+
+pub fn connect(config: &Config) -> Result<(), Error> {
+    let runtime = Runtime::open(&config.runtime)?;
+    let _lock = runtime.lock(config.lock_wait)?;
+    let pin = Pin::shipped();
+    let env = ChildEnv::new(config, &runtime.tmp_dir());
+    let node = trusted_node(config, pin, &env).map_err(crate::helper::HelperError::from)?;
+    let helper = Helper::at(runtime.cli_dir());
+    helper.verify(pin, &node, &env, runtime.root())?;
+    let cli = Cli {
+        node: &node,
+        helper: &helper,
+        env: &env,
+        runtime: &runtime,
+        session: &config.session,
+    };
+    recover(&runtime, &cli)?;
+
+    match session_state(&config.home, &runtime, &config.session, pin.core_version()) {
+        SessionState::Ready(_) => {
+            println!(
+                "my-chrome: already connected as session {}; reusing it",
+                config.session
+            );
+            return Ok(());
+        }
+        SessionState::Unavailable(why) => {
+            return Err(fail(
+                Exit::Failure,
+                format!("the session cannot be used ({why}); nothing was attached"),
+            ));
+        }
+        SessionState::Stale(_) => {
+            cli.detach();
+        }
+        SessionState::Missing => {}
+    }
+
+    // Exactly one normal Chrome, before the token is read.
+    let before = chrome::normal_chrome_pids(&ProcessTable::read()?, &config.chrome);
+    let chrome_pid = chrome::require_single(&before).single(&config.chrome)?;
+    if let Some(other) = cli.other_attached(runtime.root())? {
+        return Err(fail(
+            Exit::Failure,
+            format!(
+                "another Playwright session is attached to Chrome: {other}; detach it first. Nothing was attached"
+            ),
+        ));
+    }
+    let token = store::ours(config).read()?.ok_or_else(|| {
+        Error::TokenMissing("no token is stored; store it with `my-chrome token store`".into())
+    })?;
+
+    let bootstrap = Bootstrap::create(&runtime)?;
+    let handoff = Handoff::open(&runtime)?;
+    let me = std::env::current_exe()
+        .map_err(|e| fail(Exit::Failure, format!("cannot find this program: {e}")))?;
+    let attach_env = env
+        .clone()
+        .with("PLAYWRIGHT_MCP_EXECUTABLE_PATH", &me)
+        .with("MY_CHROME_HANDOFF", handoff.socket_path());
+    let session_arg = format!("--session={}", config.session);
+    let config_arg = format!("--config={}", bootstrap.config().display());
+    let mut attach = ChildCommand::new(
+        "playwright-cli attach",
+        &node.path,
+        runtime.root(),
+        config.attach_timeout,
+    )
+    .arg(helper.entry())
+    .args(["attach", &session_arg, "--extension=chrome", &config_arg])
+    .spawn_to(&attach_env, &bootstrap.output()?)?;
+
+    let mut delivered = false;
+    let outcome = attach_and_check(
+        config,
+        &handoff,
+        &mut attach,
+        &before,
+        chrome_pid,
+        &token,
+        &mut delivered,
+    );
+    attach.kill_group();
+    if let Err(error) = outcome {
+        let detached = cli.detach();
+        bootstrap.scrub(&runtime);
+        let mut message = error.to_string();
+        message.push_str(if detached {
+            " The session was detached"
+        } else {
+            " Nothing stayed attached"
+        });
+        message.push_str(" and the private bootstrap output deleted.");
+        if delivered {
+            message.push(' ');
+            message.push_str(ROTATE);
+        }
+        return Err(fail(error.exit(), message));
+    }
+    bootstrap.scrub(&runtime);
+    sanitize_tabs(&cli);
+    println!(
+        "my-chrome: connected to Chrome (pid {chrome_pid}) as session {}; the token went straight to Chrome",
+        config.session
+    );
+    Ok(())
+}
+
+/// Everything between starting the attach and the last check.
+fn attach_and_check(
+    config: &Config,
+    handoff: &Handoff,
+    attach: &mut Spawned,
+    before: &[u32],
+    chrome_pid: u32,
+    token: &crate::token::Token,
+    delivered: &mut bool,
+) -> Result<(), Error> {
+    let deadline = Instant::now() + config.attach_timeout;
+    let courier = loop {
+        if let Some(status) = attach.try_status()? {
+            return Err(fail(
+                Exit::Failure,
+                format!(
+                    "the attach ended ({status}) before Chrome was asked; nothing was sent to Chrome."
+                ),
+            ));
+        }
+        if Instant::now() >= deadline {
+            return Err(fail(
+                Exit::Timeout,
+                "the attach did not ask for Chrome in time; nothing was sent to Chrome.",
+            ));
+        }
+        match handoff.accept(attach.pid(), Duration::from_millis(100)) {
+            Ok(courier) => break courier,
+            Err(HandoffError::TimedOut(_)) => continue,
+            Err(e) => return Err(e.into()),
+        }
+    };
+    let now = chrome::normal_chrome_pids(&ProcessTable::read()?, &config.chrome);
+    if now != before {
+        courier.answer(false);
+        return Err(fail(
+            Exit::Chrome,
+            format!(
+                "Chrome's processes changed before delivery ({before:?} → {now:?}); nothing was sent to Chrome."
+            ),
+        ));
+    }
+    let mut url = Zeroizing::new(courier.url.as_str().as_bytes().to_vec());
+    url.extend_from_slice(b"&token=");
+    url.extend_from_slice(token.expose_for_delivery());
+    let delivery = singleton::deliver(
+        &config.chrome_user_data,
+        chrome_pid,
+        &config.chrome,
+        &url,
+        DELIVERY_TIMEOUT,
+    );
+    drop(url);
+    *delivered = delivery.as_ref().map_or_else(|e| e.sent(), |()| true);
+    courier.answer(delivery.is_ok());
+    delivery.map_err(|e| fail(e.exit(), format!("{e}.")))?;
+
+    loop {
+        if let Some(status) = attach.try_status()? {
+            if !status.success() {
+                return Err(fail(
+                    Exit::Failure,
+                    format!("the attach failed ({status}) after the URL was delivered."),
+                ));
+            }
+            break;
+        }
+        if let Some(signal) = signals::pending() {
+            return Err(fail(
+                Exit::Signal(signal as i32),
+                format!("interrupted by {signal} during the attach."),
+            ));
+        }
+        if Instant::now() >= deadline {
+            return Err(fail(
+                Exit::Timeout,
+                "the extension did not connect in time (was the connection approved?).",
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+
+    let table = ProcessTable::read()?;
+    let after = chrome::normal_chrome_pids(&table, &config.chrome);
+    if after != before {
+        return Err(fail(
+            Exit::Security,
+            format!("Chrome's processes changed during the attach ({before:?} → {after:?})."),
+        ));
+    }
+    if let Exposure::Exposed(pids) = chrome::token_exposure(&table) {
+        return Err(fail(
+            Exit::Security,
+            format!(
+                "processes {pids:?} carry an extension token in their command line or environment."
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// The helper `connect.html` tab stays in the background: if it is the
+/// current tab, a new one takes its place. Its output is never shown.
+fn sanitize_tabs(cli: &Cli) {
+    let session = format!("-s={}", cli.session);
+    let Some(list) = cli.run("playwright-cli tab-list", &[&session, "tab-list"]) else {
+        return;
+    };
+    let text = list.stdout_text();
+    let current_is_helper = text
+        .lines()
+        .find(|l| l.contains("(current)"))
+        .is_some_and(|l| l.contains("/connect.html"));
+    if current_is_helper {
+        cli.run("playwright-cli tab-new", &[&session, "tab-new"]);
+    }
+}

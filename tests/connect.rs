@@ -1,0 +1,177 @@
+//! `my-chrome connect` end to end: the real binary, the real pinned CLI, a
+//! real Secret Service holding the token, and the Chrome stand-in backed by
+//! a real Chromium. The headline: while connect runs, no process's command
+//! line or environment ever holds the token.
+
+mod common;
+
+use std::fs;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread;
+use std::time::Duration;
+
+use common::standin::{Options, Standin};
+use common::{Keyring, Run, Sandbox, assert_nowhere, fresh_token};
+
+struct World {
+    sandbox: Sandbox,
+    _keyring: Keyring,
+    token: String,
+}
+
+/// An installed runtime, the token stored in a real keyring, and `chrome`
+/// options for the stand-in (whose extension accepts `accepts`).
+fn world() -> World {
+    let mut sandbox = Sandbox::installed();
+    let keyring = Keyring::start(sandbox.home.path());
+    sandbox.set("DBUS_SESSION_BUS_ADDRESS", keyring.address());
+    sandbox.set("MY_CHROME_ATTACH_TIMEOUT_SECS", "20");
+    let token = fresh_token();
+    let stored = sandbox.run_input(&["token", "store", "--stdin"], &token);
+    assert_eq!(stored.code, 0, "{}", stored.stderr);
+    World {
+        sandbox,
+        _keyring: keyring,
+        token,
+    }
+}
+
+/// Samples every process's command line and environment until stopped;
+/// the pids that ever held `secret`.
+fn sampler(secret: String) -> (Arc<AtomicBool>, thread::JoinHandle<(usize, Vec<String>)>) {
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = Arc::clone(&stop);
+    let handle = thread::spawn(move || {
+        let mut rounds = 0;
+        let mut seen = Vec::new();
+        while !flag.load(Ordering::SeqCst) {
+            for entry in fs::read_dir("/proc").unwrap().flatten() {
+                for part in ["cmdline", "environ"] {
+                    let bytes = fs::read(entry.path().join(part)).unwrap_or_default();
+                    if bytes.windows(secret.len()).any(|w| w == secret.as_bytes()) {
+                        seen.push(format!("{} {part}", entry.path().display()));
+                    }
+                }
+            }
+            rounds += 1;
+            thread::sleep(Duration::from_millis(2));
+        }
+        (rounds, seen)
+    });
+    (stop, handle)
+}
+
+fn no_leftovers(sandbox: &Sandbox) {
+    let names: Vec<String> = fs::read_dir(&sandbox.runtime)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| {
+            n.starts_with("session-output.") || n.starts_with("handoff.") || n == "bootstrap.json"
+        })
+        .collect();
+    assert!(names.is_empty(), "left in the runtime: {names:?}");
+}
+
+#[test]
+fn connect_delivers_the_token_straight_to_chrome_and_no_process_ever_holds_it() {
+    let mut w = world();
+    let chrome = Standin::start(
+        w.sandbox.home.path(),
+        Options {
+            token: Some(&w.token),
+            ..Default::default()
+        },
+    );
+    w.sandbox.set("MY_CHROME_CHROME", chrome.exe());
+
+    let (stop, sampling) = sampler(w.token.clone());
+    let connected = w.sandbox.run(&["connect"]);
+    let again = w.sandbox.run(&["connect"]);
+    stop.store(true, Ordering::SeqCst);
+    let (rounds, seen) = sampling.join().unwrap();
+    eprintln!("/proc sampled {rounds} times during two connects");
+    assert!(seen.is_empty(), "the token was visible in: {seen:?}");
+
+    assert_eq!(
+        connected.code, 0,
+        "{}\n{}",
+        connected.stdout, connected.stderr
+    );
+    assert!(
+        connected
+            .stdout
+            .contains(&format!("connected to Chrome (pid {})", chrome.pid)),
+        "{}",
+        connected.stdout
+    );
+    assert!(
+        again.stdout.contains("already connected"),
+        "{}",
+        again.stdout
+    );
+    assert_eq!(w.sandbox.doctor()["session"]["status"], "ready");
+    assert!(
+        chrome.log().contains("main: opening chrome-extension://"),
+        "{}",
+        chrome.log()
+    );
+    no_leftovers(&w.sandbox);
+    let doctor = w.sandbox.run(&["doctor"]);
+    assert_nowhere(
+        &w.token,
+        w.sandbox.home.path(),
+        &[&connected, &again, &doctor],
+    );
+}
+
+#[test]
+fn connect_refuses_without_exactly_one_chrome_before_reading_the_token() {
+    let mut w = world();
+    let chrome = Standin::start(
+        w.sandbox.home.path(),
+        Options {
+            token: Some(&w.token),
+            ..Default::default()
+        },
+    );
+    let exe = chrome.exe();
+    w.sandbox.set("MY_CHROME_CHROME", &exe);
+    drop(chrome);
+    let missing = w.sandbox.run(&["connect"]);
+    missing.expect(5, "not running");
+    assert!(
+        missing.stderr.contains("launched none"),
+        "{}",
+        missing.stderr
+    );
+    no_leftovers(&w.sandbox);
+    assert_nowhere(&w.token, w.sandbox.home.path(), &[&missing]);
+}
+
+#[test]
+fn a_token_chrome_does_not_accept_times_out_and_asks_for_rotation() {
+    let mut w = world();
+    let other = fresh_token();
+    let chrome = Standin::start(
+        w.sandbox.home.path(),
+        Options {
+            token: Some(&other),
+            ..Default::default()
+        },
+    );
+    w.sandbox
+        .set("MY_CHROME_CHROME", chrome.exe())
+        .set("MY_CHROME_ATTACH_TIMEOUT_SECS", "4");
+    let run: Run = w.sandbox.run(&["connect"]);
+    run.expect(124, "did not connect in time");
+    assert!(
+        run.stderr.contains("begin-token-rotation"),
+        "{}",
+        run.stderr
+    );
+    assert_ne!(w.sandbox.doctor()["session"]["status"], "ready");
+    no_leftovers(&w.sandbox);
+    assert!(chrome.alive(), "connect never stops Chrome");
+    assert_nowhere(&w.token, w.sandbox.home.path(), &[&run]);
+}
