@@ -86,6 +86,9 @@ pub enum Output {
     Capture,
     /// Shown to the user on our stderr, as progress.
     Progress,
+    /// Streamed to our own stdout (or stderr, for the child's stderr)
+    /// through the redactor, as it arrives.
+    Redacted,
 }
 
 /// A child to run: program, arguments, working directory and bound.
@@ -244,8 +247,14 @@ impl ChildCommand {
             .stdout(stdio(self.stdout).map_err(spawn_error)?)
             .stderr(stdio(self.stderr).map_err(spawn_error)?);
         let mut child = command.spawn().map_err(spawn_error)?;
-        let stdout = child.stdout.take().map(collect);
-        let stderr = child.stderr.take().map(collect);
+        let stdout = child.stdout.take().map(|pipe| match self.stdout {
+            Output::Redacted => relay(pipe, false),
+            _ => collect(pipe),
+        });
+        let stderr = child.stderr.take().map(|pipe| match self.stderr {
+            Output::Redacted => relay(pipe, true),
+            _ => collect(pipe),
+        });
 
         let wait_error = |source| ChildError::Wait {
             what: self.what.clone(),
@@ -312,6 +321,24 @@ impl Spawned {
         Ok(status)
     }
 
+    /// Asks its process group to stop as a user's Ctrl-C would (so it can
+    /// stop what it started outside the group), then kills what is left.
+    pub fn stop_group(&mut self, grace: Duration) {
+        if self.reaped {
+            return;
+        }
+        let _ = killpg(Pid::from_raw(self.child.id() as i32), Signal::SIGINT);
+        let deadline = Instant::now() + grace;
+        while Instant::now() < deadline {
+            if matches!(self.child.try_wait(), Ok(Some(_))) {
+                self.reaped = true;
+                return;
+            }
+            thread::sleep(Duration::from_millis(20));
+        }
+        self.kill_group();
+    }
+
     /// Kills its whole process group (only while it is unreaped, so the
     /// group id cannot have been reused) and reaps it.
     pub fn kill_group(&mut self) {
@@ -332,7 +359,7 @@ impl Drop for Spawned {
 fn stdio(output: Output) -> std::io::Result<Stdio> {
     Ok(match output {
         Output::Discard => Stdio::null(),
-        Output::Capture => Stdio::piped(),
+        Output::Capture | Output::Redacted => Stdio::piped(),
         Output::Progress => Stdio::from(std::io::stderr().as_fd().try_clone_to_owned()?),
     })
 }
@@ -353,6 +380,38 @@ fn collect(mut pipe: impl Read + Send + 'static) -> mpsc::Receiver<Zeroizing<Vec
             kept.extend_from_slice(&buf[..n.min(room)]);
         }
         let _ = tx.send(kept);
+    });
+    rx
+}
+
+/// Streams a pipe to our stdout or stderr through the redactor, read by
+/// read; the receiver gets an empty answer when the pipe closes.
+fn relay(
+    mut pipe: impl Read + Send + 'static,
+    to_stderr: bool,
+) -> mpsc::Receiver<Zeroizing<Vec<u8>>> {
+    use std::io::Write;
+    let (tx, rx) = mpsc::channel();
+    thread::spawn(move || {
+        let mut redactor = crate::redact::Redactor::new();
+        let mut buf = Zeroizing::new([0u8; 8192]);
+        let emit = |bytes: &[u8]| {
+            let _ = if to_stderr {
+                let mut err = std::io::stderr().lock();
+                err.write_all(bytes).and_then(|()| err.flush())
+            } else {
+                let mut out = std::io::stdout().lock();
+                out.write_all(bytes).and_then(|()| out.flush())
+            };
+        };
+        while let Ok(n) = pipe.read(&mut buf[..]) {
+            if n == 0 {
+                break;
+            }
+            emit(&redactor.feed(&buf[..n]));
+        }
+        emit(&redactor.finish());
+        let _ = tx.send(Zeroizing::new(Vec::new()));
     });
     rx
 }

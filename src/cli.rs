@@ -35,6 +35,11 @@ pub enum Command {
     /// Attach to your running Chrome (only after you approved it): the token
     /// goes straight to Chrome, never to another process.
     Connect,
+    /// Is the session ready? Never attaches (exit 4 when a connect is needed).
+    Ensure,
+    /// Detach from Chrome and remove the private output; Chrome keeps running.
+    #[command(visible_aliases = ["detach", "close"])]
+    Disconnect,
     /// Start a token rotation: records which token is being replaced.
     BeginTokenRotation,
     /// After storing the regenerated token: records the running Chrome.
@@ -78,6 +83,19 @@ pub enum TokenCommand {
 /// (or part of it); anything in them that could be a token is replaced before
 /// the error is shown.
 pub fn parse() -> Cli {
+    // `my-chrome -s=… cmd` or `my-chrome --json tab-list`: flags of the
+    // forwarded CLI come first; they go to the forwarder (which checks them).
+    let args: Vec<OsString> = std::env::args_os().skip(1).collect();
+    let first = args
+        .first()
+        .map(|a| a.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let ours = ["-h", "--help", "-V", "--version"];
+    if first.starts_with('-') && !ours.contains(&first.as_str()) {
+        return Cli {
+            command: Command::External(args),
+        };
+    }
     match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {

@@ -21,6 +21,8 @@ pub enum Exit {
     Usage,
     /// Token missing or invalid, or the token store unusable.
     Token,
+    /// No owned session, or a stale one: a fresh `connect` needs approval.
+    NoSession,
     /// Chrome missing, ambiguous, or changed.
     Chrome,
     /// Unsafe runtime or helper directory, or another security fault.
@@ -29,6 +31,8 @@ pub enum Exit {
     Timeout,
     /// Interrupted by a signal, after cleaning up: 128 + the signal number.
     Signal(i32),
+    /// A forwarded command's own status, passed through.
+    Code(i32),
 }
 
 impl Exit {
@@ -37,10 +41,12 @@ impl Exit {
             Exit::Failure => 1,
             Exit::Usage => 2,
             Exit::Token => 3,
+            Exit::NoSession => 4,
             Exit::Chrome => 5,
             Exit::Security => 6,
             Exit::Timeout => 124,
             Exit::Signal(n) => 128 + n,
+            Exit::Code(n) => n,
         }
     }
 }
@@ -82,6 +88,9 @@ pub enum Error {
     Connect(#[from] crate::session::connect::ConnectError),
     #[error(transparent)]
     Processes(#[from] crate::procs::ProcError),
+    /// A forwarded command's own exit status (its output said why).
+    #[error("")]
+    Forwarded(i32),
 }
 
 impl Error {
@@ -102,6 +111,7 @@ impl Error {
             Error::Handoff(e) => e.exit(),
             Error::Connect(e) => e.exit,
             Error::Processes(_) => Exit::Failure,
+            Error::Forwarded(code) => Exit::Code(*code),
         }
     }
 }

@@ -8,6 +8,7 @@ pub mod chrome;
 pub mod cli;
 pub mod config;
 pub mod error;
+pub mod forward;
 pub mod handoff;
 pub mod helper;
 pub mod procs;

@@ -4,12 +4,11 @@ use std::process::ExitCode;
 
 use nix::sys::stat::{Mode, umask};
 
-use my_chrome::cli::redact_token_runs;
 use my_chrome::cli::{self, Command, TokenCommand};
 use my_chrome::config::Config;
 use my_chrome::error::Error;
 use my_chrome::token::command as token;
-use my_chrome::{handoff, helper, report, signals};
+use my_chrome::{forward, handoff, helper, report, signals};
 
 fn main() -> ExitCode {
     // Everything we create, and every child we start, is private to the user.
@@ -25,28 +24,24 @@ fn main() -> ExitCode {
     {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("my-chrome: {e}");
+            let message = e.to_string();
+            if !message.is_empty() {
+                eprintln!("my-chrome: {message}");
+            }
             ExitCode::from(e.exit().code() as u8)
         }
     }
 }
 
-/// The relay's `my-chrome <connect URL>` is a courier; nothing else is a command.
+/// The relay's `my-chrome <connect URL>` is a courier; anything else is a
+/// Playwright CLI command for the forwarder.
 fn external(config: &Config, args: &[std::ffi::OsString]) -> Result<(), Error> {
     match args {
         [url] if url.to_string_lossy().starts_with("chrome-extension://") => Ok(handoff::courier(
             config.handoff.as_deref(),
             &url.to_string_lossy(),
         )?),
-        _ => {
-            let name = args
-                .first()
-                .map(|a| a.to_string_lossy())
-                .unwrap_or_default();
-            Err(Error::Usage(redact_token_runs(&format!(
-                "{name:?} is not a my-chrome command (see `my-chrome --help`)"
-            ))))
-        }
+        _ => forward::forward(config, args),
     }
 }
 
@@ -64,6 +59,8 @@ fn run(command: Command, config: &Config) -> Result<(), Error> {
             TokenCommand::Forget => token::forget(config)?,
         },
         Command::Connect => my_chrome::session::connect::connect(config)?,
+        Command::Ensure => my_chrome::session::ensure::ensure(config)?,
+        Command::Disconnect => my_chrome::session::disconnect::disconnect(config)?,
         Command::BeginTokenRotation => token::begin_rotation(config)?,
         Command::MarkTokenRegenerated => token::mark_regenerated(config)?,
         Command::RotationStatus => token::rotation_status(config)?,

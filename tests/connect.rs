@@ -117,12 +117,52 @@ fn connect_delivers_the_token_straight_to_chrome_and_no_process_ever_holds_it() 
         chrome.log()
     );
     no_leftovers(&w.sandbox);
-    let doctor = w.sandbox.run(&["doctor"]);
-    assert_nowhere(
-        &w.token,
-        w.sandbox.home.path(),
-        &[&connected, &again, &doctor],
+
+    // Forwarded commands, through the redactor.
+    let tabs = w.sandbox.run(&["tab-list"]);
+    assert_eq!(tabs.code, 0, "{}", tabs.stderr);
+    assert!(
+        tabs.stdout.contains("connect.html?<redacted>"),
+        "{}",
+        tabs.stdout
     );
+    let json_tabs = w.sandbox.run(&["--json", "tab-list"]);
+    assert_eq!(json_tabs.code, 0, "{}", json_tabs.stderr);
+    let site = common::site::Site::start();
+    assert_eq!(w.sandbox.run(&["goto", &site.url("/")]).code, 0);
+    let snapshot = w.sandbox.run(&["snapshot"]);
+    let yaml = read_snapshot(&w.sandbox, &snapshot.stdout);
+    assert!(yaml.contains(common::site::HOME_TEXT), "{yaml}");
+    let open = w.sandbox.run(&["open", "https://example.test/"]);
+    open.expect(2, "use `my-chrome goto <url>`");
+    let other = w.sandbox.run(&["-s=other", "tab-list"]);
+    other.expect(2, "is refused");
+    let ensure = w.sandbox.run(&["ensure"]);
+    assert!(ensure.stdout.contains("ready"), "{}", ensure.stderr);
+
+    // Disconnect detaches and leaves Chrome running.
+    let gone = w.sandbox.run(&["disconnect"]);
+    let still = format!("Chrome is still running (pid {})", chrome.pid);
+    assert!(gone.stdout.contains(&still), "{}", gone.stdout);
+    assert!(chrome.alive());
+    w.sandbox.run(&["ensure"]).expect(4, "my-chrome connect");
+    w.sandbox.run(&["tab-list"]).expect(4, "my-chrome connect");
+
+    let doctor = w.sandbox.run(&["doctor"]);
+    let outputs = [
+        &connected, &again, &doctor, &tabs, &json_tabs, &snapshot, &open, &other, &ensure, &gone,
+    ];
+    assert_nowhere(&w.token, w.sandbox.home.path(), &outputs);
+}
+
+/// The snapshot's YAML: inline, or in the file the CLI points at.
+fn read_snapshot(sandbox: &Sandbox, output: &str) -> String {
+    if let Some(start) = output.find("[Snapshot](") {
+        let rest = &output[start + "[Snapshot](".len()..];
+        let file = &rest[..rest.find(')').unwrap()];
+        return fs::read_to_string(sandbox.runtime.join(file)).unwrap();
+    }
+    output.to_string()
 }
 
 #[test]
@@ -173,5 +213,12 @@ fn a_token_chrome_does_not_accept_times_out_and_asks_for_rotation() {
     assert_ne!(w.sandbox.doctor()["session"]["status"], "ready");
     no_leftovers(&w.sandbox);
     assert!(chrome.alive(), "connect never stops Chrome");
+    let daemons = my_chrome::procs::ProcessTable::read()
+        .unwrap()
+        .using_path(&w.sandbox.cli());
+    assert!(
+        daemons.is_empty(),
+        "the attach left processes running: {daemons:?}"
+    );
     assert_nowhere(&w.token, w.sandbox.home.path(), &[&run]);
 }

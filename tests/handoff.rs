@@ -108,7 +108,8 @@ fn a_bare_or_token_bearing_courier_is_refused() {
         Ok(_) => panic!("expected a timeout, got a courier"),
     }
 
+    // Anything else goes to the forwarder, which needs the pinned CLI first.
     sandbox
         .run(&["frobnicate"])
-        .expect(2, "is not a my-chrome command");
+        .expect(2, "run `my-chrome setup`");
 }

@@ -8,19 +8,19 @@
 //! detaches without the token, and scrubs the private bootstrap output.
 
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
 use zeroize::Zeroizing;
 
+use super::pinned::PinnedCli;
 use super::state::{SessionState, session_state};
 use crate::child::{ChildCommand, ChildEnv, Spawned};
 use crate::chrome::{self, Exposure};
 use crate::config::Config;
 use crate::error::{Error, Exit};
 use crate::handoff::{Handoff, HandoffError};
-use crate::helper::node::Node;
 use crate::helper::pin::Pin;
 use crate::helper::{Helper, trusted_node};
 use crate::procs::ProcessTable;
@@ -30,7 +30,6 @@ use crate::singleton;
 use crate::token::store;
 
 const DELIVERY_TIMEOUT: Duration = Duration::from_secs(10);
-const HELPER_TIMEOUT: Duration = Duration::from_secs(8);
 const BOOTSTRAP_PREFIX: &str = "session-output.";
 
 const ROTATE: &str = "Treat the token as exposed: run `my-chrome begin-token-rotation` and follow \
@@ -44,64 +43,11 @@ pub struct ConnectError {
     pub message: String,
 }
 
-fn fail(exit: Exit, message: impl Into<String>) -> Error {
+pub(crate) fn fail(exit: Exit, message: impl Into<String>) -> Error {
     Error::Connect(ConnectError {
         exit,
         message: message.into(),
     })
-}
-
-/// The pinned CLI, run token-free for our session.
-struct Cli<'a> {
-    node: &'a Node,
-    helper: &'a Helper,
-    env: &'a ChildEnv,
-    runtime: &'a Runtime,
-    session: &'a str,
-}
-
-impl Cli<'_> {
-    fn run(&self, what: &str, args: &[&str]) -> Option<crate::child::Finished> {
-        ChildCommand::new(what, &self.node.path, self.runtime.root(), HELPER_TIMEOUT)
-            .arg(self.helper.entry())
-            .args(args)
-            .run(self.env)
-            .ok()
-    }
-
-    /// `detach` of our session, never with a token in sight.
-    fn detach(&self) -> bool {
-        let session = format!("-s={}", self.session);
-        self.run("playwright-cli detach", &[&session, "detach"])
-            .is_some_and(|f| f.status.success())
-    }
-
-    /// Another attached Chrome session in any workspace, by name.
-    fn other_attached(&self, workspace: &Path) -> Result<Option<String>, Error> {
-        let listed = self
-            .run("playwright-cli list", &["list", "--all", "--json"])
-            .filter(|f| f.status.success())
-            .ok_or_else(|| {
-                fail(
-                    Exit::Failure,
-                    "cannot list the open Playwright sessions; nothing was attached",
-                )
-            })?;
-        let doc: serde_json::Value = serde_json::from_slice(&listed.stdout).unwrap_or_default();
-        let ours = fs::canonicalize(workspace).unwrap_or_else(|_| workspace.to_path_buf());
-        let other = doc["browsers"].as_array().into_iter().flatten().find(|b| {
-            b["attached"] == true
-                && !(b["name"] == self.session
-                    && Path::new(b["workspace"].as_str().unwrap_or_default()) == ours)
-        });
-        Ok(other.map(|b| {
-            format!(
-                "{} (workspace {})",
-                b["name"].as_str().unwrap_or("?"),
-                b["workspace"].as_str().unwrap_or("?")
-            )
-        }))
-    }
 }
 
 /// The private place the attach writes to, recorded until it is scrubbed.
@@ -156,7 +102,7 @@ impl Bootstrap {
 
 /// A connect that died (SIGKILL, power) left its record: detach without the
 /// token and scrub, before anything else happens.
-fn recover(runtime: &Runtime, cli: &Cli) -> Result<(), Error> {
+fn recover(runtime: &Runtime, cli: &PinnedCli) -> Result<(), Error> {
     let Some(record) = runtime.read_state(StateFile::Bootstrap)? else {
         return Ok(());
     };
@@ -191,7 +137,7 @@ pub fn connect(config: &Config) -> Result<(), Error> {
     let node = trusted_node(config, pin, &env).map_err(crate::helper::HelperError::from)?;
     let helper = Helper::at(runtime.cli_dir());
     helper.verify(pin, &node, &env, runtime.root())?;
-    let cli = Cli {
+    let cli = PinnedCli {
         node: &node,
         helper: &helper,
         env: &env,
@@ -265,7 +211,8 @@ pub fn connect(config: &Config) -> Result<(), Error> {
         &token,
         &mut delivered,
     );
-    attach.kill_group();
+    // The CLI stops the daemon it started only when interrupted, not killed.
+    attach.stop_group(Duration::from_secs(5));
     if let Err(error) = outcome {
         let detached = cli.detach();
         bootstrap.scrub(&runtime);
@@ -283,7 +230,7 @@ pub fn connect(config: &Config) -> Result<(), Error> {
         return Err(fail(error.exit(), message));
     }
     bootstrap.scrub(&runtime);
-    sanitize_tabs(&cli);
+    cli.sanitize_tabs();
     println!(
         "my-chrome: connected to Chrome (pid {chrome_pid}) as session {}; the token went straight to Chrome",
         config.session
@@ -390,21 +337,4 @@ fn attach_and_check(
         ));
     }
     Ok(())
-}
-
-/// The helper `connect.html` tab stays in the background: if it is the
-/// current tab, a new one takes its place. Its output is never shown.
-fn sanitize_tabs(cli: &Cli) {
-    let session = format!("-s={}", cli.session);
-    let Some(list) = cli.run("playwright-cli tab-list", &[&session, "tab-list"]) else {
-        return;
-    };
-    let text = list.stdout_text();
-    let current_is_helper = text
-        .lines()
-        .find(|l| l.contains("(current)"))
-        .is_some_and(|l| l.contains("/connect.html"));
-    if current_is_helper {
-        cli.run("playwright-cli tab-new", &[&session, "tab-new"]);
-    }
 }

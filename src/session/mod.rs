@@ -2,5 +2,8 @@
 //! own registry.
 
 pub mod connect;
+pub mod disconnect;
+pub mod ensure;
+pub mod pinned;
 pub mod registry;
 pub mod state;

@@ -1,0 +1,176 @@
+//! Every other command is a Playwright CLI command, forwarded to our session
+//! through an allowlist and the redactor (invariants 8 and 9).
+
+use std::ffi::OsString;
+use std::time::Duration;
+
+use crate::child::{ChildCommand, Output};
+use crate::config::Config;
+use crate::error::Error;
+use crate::helper::Helper;
+use crate::session::ensure::require_ready;
+
+/// Bound on one forwarded command.
+const COMMAND_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// Commands my-chrome refuses, and what to use instead.
+const BLOCKED: [(&str, &str); 8] = [
+    (
+        "open",
+        "it would launch a browser; use `my-chrome goto <url>` in the connected one",
+    ),
+    (
+        "attach",
+        "only `my-chrome connect` attaches, after the user's approval",
+    ),
+    (
+        "show",
+        "it opens a dashboard window; use `my-chrome tab-list` and `my-chrome snapshot`",
+    ),
+    (
+        "install",
+        "my-chrome installs its own pinned CLI with `my-chrome setup`",
+    ),
+    (
+        "install-browser",
+        "my-chrome never installs or launches a browser",
+    ),
+    (
+        "close-all",
+        "it would close every session; use `my-chrome disconnect`",
+    ),
+    (
+        "kill-all",
+        "it would kill every session; use `my-chrome disconnect`",
+    ),
+    ("delete-data", "my-chrome never deletes browser data"),
+];
+
+/// Why `args` may not be forwarded, if they may not.
+pub fn refusal(args: &[String], session: &str) -> Option<String> {
+    let command = args.iter().find(|a| !a.starts_with('-'))?;
+    if let Some((_, why)) = BLOCKED.iter().find(|(name, _)| name == command) {
+        return Some(format!("`{command}` is refused: {why}"));
+    }
+    let mut i = 0;
+    while i < args.len() {
+        let named = match args[i].as_str() {
+            "-s" | "--session" => args.get(i + 1).cloned(),
+            other => other
+                .strip_prefix("-s=")
+                .or_else(|| other.strip_prefix("--session="))
+                .map(String::from),
+        };
+        if let Some(name) = named
+            && name != session
+        {
+            return Some(format!(
+                "only the session {session:?} is driven through my-chrome; {name:?} is refused"
+            ));
+        }
+        i += 1;
+    }
+    None
+}
+
+/// Without our own session flag: we add it.
+fn without_session(args: &[String]) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut skip = false;
+    for arg in args {
+        if skip {
+            skip = false;
+            continue;
+        }
+        if arg == "-s" || arg == "--session" {
+            skip = true;
+            continue;
+        }
+        if arg.starts_with("-s=") || arg.starts_with("--session=") {
+            continue;
+        }
+        out.push(arg.clone());
+    }
+    out
+}
+
+pub fn forward(config: &Config, raw: &[OsString]) -> Result<(), Error> {
+    let args: Vec<String> = raw
+        .iter()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    if let Some(why) = refusal(&args, &config.session) {
+        return Err(Error::Usage(crate::cli::redact_token_runs(&why)));
+    }
+    let (runtime, env, node) = require_ready(config)?;
+    let helper = Helper::at(runtime.cli_dir());
+    let finished = ChildCommand::new(
+        "playwright-cli",
+        &node.path,
+        runtime.root(),
+        COMMAND_TIMEOUT,
+    )
+    .arg(helper.entry())
+    .arg(format!("-s={}", config.session))
+    .args(without_session(&args))
+    .stdout(Output::Redacted)
+    .stderr(Output::Redacted)
+    .run(&env)?;
+    match finished.status.code() {
+        Some(0) => Ok(()),
+        Some(code) => Err(Error::Forwarded(code)),
+        None => Err(Error::Forwarded(1)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(list: &[&str]) -> Vec<String> {
+        list.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn blocked_commands_and_other_sessions_are_refused() {
+        for command in [
+            "open",
+            "attach",
+            "show",
+            "install",
+            "install-browser",
+            "close-all",
+            "kill-all",
+            "delete-data",
+        ] {
+            assert!(
+                refusal(&args(&[command]), "mychrome").is_some(),
+                "{command}"
+            );
+        }
+        assert!(
+            refusal(&args(&["open"]), "mychrome")
+                .unwrap()
+                .contains("goto")
+        );
+        for list in [
+            &["-s=other", "tab-list"][..],
+            &["--session", "other", "tab-list"],
+            &["tab-list", "-s", "x"],
+        ] {
+            assert!(refusal(&args(list), "mychrome").is_some(), "{list:?}");
+        }
+        assert_eq!(
+            refusal(&args(&["-s=mychrome", "tab-list"]), "mychrome"),
+            None
+        );
+        assert_eq!(
+            refusal(&args(&["goto", "https://example.test/"]), "mychrome"),
+            None
+        );
+        assert_eq!(
+            without_session(&args(&["--session", "mychrome", "tab-list"])),
+            args(&["tab-list"])
+        );
+    }
+}
