@@ -222,3 +222,198 @@ fn a_token_chrome_does_not_accept_times_out_and_asks_for_rotation() {
     );
     assert_nowhere(&w.token, w.sandbox.home.path(), &[&run]);
 }
+
+/// A second normal main process of the stand-in's executable, doing nothing.
+fn idle_second_chrome(exe: &std::path::Path) -> std::process::Child {
+    std::process::Command::new(exe)
+        .env_clear()
+        .env("STANDIN_IDLE", "1")
+        .spawn()
+        .unwrap()
+}
+
+#[test]
+fn two_chromes_are_refused_before_the_token_is_read() {
+    let mut w = world();
+    let chrome = Standin::start(
+        w.sandbox.home.path(),
+        Options {
+            token: Some(&w.token),
+            ..Default::default()
+        },
+    );
+    w.sandbox.set("MY_CHROME_CHROME", chrome.exe());
+    let mut second = idle_second_chrome(&chrome.exe());
+    std::thread::sleep(Duration::from_millis(200));
+    let run = w.sandbox.run(&["connect"]);
+    second.kill().unwrap();
+    second.wait().unwrap();
+    run.expect(5, "2 Chrome main processes are running");
+    no_leftovers(&w.sandbox);
+    assert_nowhere(&w.token, w.sandbox.home.path(), &[&run]);
+}
+
+#[test]
+fn a_chrome_appearing_during_the_attach_fails_it_and_asks_for_rotation() {
+    let mut w = world();
+    let options = Options {
+        token: Some(&w.token),
+        faults: "spawn-second-main",
+        ..Default::default()
+    };
+    let chrome = Standin::start(w.sandbox.home.path(), options);
+    w.sandbox.set("MY_CHROME_CHROME", chrome.exe());
+    let run = w.sandbox.run(&["connect"]);
+    run.expect(6, "Chrome's processes changed during the attach");
+    assert!(
+        run.stderr.contains("begin-token-rotation"),
+        "{}",
+        run.stderr
+    );
+    assert_ne!(w.sandbox.doctor()["session"]["status"], "ready");
+    no_leftovers(&w.sandbox);
+    assert_nowhere(&w.token, w.sandbox.home.path(), &[&run]);
+}
+
+#[test]
+fn a_lock_naming_another_chrome_stops_delivery() {
+    let mut w = world();
+    let chrome = Standin::start(
+        w.sandbox.home.path(),
+        Options {
+            token: Some(&w.token),
+            ..Default::default()
+        },
+    );
+    w.sandbox.set("MY_CHROME_CHROME", chrome.exe());
+    let lock = w
+        .sandbox
+        .home
+        .path()
+        .join(".config/google-chrome/SingletonLock");
+    let host = fs::read_link(&lock)
+        .unwrap()
+        .to_string_lossy()
+        .rsplit_once('-')
+        .unwrap()
+        .0
+        .to_string();
+    fs::remove_file(&lock).unwrap();
+    std::os::unix::fs::symlink(format!("{host}-{}", chrome.pid + 100000), &lock).unwrap();
+    let run = w.sandbox.run(&["connect"]);
+    run.expect(5, "lock names pid");
+    assert!(
+        run.stderr.contains("nothing was sent to Chrome"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        !run.stderr.contains("begin-token-rotation"),
+        "not delivered, no rotation: {}",
+        run.stderr
+    );
+    no_leftovers(&w.sandbox);
+    assert_nowhere(&w.token, w.sandbox.home.path(), &[&run]);
+}
+
+#[test]
+fn sigint_during_the_attach_cleans_up() {
+    let mut w = world();
+    let chrome = Standin::start(
+        w.sandbox.home.path(),
+        Options {
+            token: Some(&fresh_token()),
+            ..Default::default()
+        },
+    );
+    w.sandbox.set("MY_CHROME_CHROME", chrome.exe());
+    let connect = common::Running::start(w.sandbox.command(&["connect"]));
+    // The URL is delivered, and the extension never approves: wait for that.
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while !chrome.log().contains("no matching token") {
+        assert!(std::time::Instant::now() < deadline, "{}", chrome.log());
+        thread::sleep(Duration::from_millis(50));
+    }
+    let pid = nix::unistd::Pid::from_raw(connect.child.id() as i32);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
+    let run = connect.wait();
+    run.expect(130, "interrupted by SIGINT");
+    assert!(
+        run.stderr.contains("begin-token-rotation"),
+        "delivered: {}",
+        run.stderr
+    );
+    no_leftovers(&w.sandbox);
+    let daemons = my_chrome::procs::ProcessTable::read()
+        .unwrap()
+        .using_path(&w.sandbox.cli());
+    assert!(daemons.is_empty(), "{daemons:?}");
+    assert_nowhere(&w.token, w.sandbox.home.path(), &[&run]);
+}
+
+#[test]
+fn a_connect_killed_outright_is_recovered_by_the_next_one() {
+    let mut w = world();
+    let chrome = Standin::start(
+        w.sandbox.home.path(),
+        Options {
+            token: Some(&fresh_token()),
+            ..Default::default()
+        },
+    );
+    w.sandbox.set("MY_CHROME_CHROME", chrome.exe());
+    let mut connect = common::Running::start(w.sandbox.command(&["connect"]));
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while !w.sandbox.runtime.join("bootstrap.json").exists() {
+        assert!(std::time::Instant::now() < deadline);
+        thread::sleep(Duration::from_millis(20));
+    }
+    connect.child.kill().unwrap();
+    let killed = connect.wait();
+    assert!(
+        w.sandbox.runtime.join("bootstrap.json").exists(),
+        "the record outlives a SIGKILL"
+    );
+    drop(chrome);
+    let next = w.sandbox.run(&["connect"]);
+    assert!(
+        next.stderr.contains("an earlier connect was interrupted"),
+        "{}",
+        next.stderr
+    );
+    next.expect(5, "not running");
+    no_leftovers(&w.sandbox);
+    assert_nowhere(&w.token, w.sandbox.home.path(), &[&killed, &next]);
+}
+
+#[test]
+fn two_connects_at_once_attach_once() {
+    let mut w = world();
+    let chrome = Standin::start(
+        w.sandbox.home.path(),
+        Options {
+            token: Some(&w.token),
+            ..Default::default()
+        },
+    );
+    w.sandbox.set("MY_CHROME_CHROME", chrome.exe());
+    let first = common::Running::start(w.sandbox.command(&["connect"]));
+    let second = common::Running::start(w.sandbox.command(&["connect"]));
+    let (a, b) = (first.wait(), second.wait());
+    assert_eq!((a.code, b.code), (0, 0), "{}\n{}", a.stderr, b.stderr);
+    let outputs = format!("{}{}", a.stdout, b.stdout);
+    assert_eq!(
+        outputs.matches("connected to Chrome").count(),
+        1,
+        "{outputs}"
+    );
+    assert_eq!(outputs.matches("already connected").count(), 1, "{outputs}");
+    assert_eq!(
+        chrome
+            .log()
+            .matches("main: opening chrome-extension://")
+            .count(),
+        1
+    );
+    assert_nowhere(&w.token, w.sandbox.home.path(), &[&a, &b]);
+}
