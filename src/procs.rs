@@ -69,6 +69,27 @@ impl ProcessTable {
         chain
     }
 
+    /// PIDs of processes with an argument that mentions `dir/` anywhere
+    /// (`--config=<dir>/file`, say). For a unique, private directory of ours
+    /// this names exactly the processes we started with it.
+    pub fn mentioning(&self, dir: &Path) -> Vec<u32> {
+        let mut needle = dir.as_os_str().as_bytes().to_vec();
+        needle.push(b'/');
+        let mut pids: Vec<u32> = self
+            .iter()
+            .filter(|p| {
+                p.cmd.iter().any(|a| {
+                    a.as_bytes()
+                        .windows(needle.len())
+                        .any(|w| w == needle.as_slice())
+                })
+            })
+            .map(|p| p.pid)
+            .collect();
+        pids.sort_unstable();
+        pids
+    }
+
     /// When `pid` started, if it is in the table.
     pub fn start_time(&self, pid: u32) -> Option<u64> {
         self.system

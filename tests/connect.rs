@@ -382,6 +382,11 @@ fn a_connect_killed_outright_is_recovered_by_the_next_one() {
         next.stderr
     );
     next.expect(5, "not running");
+    // The killed connect's attach (and the daemon it started) were stopped.
+    let left = my_chrome::procs::ProcessTable::read()
+        .unwrap()
+        .using_path(&w.sandbox.cli());
+    assert!(left.is_empty(), "still running: {left:?}");
     no_leftovers(&w.sandbox);
     assert_nowhere(&w.token, w.sandbox.home.path(), &[&killed, &next]);
 }

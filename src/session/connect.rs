@@ -112,9 +112,14 @@ fn recover(runtime: &Runtime, cli: &PinnedCli) -> Result<(), Error> {
     let Some(record) = runtime.read_state(StateFile::Bootstrap)? else {
         return Ok(());
     };
-    let dir = serde_json::from_slice::<serde_json::Value>(&record)
-        .ok()
-        .and_then(|v| v["dir"].as_str().map(PathBuf::from));
+    let record: serde_json::Value = serde_json::from_slice(&record).unwrap_or_default();
+    let dir = record["dir"].as_str().map(PathBuf::from);
+    // What it started (the attach and its daemon) may still wait for the
+    // extension. They carry the bootstrap directory in their arguments:
+    // stop exactly those.
+    if let Some(dir) = &dir {
+        stop_processes(&ProcessTable::read()?.mentioning(dir));
+    }
     let detached = cli.detach();
     if let Some(dir) = dir.filter(|d| {
         d.parent() == Some(runtime.root())
@@ -133,6 +138,23 @@ fn recover(runtime: &Runtime, cli: &PinnedCli) -> Result<(), Error> {
         }
     );
     Ok(())
+}
+
+/// SIGINT to each (the CLI then stops its daemon), SIGKILL to what is
+/// left after a grace period.
+fn stop_processes(pids: &[u32]) {
+    use nix::sys::signal::{Signal, kill};
+    let alive = |pid: &u32| kill(nix::unistd::Pid::from_raw(*pid as i32), None).is_ok();
+    for pid in pids {
+        let _ = kill(nix::unistd::Pid::from_raw(*pid as i32), Signal::SIGINT);
+    }
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while Instant::now() < deadline && pids.iter().any(alive) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    for pid in pids.iter().filter(|p| alive(p)) {
+        let _ = kill(nix::unistd::Pid::from_raw(*pid as i32), Signal::SIGKILL);
+    }
 }
 
 pub fn connect(config: &Config) -> Result<(), Error> {
