@@ -40,6 +40,18 @@ pub enum Command {
     /// Detach from Chrome and remove the private output; Chrome keeps running.
     #[command(visible_aliases = ["detach", "close"])]
     Disconnect,
+    /// Which safeguards hold right now (exit 6 when one does not).
+    SafetyAudit {
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// The open Playwright sessions and the targeted action for each; runs nothing.
+    CleanupPlan {
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
     /// Start a token rotation: records which token is being replaced.
     BeginTokenRotation,
     /// After storing the regenerated token: records the running Chrome.

@@ -60,6 +60,8 @@ fn run(command: Command, config: &Config) -> Result<(), Error> {
         },
         Command::Connect => my_chrome::session::connect::connect(config)?,
         Command::Ensure => my_chrome::session::ensure::ensure(config)?,
+        Command::SafetyAudit { json } => my_chrome::audit::safety_audit(config, json)?,
+        Command::CleanupPlan { json } => my_chrome::audit::cleanup_plan(config, json)?,
         Command::Disconnect => my_chrome::session::disconnect::disconnect(config)?,
         Command::BeginTokenRotation => token::begin_rotation(config)?,
         Command::MarkTokenRegenerated => token::mark_regenerated(config)?,

@@ -130,3 +130,27 @@ fn a_token_in_any_command_line_or_environment_is_exposure() {
         }
     }
 }
+
+#[test]
+fn the_safety_audit_fails_while_a_process_carries_a_token() {
+    let sandbox = Sandbox::installed();
+    let carrier = FakeChrome::new();
+    let pid = carrier.start_with(
+        &[],
+        &[("PLAYWRIGHT_MCP_EXTENSION_TOKEN", "canary-not-a-real-token")],
+        None,
+    );
+    let exposed = sandbox.run(&["safety-audit", "--json"]);
+    carrier.stop(pid);
+    exposed.expect(6, "safeguard process-token does not hold");
+    let report = exposed.json();
+    let token = report
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "process-token")
+        .unwrap();
+    assert_eq!(token["holds"], false);
+    assert!(token["detail"].as_str().unwrap().contains(&pid.to_string()));
+    assert!(!exposed.stdout.contains("canary-not"), "{}", exposed.stdout);
+}

@@ -137,6 +137,33 @@ fn connect_delivers_the_token_straight_to_chrome_and_no_process_ever_holds_it() 
     open.expect(2, "use `my-chrome goto <url>`");
     let other = w.sandbox.run(&["-s=other", "tab-list"]);
     other.expect(2, "is refused");
+    let audit = w.sandbox.run(&["safety-audit", "--json"]);
+    assert_eq!(audit.code, 0, "{}{}", audit.stdout, audit.stderr);
+    let holds: Vec<bool> = audit
+        .json()
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["holds"] == true)
+        .collect();
+    assert!(
+        holds.len() >= 10 && holds.iter().all(|h| *h),
+        "{}",
+        audit.stdout
+    );
+    let plan = w.sandbox.run(&["cleanup-plan", "--json"]).json();
+    let ours: Vec<_> = plan["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["ours"] == true)
+        .collect();
+    assert_eq!(ours.len(), 1, "{plan}");
+    assert_eq!(ours[0]["action"], "my-chrome disconnect");
+    assert_eq!(
+        plan["blocked"],
+        serde_json::json!(["close-all", "kill-all"])
+    );
     let ensure = w.sandbox.run(&["ensure"]);
     assert!(ensure.stdout.contains("ready"), "{}", ensure.stderr);
 
