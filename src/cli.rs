@@ -58,6 +58,12 @@ pub enum Command {
     MarkTokenRegenerated,
     /// Where the token rotation stands, and the next step.
     RotationStatus,
+    /// `--help` / `-h`: our usage, then the pinned CLI's commands.
+    #[command(skip)]
+    Help,
+    /// `--version` / `-V`: ours and the pinned CLI's.
+    #[command(skip)]
+    Version,
     /// Anything else: the relay's call `my-chrome <connect URL>` (the
     /// courier of a running `connect`), or an unknown command.
     #[command(external_subcommand)]
@@ -102,6 +108,21 @@ pub fn parse() -> Cli {
         .first()
         .map(|a| a.to_string_lossy().into_owned())
         .unwrap_or_default();
+    if args.len() == 1 {
+        match first.as_str() {
+            "-h" | "--help" => {
+                return Cli {
+                    command: Command::Help,
+                };
+            }
+            "-V" | "--version" => {
+                return Cli {
+                    command: Command::Version,
+                };
+            }
+            _ => {}
+        }
+    }
     let ours = ["-h", "--help", "-V", "--version"];
     if first.starts_with('-') && !ours.contains(&first.as_str()) {
         return Cli {
@@ -120,6 +141,12 @@ pub fn parse() -> Cli {
             std::process::exit(e.exit_code());
         }
     }
+}
+
+/// Our own usage text (clap's).
+pub fn usage() -> String {
+    use clap::CommandFactory;
+    Cli::command().render_long_help().to_string()
 }
 
 /// Replaces every run of 32 or more token characters (`A-Za-z0-9_-`).

@@ -94,6 +94,30 @@ fn without_session(args: &[String]) -> Vec<String> {
     out
 }
 
+/// The pinned CLI's own help, when the helper is supported (never
+/// otherwise: an unsupported copy's text is not ours to show).
+pub fn cli_help(config: &Config) -> Option<String> {
+    let runtime = crate::runtime::Runtime::inspect(&config.runtime).ok()??;
+    let pin = crate::helper::pin::Pin::shipped();
+    let helper = Helper::at(runtime.cli_dir());
+    helper
+        .check_supported(pin, crate::helper::check::Depth::Quick)
+        .ok()?;
+    let env = crate::child::ChildEnv::new(config, &runtime.tmp_dir());
+    let node = crate::helper::trusted_node(config, pin, &env).ok()?;
+    let help = ChildCommand::new(
+        "playwright-cli --help",
+        &node.path,
+        runtime.root(),
+        Duration::from_secs(30),
+    )
+    .arg(helper.entry())
+    .arg("--help")
+    .run(&env)
+    .ok()?;
+    help.status.success().then(|| help.stdout_text())
+}
+
 pub fn forward(config: &Config, raw: &[OsString]) -> Result<(), Error> {
     let args: Vec<String> = raw
         .iter()

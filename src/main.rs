@@ -67,6 +67,24 @@ fn run(command: Command, config: &Config) -> Result<(), Error> {
         Command::MarkTokenRegenerated => token::mark_regenerated(config)?,
         Command::RotationStatus => token::rotation_status(config)?,
         Command::External(args) => external(config, &args)?,
+        Command::Help => {
+            print!("{}", cli::usage());
+            match forward::cli_help(config) {
+                Some(text) => print!(
+                    "\nBrowser commands (forwarded to the pinned @playwright/cli):\n\n{text}"
+                ),
+                None => println!(
+                    "\nBrowser commands appear here once `my-chrome setup` has installed the pinned CLI."
+                ),
+            }
+        }
+        Command::Version => {
+            println!("my-chrome {}", env!("CARGO_PKG_VERSION"));
+            println!(
+                "@playwright/cli {} (pinned)",
+                my_chrome::helper::pin::Pin::shipped().version
+            );
+        }
     }
     // A command that finished despite a signal (doctor, say) still reports it.
     match signals::pending() {

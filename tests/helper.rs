@@ -230,3 +230,29 @@ fn doctor_reports_a_missing_runtime_without_creating_it() {
     assert_eq!(report["cli"]["compatibility"], "missing");
     assert!(!sandbox.runtime.exists(), "doctor created the runtime");
 }
+
+#[test]
+fn help_and_version_name_both_the_wrapper_and_the_pinned_cli() {
+    let sandbox = Sandbox::installed();
+    let version = sandbox.run(&["--version"]);
+    assert_eq!(version.code, 0);
+    assert!(
+        version.stdout.contains("my-chrome ")
+            && version.stdout.contains("@playwright/cli 0.1.17 (pinned)")
+    );
+    let help = sandbox.run(&["--help"]).stdout;
+    let ours = help.find("connect").expect("our usage first");
+    let theirs = help
+        .find("Browser commands (forwarded to the pinned @playwright/cli)")
+        .expect(&help);
+    assert!(ours < theirs && help.contains("playwright-cli"), "{help}");
+    let bare = Sandbox::new().run(&["--help"]).stdout;
+    assert!(
+        bare.contains("once `my-chrome setup` has installed"),
+        "{bare}"
+    );
+    assert!(
+        !bare.contains("playwright-cli <command>"),
+        "an unsupported CLI's help is not shown"
+    );
+}
