@@ -1,40 +1,85 @@
 #!/usr/bin/env bash
 # Benchmarks: medians of repeated runs, printed; nothing here asserts a time.
-# Today: `doctor --json` and a no-op `setup` on a supported install, and the
-# tree digest they both pay for. (The forwarder's ratio against the raw CLI
-# joins when the forwarder exists.)
+#   - my-chrome tab-list vs the raw pinned CLI's `-s=mychrome tab-list` on the
+#     same session, alternating (target: ratio <= 1.10);
+#   - connect (after disconnect), doctor --json, a no-op setup.
+# It runs against the Chrome stand-in (a real headless Chromium) with a
+# throw-away token in a private GNOME Keyring: never against your Chrome.
 #
-# Usage: scripts/bench.sh [RUNS]     (default 15)
+# Usage: scripts/bench.sh [RUNS]     (default 20)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-runs=${1:-15}
+runs=${1:-20}
 
-cargo build --release --quiet
+cargo build --release --quiet --workspace
 bin=$PWD/target/release/my-chrome
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-export HOME=$work/home MY_CHROME_RUNTIME_DIR=$work/runtime
-mkdir -p "$HOME"
-"$bin" setup >/dev/null
+pids=()
+cleanup() {
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+export HOME=$work/home MY_CHROME_RUNTIME_DIR=$work/runtime PATH=/usr/bin:/bin
+mkdir -p "$HOME" "$work/standin"
+"$bin" setup >/dev/null 2>&1
+
+# A private Secret Service holding a throw-away token.
+dbus-daemon --session --nofork --nopidfile --address="unix:path=$work/bus" >/dev/null 2>&1 &
+pids+=($!)
+export DBUS_SESSION_BUS_ADDRESS=unix:path=$work/bus
+for _ in $(seq 100); do [ -S "$work/bus" ] && break; sleep 0.05; done
+printf bench-keyring-password | gnome-keyring-daemon --unlock --foreground --components=secrets >/dev/null 2>&1 &
+pids+=($!)
+sleep 1
+token=$(head -c 48 /dev/urandom | base64 | tr -dc 'A-Za-z0-9' | head -c 43)
+printf '%s' "$token" | "$bin" token store --stdin >/dev/null
+
+# The stand-in: "the user's Chrome", whose extension accepts that token.
+cp target/release/chrome-standin "$work/standin/chrome"
+printf '%s' "$token" >"$work/standin/token" && chmod 600 "$work/standin/token"
+STANDIN_TOKEN_FILE=$work/standin/token "$work/standin/chrome" >"$work/standin/out" 2>/dev/null &
+pids+=($!)
+for _ in $(seq 200); do grep -q READY "$work/standin/out" 2>/dev/null && break; sleep 0.05; done
+export MY_CHROME_CHROME=$work/standin/chrome
+unset token
 
 median_ms() { # command...
-  local times=()
+  local times=() start end
   for _ in $(seq "$runs"); do
-    local start end
-    start=$(date +%s%N)
-    "$@" >/dev/null 2>&1 || true
-    end=$(date +%s%N)
+    start=$(date +%s%N); "$@" >/dev/null 2>&1 || true; end=$(date +%s%N)
     times+=($(( (end - start) / 1000000 )))
   done
   printf '%s\n' "${times[@]}" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'
 }
 
-node=$(command -v node)
-version=$(median_ms "$node" "$MY_CHROME_RUNTIME_DIR/cli/node_modules/@playwright/cli/playwright-cli.js" --version)
+"$bin" connect >/dev/null
+raw() { (cd "$MY_CHROME_RUNTIME_DIR" && umask 077 && env -i HOME="$HOME" PATH=/usr/bin:/bin \
+  TMPDIR="$MY_CHROME_RUNTIME_DIR/tmp" NO_UPDATE_NOTIFIER=1 USER="$(id -un)" \
+  "$(command -v node)" cli/node_modules/@playwright/cli/playwright-cli.js -s=mychrome tab-list); }
+wrapped=() raws=()
+for _ in $(seq "$runs"); do
+  s=$(date +%s%N); "$bin" tab-list >/dev/null 2>&1; e=$(date +%s%N); wrapped+=($(( (e - s) / 1000000 )))
+  s=$(date +%s%N); raw >/dev/null 2>&1; e=$(date +%s%N); raws+=($(( (e - s) / 1000000 )))
+done
+med() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+w=$(med "${wrapped[@]}"); r=$(med "${raws[@]}")
+
+connects=()
+for _ in $(seq 5); do
+  "$bin" disconnect >/dev/null 2>&1
+  s=$(date +%s%N); "$bin" connect >/dev/null 2>&1; e=$(date +%s%N); connects+=($(( (e - s) / 1000000 )))
+done
+c=$(med "${connects[@]}")
 doctor=$(median_ms "$bin" doctor --json)
 setup=$(median_ms "$bin" setup)
-echo "runs: $runs each (release build)"
-echo "raw playwright-cli --version: median ${version} ms"
-echo "my-chrome doctor --json:      median ${doctor} ms"
-echo "my-chrome setup (no-op):      median ${setup} ms"
-awk -v d="$doctor" -v v="$version" 'BEGIN { if (v > 0) printf "doctor / raw --version:       %.2f\n", d / v }'
+"$bin" disconnect >/dev/null 2>&1 || true
+
+echo "runs: $runs each, alternating (release build, stand-in Chromium)"
+echo "raw playwright-cli -s=mychrome tab-list: median ${r} ms"
+echo "my-chrome tab-list:                      median ${w} ms"
+awk -v w="$w" -v r="$r" 'BEGIN { printf "ratio my-chrome / raw:                   %.2f (target <= 1.10)\n", w / r }'
+echo "my-chrome connect (5 runs):              median ${c} ms"
+echo "my-chrome doctor --json:                 median ${doctor} ms"
+echo "my-chrome setup (no-op):                 median ${setup} ms"
