@@ -94,6 +94,26 @@ fn without_session(args: &[String]) -> Vec<String> {
     out
 }
 
+/// The runtime, child environment and node, with a supported helper.
+fn supported_only(
+    config: &Config,
+) -> Result<
+    (
+        crate::runtime::Runtime,
+        crate::child::ChildEnv,
+        crate::helper::node::Node,
+    ),
+    Error,
+> {
+    let runtime = crate::runtime::Runtime::open(&config.runtime)?;
+    let pin = crate::helper::pin::Pin::shipped();
+    Helper::at(runtime.cli_dir()).check_supported(pin, crate::helper::check::Depth::Quick)?;
+    let env = crate::child::ChildEnv::new(config, &runtime.tmp_dir());
+    let node =
+        crate::helper::trusted_node(config, pin, &env).map_err(crate::helper::HelperError::from)?;
+    Ok((runtime, env, node))
+}
+
 /// The pinned CLI's own help, when the helper is supported (never
 /// otherwise: an unsupported copy's text is not ours to show).
 pub fn cli_help(config: &Config) -> Option<String> {
@@ -126,20 +146,32 @@ pub fn forward(config: &Config, raw: &[OsString]) -> Result<(), Error> {
     if let Some(why) = refusal(&args, &config.session) {
         return Err(Error::Usage(crate::cli::redact_token_runs(&why)));
     }
-    let (runtime, env, node) = require_ready(config)?;
+    // `list` reports every session and needs none of ours: forwarded as is.
+    let listing = args
+        .iter()
+        .find(|a| !a.starts_with('-'))
+        .is_some_and(|c| c == "list");
+    let (runtime, env, node) = if listing {
+        supported_only(config)?
+    } else {
+        require_ready(config)?
+    };
     let helper = Helper::at(runtime.cli_dir());
-    let finished = ChildCommand::new(
+    let mut command = ChildCommand::new(
         "playwright-cli",
         &node.path,
         runtime.root(),
         COMMAND_TIMEOUT,
     )
-    .arg(helper.entry())
-    .arg(format!("-s={}", config.session))
-    .args(without_session(&args))
-    .stdout(Output::Redacted)
-    .stderr(Output::Redacted)
-    .run(&env)?;
+    .arg(helper.entry());
+    if !listing {
+        command = command.arg(format!("-s={}", config.session));
+    }
+    let finished = command
+        .args(without_session(&args))
+        .stdout(Output::Redacted)
+        .stderr(Output::Redacted)
+        .run(&env)?;
     match finished.status.code() {
         Some(0) => Ok(()),
         Some(code) => Err(Error::Forwarded(code)),

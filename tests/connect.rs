@@ -133,6 +133,15 @@ fn connect_delivers_the_token_straight_to_chrome_and_no_process_ever_holds_it() 
     let snapshot = w.sandbox.run(&["snapshot"]);
     let yaml = read_snapshot(&w.sandbox, &snapshot.stdout);
     assert!(yaml.contains(common::site::HOME_TEXT), "{yaml}");
+    let shot = w.sandbox.home.path().join("page.png");
+    let shot_run = w
+        .sandbox
+        .run(&["screenshot", &format!("--filename={}", shot.display())]);
+    assert_eq!(shot_run.code, 0, "{}", shot_run.stderr);
+    assert!(
+        fs::read(&shot).unwrap().starts_with(b"\x89PNG"),
+        "a real PNG at the absolute path"
+    );
     let open = w.sandbox.run(&["open", "https://example.test/"]);
     open.expect(2, "use `my-chrome goto <url>`");
     let other = w.sandbox.run(&["-s=other", "tab-list"]);
@@ -174,6 +183,8 @@ fn connect_delivers_the_token_straight_to_chrome_and_no_process_ever_holds_it() 
     assert!(chrome.alive());
     w.sandbox.run(&["ensure"]).expect(4, "my-chrome connect");
     w.sandbox.run(&["tab-list"]).expect(4, "my-chrome connect");
+    let listed = w.sandbox.run(&["list"]);
+    assert_eq!(listed.code, 0, "list needs no session: {}", listed.stderr);
 
     let doctor = w.sandbox.run(&["doctor"]);
     let outputs = [
@@ -448,4 +459,100 @@ fn two_connects_at_once_attach_once() {
         1
     );
     assert_nowhere(&w.token, w.sandbox.home.path(), &[&a, &b]);
+}
+
+#[test]
+fn a_singleton_socket_in_a_directory_that_is_not_private_stops_delivery() {
+    use std::os::unix::fs::PermissionsExt;
+    let mut w = world();
+    let chrome = Standin::start(
+        w.sandbox.home.path(),
+        Options {
+            token: Some(&w.token),
+            ..Default::default()
+        },
+    );
+    w.sandbox.set("MY_CHROME_CHROME", chrome.exe());
+    let profile = w.sandbox.home.path().join(".config/google-chrome");
+    let planted = tempfile::tempdir().unwrap();
+    fs::set_permissions(planted.path(), fs::Permissions::from_mode(0o755)).unwrap();
+    let socket = planted.path().join("SingletonSocket");
+    let _listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+    std::os::unix::fs::symlink(
+        fs::read_link(profile.join("SingletonCookie")).unwrap(),
+        planted.path().join("SingletonCookie"),
+    )
+    .unwrap();
+    fs::remove_file(profile.join("SingletonSocket")).unwrap();
+    std::os::unix::fs::symlink(&socket, profile.join("SingletonSocket")).unwrap();
+    let run = w.sandbox.run(&["connect"]);
+    run.expect(6, "cannot be trusted");
+    assert!(
+        run.stderr.contains("nothing was sent to Chrome"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        !run.stderr.contains("begin-token-rotation"),
+        "{}",
+        run.stderr
+    );
+    no_leftovers(&w.sandbox);
+    assert_nowhere(&w.token, w.sandbox.home.path(), &[&run]);
+}
+
+#[test]
+fn an_extension_that_drops_the_connection_fails_the_connect() {
+    let mut w = world();
+    let options = Options {
+        token: Some(&w.token),
+        faults: "drop-after=2",
+        ..Default::default()
+    };
+    let chrome = Standin::start(w.sandbox.home.path(), options);
+    w.sandbox.set("MY_CHROME_CHROME", chrome.exe());
+    let run = w.sandbox.run(&["connect"]);
+    run.expect(1, "the attach failed");
+    assert!(
+        run.stderr.contains("begin-token-rotation"),
+        "delivered: {}",
+        run.stderr
+    );
+    assert_ne!(w.sandbox.doctor()["session"]["status"], "ready");
+    no_leftovers(&w.sandbox);
+    assert_nowhere(&w.token, w.sandbox.home.path(), &[&run]);
+}
+
+#[test]
+fn any_next_command_recovers_a_killed_connect_first() {
+    let mut w = world();
+    let chrome = Standin::start(
+        w.sandbox.home.path(),
+        Options {
+            token: Some(&fresh_token()),
+            ..Default::default()
+        },
+    );
+    w.sandbox.set("MY_CHROME_CHROME", chrome.exe());
+    let mut connect = common::Running::start(w.sandbox.command(&["connect"]));
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while !chrome.log().contains("no matching token") {
+        assert!(std::time::Instant::now() < deadline, "{}", chrome.log());
+        thread::sleep(Duration::from_millis(20));
+    }
+    connect.child.kill().unwrap();
+    let killed = connect.wait();
+    let next = w.sandbox.run(&["tab-list"]);
+    assert!(
+        next.stderr.contains("an earlier connect was interrupted"),
+        "{}",
+        next.stderr
+    );
+    next.expect(4, "my-chrome connect");
+    no_leftovers(&w.sandbox);
+    let left = my_chrome::procs::ProcessTable::read()
+        .unwrap()
+        .using_path(&w.sandbox.cli());
+    assert!(left.is_empty(), "still running: {left:?}");
+    assert_nowhere(&w.token, w.sandbox.home.path(), &[&killed, &next]);
 }

@@ -102,7 +102,7 @@ impl Bootstrap {
 
 /// A connect that died (SIGKILL, power) left its record: detach without the
 /// token and scrub, before anything else happens.
-fn recover(runtime: &Runtime, cli: &PinnedCli) -> Result<(), Error> {
+pub(crate) fn recover(runtime: &Runtime, cli: &PinnedCli) -> Result<(), Error> {
     // Under the lock, any hand-off directory belongs to a connect that died.
     for entry in fs::read_dir(runtime.root()).into_iter().flatten().flatten() {
         if entry.file_name().to_string_lossy().starts_with("handoff.") {

@@ -30,6 +30,7 @@ pub fn disconnect(config: &Config) -> Result<(), Error> {
         runtime: &runtime,
         session: &config.session,
     };
+    super::connect::recover(&runtime, &cli)?;
     let detached = cli.detach();
     for entry in fs::read_dir(runtime.root()).into_iter().flatten().flatten() {
         if entry

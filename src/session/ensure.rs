@@ -10,7 +10,7 @@ use crate::error::{Error, Exit};
 use crate::helper::check::Depth;
 use crate::helper::pin::Pin;
 use crate::helper::{Helper, HelperError, trusted_node};
-use crate::runtime::Runtime;
+use crate::runtime::{Runtime, StateFile};
 
 const APPROVAL: &str = "no my-chrome session is connected. Ask the user to approve taking their \
                         browser, then run `my-chrome connect`";
@@ -25,6 +25,19 @@ pub fn require_ready(
     Helper::at(runtime.cli_dir()).check_supported(pin, Depth::Quick)?;
     let env = ChildEnv::new(config, &runtime.tmp_dir());
     let node = trusted_node(config, pin, &env).map_err(HelperError::from)?;
+    // A connect that died left its record: scrub before anything else.
+    if runtime.read_state(StateFile::Bootstrap)?.is_some() {
+        let _lock = runtime.lock(config.lock_wait)?;
+        let helper = Helper::at(runtime.cli_dir());
+        let cli = PinnedCli {
+            node: &node,
+            helper: &helper,
+            env: &env,
+            runtime: &runtime,
+            session: &config.session,
+        };
+        super::connect::recover(&runtime, &cli)?;
+    }
     match session_state(&config.home, &runtime, &config.session, pin.core_version()) {
         SessionState::Ready(_) => Ok((runtime, env, node)),
         SessionState::Missing => Err(fail(Exit::NoSession, APPROVAL)),
