@@ -48,6 +48,15 @@ const BLOCKED: [(&str, &str); 8] = [
 
 /// Why `args` may not be forwarded, if they may not.
 pub fn refusal(args: &[String], session: &str) -> Option<String> {
+    // A child's arguments are visible to every local user: a token pasted
+    // into the wrong place must not travel on.
+    if args.iter().any(|a| looks_like_token(a)) {
+        return Some(
+            "an argument looks like the extension token; it was not passed on (command lines are \
+             visible to every local user). Store the token with `my-chrome token store`"
+                .into(),
+        );
+    }
     let command = args.iter().find(|a| !a.starts_with('-'))?;
     if let Some((_, why)) = BLOCKED.iter().find(|(name, _)| name == command) {
         return Some(format!("`{command}` is refused: {why}"));
@@ -71,6 +80,15 @@ pub fn refusal(args: &[String], session: &str) -> Option<String> {
         i += 1;
     }
     None
+}
+
+/// A whole argument shaped like the token, or carrying a `token=` value.
+fn looks_like_token(arg: &str) -> bool {
+    let bare = (32..=128).contains(&arg.len())
+        && arg
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+    bare || arg.to_ascii_lowercase().contains("token=")
 }
 
 /// Without our own session flag: we add it.
