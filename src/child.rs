@@ -101,6 +101,8 @@ pub struct ChildCommand {
     timeout: Duration,
     stdout: Output,
     stderr: Output,
+    /// Cleanup that must run even after an interrupting signal.
+    despite_signals: bool,
 }
 
 /// Captured output is zeroed when dropped: a clipboard tool's stdout is the token.
@@ -165,6 +167,7 @@ impl ChildCommand {
             timeout,
             stdout: Output::Capture,
             stderr: Output::Capture,
+            despite_signals: false,
         }
     }
 
@@ -181,6 +184,13 @@ impl ChildCommand {
 
     pub fn stdout(mut self, output: Output) -> ChildCommand {
         self.stdout = output;
+        self
+    }
+
+    /// Runs even when an interrupting signal is pending (bounded by its
+    /// timeout only): the token-free detach after an interrupt.
+    pub fn despite_signals(mut self) -> ChildCommand {
+        self.despite_signals = true;
         self
     }
 
@@ -225,7 +235,8 @@ impl ChildCommand {
     /// Runs the child to completion, or kills its process group when the
     /// bound passes or an interrupting signal arrives.
     pub fn run(self, env: &ChildEnv) -> Result<Finished, ChildError> {
-        if let Some(signal) = signals::pending() {
+        let interrupt = || signals::pending().filter(|_| !self.despite_signals);
+        if let Some(signal) = interrupt() {
             return Err(ChildError::Interrupted {
                 what: self.what,
                 signal,
@@ -269,7 +280,7 @@ impl ChildCommand {
             // The child is not reaped yet, so its process group id cannot
             // have been reused: killing the group kills exactly our child
             // and whatever it started in that group.
-            let stop = if let Some(signal) = signals::pending() {
+            let stop = if let Some(signal) = interrupt() {
                 Some(ChildError::Interrupted {
                     what: self.what.clone(),
                     signal,

@@ -46,6 +46,10 @@ const BLOCKED: [(&str, &str); 8] = [
     ("delete-data", "my-chrome never deletes browser data"),
 ];
 
+/// Options the CLI takes before the command (with no value). Anything else
+/// there could hide the command from us (`--x y open`), so it is refused.
+const LEADING_FLAGS: [&str; 2] = ["--json", "--raw"];
+
 /// Why `args` may not be forwarded, if they may not.
 pub fn refusal(args: &[String], session: &str) -> Option<String> {
     // A child's arguments are visible to every local user: a token pasted
@@ -57,29 +61,57 @@ pub fn refusal(args: &[String], session: &str) -> Option<String> {
                 .into(),
         );
     }
-    let command = args.iter().find(|a| !a.starts_with('-'))?;
-    if let Some((_, why)) = BLOCKED.iter().find(|(name, _)| name == command) {
-        return Some(format!("`{command}` is refused: {why}"));
+    let (rest, named) = split_session(args);
+    if let Some(other) = named.iter().find(|n| *n != session) {
+        return Some(format!(
+            "only the session {session:?} is driven through my-chrome; {other:?} is refused"
+        ));
     }
-    let mut i = 0;
-    while i < args.len() {
-        let named = match args[i].as_str() {
-            "-s" | "--session" => args.get(i + 1).cloned(),
-            other => other
-                .strip_prefix("-s=")
-                .or_else(|| other.strip_prefix("--session="))
-                .map(String::from),
-        };
-        if let Some(name) = named
-            && name != session
-        {
+    let mut command = None;
+    for arg in &rest {
+        if !arg.starts_with('-') {
+            command = Some(arg);
+            break;
+        }
+        if !LEADING_FLAGS.contains(&arg.as_str()) {
             return Some(format!(
-                "only the session {session:?} is driven through my-chrome; {name:?} is refused"
+                "the option {arg:?} before the command is refused; put options after the command"
             ));
         }
-        i += 1;
     }
-    None
+    let command = command?;
+    BLOCKED
+        .iter()
+        .find(|(name, _)| name == command)
+        .map(|(_, why)| format!("`{command}` is refused: {why}"))
+}
+
+/// The arguments without any session option, and the sessions they named
+/// (`-s x`, `-s=x`, `-sx`, `--s x`, `--s=x`, `--session x`, `--session=x`:
+/// the CLI's parser reads them all).
+fn split_session(args: &[String]) -> (Vec<String>, Vec<String>) {
+    let (mut rest, mut named) = (Vec::new(), Vec::new());
+    let mut iter = args.iter();
+    while let Some(arg) = iter.next() {
+        match arg.as_str() {
+            "-s" | "--s" | "--session" => named.push(iter.next().cloned().unwrap_or_default()),
+            other => {
+                let value = ["-s=", "--s=", "--session="]
+                    .iter()
+                    .find_map(|p| other.strip_prefix(p))
+                    .or_else(|| {
+                        other
+                            .strip_prefix("-s")
+                            .filter(|v| !v.is_empty() && !other.starts_with("--"))
+                    });
+                match value {
+                    Some(v) => named.push(v.to_string()),
+                    None => rest.push(arg.clone()),
+                }
+            }
+        }
+    }
+    (rest, named)
 }
 
 /// A whole argument shaped like the token, or carrying a `token=` value.
@@ -91,25 +123,9 @@ fn looks_like_token(arg: &str) -> bool {
     bare || arg.to_ascii_lowercase().contains("token=")
 }
 
-/// Without our own session flag: we add it.
+/// Without any session option: we add ours.
 fn without_session(args: &[String]) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut skip = false;
-    for arg in args {
-        if skip {
-            skip = false;
-            continue;
-        }
-        if arg == "-s" || arg == "--session" {
-            skip = true;
-            continue;
-        }
-        if arg.starts_with("-s=") || arg.starts_with("--session=") {
-            continue;
-        }
-        out.push(arg.clone());
-    }
-    out
+    split_session(args).0
 }
 
 /// The runtime, child environment and node, with a supported helper.

@@ -181,6 +181,10 @@ fn connect_delivers_the_token_straight_to_chrome_and_no_process_ever_holds_it() 
     let still = format!("Chrome is still running (pid {})", chrome.pid);
     assert!(gone.stdout.contains(&still), "{}", gone.stdout);
     assert!(chrome.alive());
+    assert!(
+        !w.sandbox.runtime.join("session-output").exists(),
+        "the session's output is removed"
+    );
     w.sandbox.run(&["ensure"]).expect(4, "my-chrome connect");
     w.sandbox.run(&["tab-list"]).expect(4, "my-chrome connect");
     let listed = w.sandbox.run(&["list"]);

@@ -8,6 +8,7 @@
 //! detaches without the token, and scrubs the private bootstrap output.
 
 use std::fs;
+use std::os::unix::fs::DirBuilderExt;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -31,6 +32,8 @@ use crate::token::store;
 
 const DELIVERY_TIMEOUT: Duration = Duration::from_secs(10);
 const BOOTSTRAP_PREFIX: &str = "session-output.";
+/// The attached session's output directory (`outputDir`), in the runtime.
+pub const SESSION_OUTPUT: &str = "session-output";
 
 const ROTATE: &str = "Treat the token as exposed: run `my-chrome begin-token-rotation` and follow \
                       `my-chrome rotation-status`";
@@ -51,8 +54,11 @@ pub(crate) fn fail(exit: Exit, message: impl Into<String>) -> Error {
 }
 
 /// The private place the attach writes to, recorded until it is scrubbed.
+/// Deleted when dropped: an early failure scrubs it too. (A SIGKILL leaves
+/// it, with its record, for the next command to recover.)
 struct Bootstrap {
     dir: PathBuf,
+    runtime: Runtime,
 }
 
 impl Bootstrap {
@@ -70,14 +76,30 @@ impl Bootstrap {
             .keep();
         let record = json!({"dir": dir});
         runtime.write_state(StateFile::Bootstrap, record.to_string().as_bytes())?;
-        let config = json!({"outputDir": dir});
+        // The session's own output (snapshots, downloads) goes to a fixed
+        // private directory that disconnect removes; this one is scrubbed
+        // as soon as the attach is checked.
+        let output_dir = runtime.root().join(SESSION_OUTPUT);
+        if let Err(e) = fs::DirBuilder::new().mode(0o700).create(&output_dir)
+            && e.kind() != std::io::ErrorKind::AlreadyExists
+        {
+            return Err(fail(
+                Exit::Failure,
+                format!("cannot create {}: {e}", output_dir.display()),
+            ));
+        }
+        crate::runtime::check_private_dir(&output_dir)?;
+        let config = json!({"outputDir": output_dir});
         fs::write(dir.join("attach-config.json"), config.to_string()).map_err(|e| {
             fail(
                 Exit::Failure,
                 format!("cannot write the attach config: {e}"),
             )
         })?;
-        Ok(Bootstrap { dir })
+        Ok(Bootstrap {
+            dir,
+            runtime: runtime.clone(),
+        })
     }
 
     fn config(&self) -> PathBuf {
@@ -94,9 +116,15 @@ impl Bootstrap {
     }
 
     /// Deletes the output (it may show the helper tab's URL) and the record.
-    fn scrub(self, runtime: &Runtime) {
+    fn scrub(self) {
+        drop(self);
+    }
+}
+
+impl Drop for Bootstrap {
+    fn drop(&mut self) {
         let _ = fs::remove_dir_all(&self.dir);
-        let _ = runtime.remove_state(StateFile::Bootstrap);
+        let _ = self.runtime.remove_state(StateFile::Bootstrap);
     }
 }
 
@@ -243,7 +271,7 @@ pub fn connect(config: &Config) -> Result<(), Error> {
     attach.stop_group(Duration::from_secs(5));
     if let Err(error) = outcome {
         let detached = cli.detach();
-        bootstrap.scrub(&runtime);
+        bootstrap.scrub();
         let mut message = error.to_string();
         message.push_str(if detached {
             " The session was detached"
@@ -257,7 +285,7 @@ pub fn connect(config: &Config) -> Result<(), Error> {
         }
         return Err(fail(error.exit(), message));
     }
-    bootstrap.scrub(&runtime);
+    bootstrap.scrub();
     cli.sanitize_tabs();
     println!(
         "my-chrome: connected to Chrome (pid {chrome_pid}) as session {}; the token went straight to Chrome",

@@ -36,7 +36,7 @@ pub fn disconnect(config: &Config) -> Result<(), Error> {
         if entry
             .file_name()
             .to_string_lossy()
-            .starts_with("session-output.")
+            .starts_with(super::connect::SESSION_OUTPUT)
         {
             let _ = fs::remove_dir_all(entry.path());
         }

@@ -32,11 +32,21 @@ impl PinnedCli<'_> {
             .ok()
     }
 
-    /// `detach` of our session, never with a token in sight.
+    /// `detach` of our session, never with a token in sight. It runs even
+    /// after SIGINT, SIGTERM or SIGHUP: it is the cleanup they ask for.
     pub fn detach(&self) -> bool {
         let session = format!("-s={}", self.session);
-        self.run("playwright-cli detach", &[&session, "detach"])
-            .is_some_and(|f| f.status.success())
+        ChildCommand::new(
+            "playwright-cli detach",
+            &self.node.path,
+            self.runtime.root(),
+            HELPER_TIMEOUT,
+        )
+        .arg(self.helper.entry())
+        .args([session.as_str(), "detach"])
+        .despite_signals()
+        .run(self.env)
+        .is_ok_and(|f| f.status.success())
     }
 
     /// Another attached Chrome session in any workspace, by name.
