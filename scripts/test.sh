@@ -52,3 +52,9 @@ MY_CHROME_RUNTIME_DIR="$golden" target/debug/my-chrome setup
 
 say "cargo test"
 cargo test --workspace --quiet -- --test-threads=2
+
+# The newcomer's demo, end to end on the sandbox browser: it must read the
+# page it was sent to.
+say "scripts/demo.sh"
+scripts/demo.sh | tee target/demo.log
+grep -q "Hello from the my-chrome demo page" target/demo.log || { say "the demo did not read its page" >&2; exit 1; }
