@@ -4,17 +4,16 @@
 
 use serde::Serialize;
 
-use crate::child::ChildEnv;
 use crate::chrome::{self, ChromeState, Exposure};
 use crate::config::Config;
 use crate::error::{Error, Exit};
 use crate::forward;
+use crate::helper::Helper;
 use crate::helper::check::Depth;
 use crate::helper::pin::Pin;
-use crate::helper::{Helper, trusted_node};
 use crate::procs::ProcessTable;
 use crate::runtime::Runtime;
-use crate::session::pinned::PinnedCli;
+use crate::session::pinned::{Need, Prepared};
 use crate::session::state::{SessionState, session_state};
 
 #[derive(Debug, Serialize)]
@@ -197,19 +196,9 @@ pub struct CleanupPlan {
 /// `cleanup-plan [--json]`: the open sessions in every workspace and the
 /// targeted action for each. It runs none of them.
 pub fn cleanup_plan(config: &Config, json: bool) -> Result<(), Error> {
-    let runtime = Runtime::open(&config.runtime)?;
-    let pin = Pin::shipped();
-    let helper = Helper::at(runtime.cli_dir());
-    helper.check_intact(pin)?;
-    let env = ChildEnv::new(config, &runtime.tmp_dir());
-    let node = trusted_node(config, pin, &env).map_err(crate::helper::HelperError::from)?;
-    let cli = PinnedCli {
-        node: &node,
-        helper: &helper,
-        env: &env,
-        runtime: &runtime,
-        session: &config.session,
-    };
+    let prepared = Prepared::open(config, Need::Intact, false)?;
+    let runtime = &prepared.runtime;
+    let cli = prepared.cli();
     let listed = cli
         .run("playwright-cli list", &["list", "--all", "--json"])
         .filter(|f| f.status.success())

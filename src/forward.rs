@@ -9,6 +9,7 @@ use crate::config::Config;
 use crate::error::Error;
 use crate::helper::Helper;
 use crate::session::ensure::require_ready;
+use crate::session::pinned::{Need, Prepared};
 
 /// Bound on one forwarded command.
 const COMMAND_TIMEOUT: Duration = Duration::from_secs(600);
@@ -128,26 +129,6 @@ fn without_session(args: &[String]) -> Vec<String> {
     split_session(args).0
 }
 
-/// The runtime, child environment and node, with a supported helper.
-fn supported_only(
-    config: &Config,
-) -> Result<
-    (
-        crate::runtime::Runtime,
-        crate::child::ChildEnv,
-        crate::helper::node::Node,
-    ),
-    Error,
-> {
-    let runtime = crate::runtime::Runtime::open(&config.runtime)?;
-    let pin = crate::helper::pin::Pin::shipped();
-    Helper::at(runtime.cli_dir()).check_supported(pin, crate::helper::check::Depth::Quick)?;
-    let env = crate::child::ChildEnv::new(config, &runtime.tmp_dir());
-    let node =
-        crate::helper::trusted_node(config, pin, &env).map_err(crate::helper::HelperError::from)?;
-    Ok((runtime, env, node))
-}
-
 /// The pinned CLI's own help, when the helper is supported (never
 /// otherwise: an unsupported copy's text is not ours to show).
 pub fn cli_help(config: &Config) -> Option<String> {
@@ -185,19 +166,18 @@ pub fn forward(config: &Config, raw: &[OsString]) -> Result<(), Error> {
         .iter()
         .find(|a| !a.starts_with('-'))
         .is_some_and(|c| c == "list");
-    let (runtime, env, node) = if listing {
-        supported_only(config)?
+    let prepared = if listing {
+        Prepared::open(config, Need::Supported, false)?
     } else {
         require_ready(config)?
     };
-    let helper = Helper::at(runtime.cli_dir());
     let mut command = ChildCommand::new(
         "playwright-cli",
-        &node.path,
-        runtime.root(),
+        &prepared.node.path,
+        prepared.runtime.root(),
         COMMAND_TIMEOUT,
     )
-    .arg(helper.entry());
+    .arg(prepared.helper.entry());
     if !listing {
         command = command.arg(format!("-s={}", config.session));
     }
@@ -205,7 +185,7 @@ pub fn forward(config: &Config, raw: &[OsString]) -> Result<(), Error> {
         .args(without_session(&args))
         .stdout(Output::Redacted)
         .stderr(Output::Redacted)
-        .run(&env)?;
+        .run(&prepared.env)?;
     match finished.status.code() {
         Some(0) => Ok(()),
         Some(code) => Err(Error::Forwarded(code)),

@@ -15,15 +15,14 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 use zeroize::Zeroizing;
 
-use super::pinned::PinnedCli;
+use super::pinned::{Need, PinnedCli, Prepared};
 use super::state::{SessionState, session_state};
-use crate::child::{ChildCommand, ChildEnv, Spawned};
+use crate::child::{ChildCommand, Spawned};
 use crate::chrome::{self, Exposure};
 use crate::config::Config;
 use crate::error::{Error, Exit};
 use crate::handoff::{Handoff, HandoffError};
 use crate::helper::pin::Pin;
-use crate::helper::{Helper, trusted_node};
 use crate::procs::ProcessTable;
 use crate::runtime::{Runtime, StateFile};
 use crate::signals;
@@ -186,23 +185,18 @@ fn stop_processes(pids: &[u32]) {
 }
 
 pub fn connect(config: &Config) -> Result<(), Error> {
-    let runtime = Runtime::open(&config.runtime)?;
-    let _lock = runtime.lock(config.lock_wait)?;
+    let prepared = Prepared::open(config, Need::Verified, true)?;
+    let (runtime, helper, node, env) = (
+        &prepared.runtime,
+        &prepared.helper,
+        &prepared.node,
+        &prepared.env,
+    );
     let pin = Pin::shipped();
-    let env = ChildEnv::new(config, &runtime.tmp_dir());
-    let node = trusted_node(config, pin, &env).map_err(crate::helper::HelperError::from)?;
-    let helper = Helper::at(runtime.cli_dir());
-    helper.verify(pin, &node, &env, runtime.root())?;
-    let cli = PinnedCli {
-        node: &node,
-        helper: &helper,
-        env: &env,
-        runtime: &runtime,
-        session: &config.session,
-    };
-    recover(&runtime, &cli)?;
+    let cli = prepared.cli();
+    recover(runtime, &cli)?;
 
-    match session_state(&config.home, &runtime, &config.session, pin.core_version()) {
+    match session_state(&config.home, runtime, &config.session, pin.core_version()) {
         SessionState::Ready(_) => {
             println!(
                 "my-chrome: already connected as session {}; reusing it",
@@ -237,8 +231,8 @@ pub fn connect(config: &Config) -> Result<(), Error> {
         Error::TokenMissing("no token is stored; store it with `my-chrome token store`".into())
     })?;
 
-    let bootstrap = Bootstrap::create(&runtime)?;
-    let handoff = Handoff::open(&runtime)?;
+    let bootstrap = Bootstrap::create(runtime)?;
+    let handoff = Handoff::open(runtime)?;
     let me = std::env::current_exe()
         .map_err(|e| fail(Exit::Failure, format!("cannot find this program: {e}")))?;
     let attach_env = env

@@ -5,32 +5,18 @@
 
 use std::fs;
 
-use super::pinned::PinnedCli;
-use crate::child::ChildEnv;
+use super::pinned::{Need, Prepared};
 use crate::chrome::{self, ChromeState};
 use crate::config::Config;
 use crate::error::Error;
-use crate::helper::pin::Pin;
-use crate::helper::{Helper, HelperError, trusted_node};
 use crate::procs::ProcessTable;
-use crate::runtime::{Runtime, StateFile};
+use crate::runtime::StateFile;
 
 pub fn disconnect(config: &Config) -> Result<(), Error> {
-    let runtime = Runtime::open(&config.runtime)?;
-    let _lock = runtime.lock(config.lock_wait)?;
-    let pin = Pin::shipped();
-    let helper = Helper::at(runtime.cli_dir());
-    helper.check_intact(pin)?;
-    let env = ChildEnv::new(config, &runtime.tmp_dir());
-    let node = trusted_node(config, pin, &env).map_err(HelperError::from)?;
-    let cli = PinnedCli {
-        node: &node,
-        helper: &helper,
-        env: &env,
-        runtime: &runtime,
-        session: &config.session,
-    };
-    super::connect::recover(&runtime, &cli)?;
+    let prepared = Prepared::open(config, Need::Intact, true)?;
+    let runtime = &prepared.runtime;
+    let cli = prepared.cli();
+    super::connect::recover(runtime, &cli)?;
     let detached = cli.detach();
     for entry in fs::read_dir(runtime.root()).into_iter().flatten().flatten() {
         if entry

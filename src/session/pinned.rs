@@ -6,13 +6,81 @@ use std::path::Path;
 use std::time::Duration;
 
 use crate::child::{ChildCommand, ChildEnv, Finished};
+use crate::config::Config;
 use crate::error::{Error, Exit};
-use crate::helper::Helper;
+use crate::helper::check::Depth;
 use crate::helper::node::Node;
-use crate::runtime::Runtime;
+use crate::helper::pin::Pin;
+use crate::helper::{Helper, HelperError, trusted_node};
+use crate::runtime::{Runtime, WrapperLock};
 
 /// Bound on helper-tab and housekeeping commands (invariant 10).
 pub const HELPER_TIMEOUT: Duration = Duration::from_secs(8);
+
+/// How much of the installed helper a command needs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Need {
+    /// Supported with the tree digest and `--version` (connect).
+    Verified,
+    /// Supported, quick check (browser commands, ensure).
+    Supported,
+    /// Enough to detach (disconnect, cleanup-plan).
+    Intact,
+}
+
+/// What every session command starts from: the runtime (and, when asked,
+/// the wrapper lock, taken before anything is checked), the helper checked
+/// as far as the command needs, a trusted node, and the child environment.
+pub struct Prepared {
+    pub runtime: Runtime,
+    pub helper: Helper,
+    pub node: Node,
+    pub env: ChildEnv,
+    pub session: String,
+    _lock: Option<WrapperLock>,
+}
+
+impl Prepared {
+    pub fn open(config: &Config, need: Need, locked: bool) -> Result<Prepared, Error> {
+        let runtime = Runtime::open(&config.runtime)?;
+        let lock = if locked {
+            Some(runtime.lock(config.lock_wait)?)
+        } else {
+            None
+        };
+        let pin = Pin::shipped();
+        let helper = Helper::at(runtime.cli_dir());
+        match need {
+            Need::Supported => helper.check_supported(pin, Depth::Quick)?,
+            Need::Intact => helper.check_intact(pin)?,
+            Need::Verified => {}
+        }
+        let env = ChildEnv::new(config, &runtime.tmp_dir());
+        let node = trusted_node(config, pin, &env).map_err(HelperError::from)?;
+        if need == Need::Verified {
+            helper.verify(pin, &node, &env, runtime.root())?;
+        }
+        Ok(Prepared {
+            runtime,
+            helper,
+            node,
+            env,
+            session: config.session.clone(),
+            _lock: lock,
+        })
+    }
+
+    /// The pinned CLI, token-free, for our session.
+    pub fn cli(&self) -> PinnedCli<'_> {
+        PinnedCli {
+            node: &self.node,
+            helper: &self.helper,
+            env: &self.env,
+            runtime: &self.runtime,
+            session: &self.session,
+        }
+    }
+}
 
 pub struct PinnedCli<'a> {
     pub node: &'a Node,
