@@ -61,16 +61,7 @@ pub fn safeguards(config: &Config) -> Vec<Safeguard> {
         true,
         "connect never launches a browser; with no Chrome it exits 5 before reading the token",
     ));
-    let blocked = [
-        "open",
-        "attach",
-        "show",
-        "install",
-        "install-browser",
-        "close-all",
-        "kill-all",
-        "delete-data",
-    ];
+    let blocked: Vec<&str> = forward::blocked_commands().collect();
     let all_blocked = blocked
         .iter()
         .all(|c| forward::refusal(&[c.to_string()], &config.session).is_some());

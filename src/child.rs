@@ -199,6 +199,21 @@ impl ChildCommand {
         self
     }
 
+    /// The process as every child starts: its program, arguments and cwd,
+    /// a cleared environment plus the allowlist, its own process group, no
+    /// stdin.
+    fn command(&self, env: &ChildEnv) -> Command {
+        let mut command = Command::new(&self.program);
+        command
+            .args(&self.args)
+            .current_dir(&self.cwd)
+            .env_clear()
+            .envs(env.vars().iter().map(|(k, v)| (k, v)))
+            .process_group(0)
+            .stdin(Stdio::null());
+        command
+    }
+
     /// Starts the child without waiting, its stdout and stderr going to
     /// `output` (a private file). The caller polls it; dropping the handle
     /// kills its process group if it still runs.
@@ -214,13 +229,8 @@ impl ChildCommand {
             program: self.program.clone(),
             source,
         };
-        let child = Command::new(&self.program)
-            .args(&self.args)
-            .current_dir(&self.cwd)
-            .env_clear()
-            .envs(env.vars().iter().map(|(k, v)| (k, v)))
-            .process_group(0)
-            .stdin(Stdio::null())
+        let child = self
+            .command(env)
             .stdout(output.try_clone().map_err(spawn_error)?)
             .stderr(output.try_clone().map_err(spawn_error)?)
             .spawn()
@@ -247,14 +257,8 @@ impl ChildCommand {
             program: self.program.clone(),
             source,
         };
-        let mut command = Command::new(&self.program);
+        let mut command = self.command(env);
         command
-            .args(&self.args)
-            .current_dir(&self.cwd)
-            .env_clear()
-            .envs(env.vars().iter().map(|(k, v)| (k, v)))
-            .process_group(0)
-            .stdin(Stdio::null())
             .stdout(stdio(self.stdout).map_err(spawn_error)?)
             .stderr(stdio(self.stderr).map_err(spawn_error)?);
         let mut child = command.spawn().map_err(spawn_error)?;

@@ -47,6 +47,11 @@ const BLOCKED: [(&str, &str); 8] = [
     ("delete-data", "my-chrome never deletes browser data"),
 ];
 
+/// The names of the refused commands.
+pub fn blocked_commands() -> impl Iterator<Item = &'static str> {
+    BLOCKED.iter().map(|(name, _)| *name)
+}
+
 /// Options the CLI takes before the command (with no value). Anything else
 /// there could hide the command from us (`--x y open`), so it is refused.
 const LEADING_FLAGS: [&str; 2] = ["--json", "--raw"];

@@ -12,7 +12,7 @@ use std::thread;
 use std::time::Duration;
 
 use common::standin::{Options, Standin};
-use common::{Keyring, Run, Sandbox, assert_nowhere, fresh_token};
+use common::{Keyring, Run, Sandbox, assert_nowhere, fresh_token, read_snapshot};
 
 struct World {
     sandbox: Sandbox,
@@ -195,16 +195,6 @@ fn connect_delivers_the_token_straight_to_chrome_and_no_process_ever_holds_it() 
         &connected, &again, &doctor, &tabs, &json_tabs, &snapshot, &open, &other, &ensure, &gone,
     ];
     assert_nowhere(&w.token, w.sandbox.home.path(), &outputs);
-}
-
-/// The snapshot's YAML: inline, or in the file the CLI points at.
-fn read_snapshot(sandbox: &Sandbox, output: &str) -> String {
-    if let Some(start) = output.find("[Snapshot](") {
-        let rest = &output[start + "[Snapshot](".len()..];
-        let file = &rest[..rest.find(')').unwrap()];
-        return fs::read_to_string(sandbox.runtime.join(file)).unwrap();
-    }
-    output.to_string()
 }
 
 #[test]

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use common::pwcli::PwCli;
 use common::site::{HOME_TEXT, SECOND_TEXT, Site};
 use common::standin::{self, Options, Standin};
-use common::{Sandbox, fresh_token, process_gone};
+use common::{Sandbox, fresh_token, process_gone, read_snapshot};
 use my_chrome::chrome::{Exposure, normal_chrome_pids, token_exposure};
 use my_chrome::procs::ProcessTable;
 
@@ -25,16 +25,6 @@ fn attach(cli: &PwCli) -> common::Run {
     let run = cli.ok(&["attach", "--extension=chrome", "--session=t"]);
     eprintln!("attach completed in {} ms", started.elapsed().as_millis());
     run
-}
-
-/// The snapshot's YAML: inline, or in the file the CLI points at.
-fn read_snapshot(sandbox: &Sandbox, output: &str) -> String {
-    if let Some(start) = output.find("[Snapshot](") {
-        let rest = &output[start + "[Snapshot](".len()..];
-        let file = &rest[..rest.find(')').unwrap()];
-        return fs::read_to_string(sandbox.runtime.join(file)).unwrap();
-    }
-    output.to_string()
 }
 
 /// The `[ref=…]` of the first snapshot line that mentions `label`.

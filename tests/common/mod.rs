@@ -772,3 +772,13 @@ pub fn can_give_files_away() -> bool {
     eprintln!("SKIPPED: giving a file to another user needs root");
     false
 }
+
+/// The snapshot's YAML: inline, or in the file the CLI points at.
+pub fn read_snapshot(sandbox: &Sandbox, output: &str) -> String {
+    if let Some(start) = output.find("[Snapshot](") {
+        let rest = &output[start + "[Snapshot](".len()..];
+        let file = &rest[..rest.find(')').unwrap()];
+        return fs::read_to_string(sandbox.runtime.join(file)).unwrap();
+    }
+    output.to_string()
+}
