@@ -1,5 +1,5 @@
-//! The command line: wrapper commands that my-chrome implements itself.
-//! (Browser commands forwarded to the pinned CLI arrive with the session work.)
+//! The command line: wrapper commands that my-chrome implements itself;
+//! anything else is a browser command for the forwarder.
 
 use std::ffi::OsString;
 
@@ -13,6 +13,10 @@ use clap::{Parser, Subcommand};
     long_about = None
 )]
 pub struct Cli {
+    /// Who you are for the session's lease; first, before the command (else
+    /// MY_CHROME_AGENT, else a name derived from the calling process).
+    #[arg(long, value_name = "NAME")]
+    pub agent: Option<String>,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -40,6 +44,17 @@ pub enum Command {
     /// Detach from Chrome and remove the private output; Chrome keeps running.
     #[command(visible_aliases = ["detach", "close"])]
     Disconnect,
+    /// Which agent has the browser, for how long, and who waits; changes nothing.
+    Lease {
+        /// Print JSON instead of text.
+        #[arg(long, conflicts_with = "log")]
+        json: bool,
+        /// Print the last N lines of the lease's event log (default 20).
+        #[arg(long, value_name = "N", num_args = 0..=1, default_missing_value = "20")]
+        log: Option<usize>,
+    },
+    /// Give the browser up early (only your own lease) so others need not wait.
+    Release,
     /// Which safeguards hold right now (exit 6 when one does not).
     SafetyAudit {
         /// Print JSON instead of text.
@@ -103,33 +118,61 @@ pub enum TokenCommand {
 pub fn parse() -> Cli {
     // `my-chrome -s=… cmd` or `my-chrome --json tab-list`: flags of the
     // forwarded CLI come first; they go to the forwarder (which checks them).
-    let args: Vec<OsString> = std::env::args_os().skip(1).collect();
+    let mut args: Vec<OsString> = std::env::args_os().skip(1).collect();
+    let agent = match take_agent(&mut args) {
+        Ok(agent) => agent,
+        Err(message) => {
+            eprintln!("error: {message}\n\nFor more information, try '--help'.");
+            std::process::exit(2);
+        }
+    };
+    let mut cli = parse_rest(args);
+    cli.agent = agent;
+    cli
+}
+
+/// `--agent NAME` or `--agent=NAME` in first place, taken out of `args`
+/// (validated later, with the configuration).
+fn take_agent(args: &mut Vec<OsString>) -> Result<Option<String>, String> {
+    let first = args.first().map(|a| a.to_string_lossy().into_owned());
+    match first.as_deref() {
+        Some("--agent") => {
+            if args.len() < 2 {
+                return Err("--agent needs a NAME before the command".into());
+            }
+            let name = args.remove(1).to_string_lossy().into_owned();
+            args.remove(0);
+            Ok(Some(name))
+        }
+        Some(arg) if arg.starts_with("--agent=") => {
+            args.remove(0);
+            Ok(Some(arg["--agent=".len()..].to_string()))
+        }
+        _ => Ok(None),
+    }
+}
+
+fn parse_rest(args: Vec<OsString>) -> Cli {
     let first = args
         .first()
         .map(|a| a.to_string_lossy().into_owned())
         .unwrap_or_default();
+    let only = |command| Cli {
+        agent: None,
+        command,
+    };
     if args.len() == 1 {
         match first.as_str() {
-            "-h" | "--help" => {
-                return Cli {
-                    command: Command::Help,
-                };
-            }
-            "-V" | "--version" => {
-                return Cli {
-                    command: Command::Version,
-                };
-            }
+            "-h" | "--help" => return only(Command::Help),
+            "-V" | "--version" => return only(Command::Version),
             _ => {}
         }
     }
     let ours = ["-h", "--help", "-V", "--version"];
     if first.starts_with('-') && !ours.contains(&first.as_str()) {
-        return Cli {
-            command: Command::External(args),
-        };
+        return only(Command::External(args));
     }
-    match Cli::try_parse() {
+    match Cli::try_parse_from(std::iter::once(OsString::from("my-chrome")).chain(args)) {
         Ok(cli) => cli,
         Err(e) => {
             let text = redact_token_runs(&e.render().to_string());

@@ -38,6 +38,16 @@ pub struct Config {
     /// Bound on waiting for another my-chrome command's lock
     /// (`MY_CHROME_LOCK_WAIT_SECS`, default 900: longer than a whole setup).
     pub lock_wait: Duration,
+    /// Who is asking, for the session's lease (`MY_CHROME_AGENT`, or
+    /// `--agent NAME` through [`Config::with_agent_flag`]); `None` means the
+    /// lease derives one from the caller's process ancestry.
+    pub agent: Option<String>,
+    /// How long a command waits for another agent's lease
+    /// (`MY_CHROME_LEASE_WAIT_SECS`, 0–3600, default 120; 0 fails at once).
+    pub lease_wait: Duration,
+    /// How long a lease lasts without a command from its holder
+    /// (`MY_CHROME_LEASE_IDLE_SECS`, 1–3600, default 30).
+    pub lease_idle: Duration,
     /// What children may see of the caller: `HOME`, `LANG`, `LC_*`, and
     /// `USER`/`LOGNAME` set to [`Config::user`] (the CLI derives its socket
     /// directory from `USER`, so it must name the user we check against).
@@ -104,6 +114,12 @@ const DEFAULT_SETUP_TIMEOUT_SECS: u64 = 600;
 const MAX_SETUP_TIMEOUT_SECS: u64 = 3600;
 const DEFAULT_LOCK_WAIT_SECS: u64 = 900;
 const MAX_LOCK_WAIT_SECS: u64 = 3600;
+const DEFAULT_LEASE_WAIT_SECS: u64 = 120;
+const DEFAULT_LEASE_IDLE_SECS: u64 = 30;
+const MAX_LEASE_SECS: u64 = 3600;
+/// Agent names stay shorter than any token (32+ characters), so a token
+/// pasted as a name is refused rather than written to the lease log.
+const MAX_AGENT_LEN: usize = 24;
 
 #[cfg(target_os = "macos")]
 const DEFAULT_CHROME: &str = "/Applications/Google Chrome.app/Contents/MacOS/Google Chrome";
@@ -211,6 +227,17 @@ impl Config {
             Some(s) => seconds("MY_CHROME_LOCK_WAIT_SECS", &s, MAX_LOCK_WAIT_SECS)?,
             None => Duration::from_secs(DEFAULT_LOCK_WAIT_SECS),
         };
+        let agent = get("MY_CHROME_AGENT")?
+            .map(|raw| agent_name("MY_CHROME_AGENT", &raw))
+            .transpose()?;
+        let lease_wait = match get("MY_CHROME_LEASE_WAIT_SECS")? {
+            Some(s) => seconds_from("MY_CHROME_LEASE_WAIT_SECS", &s, 0, MAX_LEASE_SECS)?,
+            None => Duration::from_secs(DEFAULT_LEASE_WAIT_SECS),
+        };
+        let lease_idle = match get("MY_CHROME_LEASE_IDLE_SECS")? {
+            Some(s) => seconds("MY_CHROME_LEASE_IDLE_SECS", &s, MAX_LEASE_SECS)?,
+            None => Duration::from_secs(DEFAULT_LEASE_IDLE_SECS),
+        };
 
         let xdg_runtime_dir = get("XDG_RUNTIME_DIR")?
             .map(|raw| absolute_path("XDG_RUNTIME_DIR", &raw))
@@ -268,12 +295,26 @@ impl Config {
             setup_timeout,
             attach_timeout,
             lock_wait,
+            agent,
+            lease_wait,
+            lease_idle,
             child_vars,
             display,
             dbus_session,
             handoff,
             proxy_vars,
         })
+    }
+}
+
+impl Config {
+    /// `--agent NAME` before the command: checked like `MY_CHROME_AGENT`, and
+    /// it wins over it.
+    pub fn with_agent_flag(mut self, flag: Option<&str>) -> Result<Config, ConfigError> {
+        if let Some(raw) = flag {
+            self.agent = Some(agent_name("--agent", raw)?);
+        }
+        Ok(self)
     }
 }
 
@@ -340,12 +381,42 @@ pub fn keychain_field(var: &str, raw: &str) -> Result<String, ConfigError> {
     Ok(raw.to_string())
 }
 
+/// An agent's name: 1-24 letters, digits, '.', '_' or '-', starting with a
+/// letter or digit. ('@' is kept for the names the lease derives itself.)
+pub fn agent_name(var: &str, raw: &str) -> Result<String, ConfigError> {
+    let ok = (1..=MAX_AGENT_LEN).contains(&raw.len())
+        && raw.starts_with(|c: char| c.is_ascii_alphanumeric())
+        && raw
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
+    if ok {
+        return Ok(raw.to_string());
+    }
+    // Never echo a long value: it may be a token pasted in the wrong place.
+    let shown = if raw.len() > MAX_AGENT_LEN {
+        format!("a value of {} characters", raw.len())
+    } else {
+        format!("{raw:?}")
+    };
+    Err(bad(
+        var,
+        format!(
+            "must be a short name (1-{MAX_AGENT_LEN} letters, digits, '.', '_' or '-', starting \
+             with a letter or digit), got {shown}"
+        ),
+    ))
+}
+
 fn seconds(var: &str, raw: &str, max: u64) -> Result<Duration, ConfigError> {
+    seconds_from(var, raw, 1, max)
+}
+
+fn seconds_from(var: &str, raw: &str, min: u64, max: u64) -> Result<Duration, ConfigError> {
     match raw.parse::<u64>() {
-        Ok(n) if (1..=max).contains(&n) => Ok(Duration::from_secs(n)),
+        Ok(n) if (min..=max).contains(&n) => Ok(Duration::from_secs(n)),
         _ => Err(bad(
             var,
-            format!("must be a whole number of seconds from 1 to {max}, got {raw:?}"),
+            format!("must be a whole number of seconds from {min} to {max}, got {raw:?}"),
         )),
     }
 }
@@ -390,6 +461,25 @@ mod tests {
         assert_eq!(c.keychain_service, DEFAULT_KEYCHAIN_SERVICE);
         assert_eq!(c.setup_timeout, Duration::from_secs(600));
         assert!(c.node.is_none());
+        assert_eq!(c.agent, None);
+        assert_eq!(c.lease_wait, Duration::from_secs(120));
+        assert_eq!(c.lease_idle, Duration::from_secs(30));
+    }
+
+    #[test]
+    fn agent_names_come_from_the_variable_or_the_flag() {
+        let c = config(&[("HOME", "/home/u"), ("MY_CHROME_AGENT", "fix-login.2")]).unwrap();
+        assert_eq!(c.agent.as_deref(), Some("fix-login.2"));
+        let c = c.with_agent_flag(Some("reviewer")).unwrap();
+        assert_eq!(c.agent.as_deref(), Some("reviewer"), "the flag wins");
+        let err = c.with_agent_flag(Some("bad name")).unwrap_err();
+        assert_eq!(err.var, "--agent");
+        // A long value is never echoed: it may be the token.
+        let long = "A".repeat(40);
+        let err = agent_name("MY_CHROME_AGENT", &long).unwrap_err();
+        assert!(!err.to_string().contains(&long), "{err}");
+        let waits = config(&[("HOME", "/home/u"), ("MY_CHROME_LEASE_WAIT_SECS", "0")]).unwrap();
+        assert_eq!(waits.lease_wait, Duration::ZERO, "0 means fail at once");
     }
 
     #[test]
@@ -422,6 +512,16 @@ mod tests {
             ("MY_CHROME_SETUP_TIMEOUT_SECS", "99999"),
             ("MY_CHROME_LOCK_WAIT_SECS", "0"),
             ("MY_CHROME_ATTACH_TIMEOUT_SECS", "601"),
+            ("MY_CHROME_AGENT", "two words"),
+            ("MY_CHROME_AGENT", "-leading-dash"),
+            ("MY_CHROME_AGENT", "a/b"),
+            ("MY_CHROME_AGENT", "x@1"),
+            ("MY_CHROME_AGENT", "a-name-longer-than-24-chars"),
+            ("MY_CHROME_LEASE_WAIT_SECS", "-1"),
+            ("MY_CHROME_LEASE_WAIT_SECS", "3601"),
+            ("MY_CHROME_LEASE_WAIT_SECS", "1e9"),
+            ("MY_CHROME_LEASE_IDLE_SECS", "0"),
+            ("MY_CHROME_LEASE_IDLE_SECS", "99999999999999999999"),
             ("MY_CHROME_USER_DATA_DIR", "Default"),
             ("HOME", "home"),
         ] {

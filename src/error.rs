@@ -27,6 +27,8 @@ pub enum Exit {
     Chrome,
     /// Unsafe runtime or helper directory, or another security fault.
     Security,
+    /// Another agent holds the session's lease past the wait bound.
+    Busy,
     /// A bounded step ran out of time.
     Timeout,
     /// Interrupted by a signal, after cleaning up: 128 + the signal number.
@@ -44,6 +46,7 @@ impl Exit {
             Exit::NoSession => 4,
             Exit::Chrome => 5,
             Exit::Security => 6,
+            Exit::Busy => 7,
             Exit::Timeout => 124,
             Exit::Signal(n) => 128 + n,
             Exit::Code(n) => n,
@@ -88,6 +91,8 @@ pub enum Error {
     Connect(#[from] crate::session::connect::ConnectError),
     #[error(transparent)]
     Processes(#[from] crate::procs::ProcError),
+    #[error(transparent)]
+    Lease(#[from] crate::lease::LeaseError),
     /// A forwarded command's own exit status (its output said why).
     #[error("")]
     Forwarded(i32),
@@ -111,6 +116,7 @@ impl Error {
             Error::Handoff(e) => e.exit(),
             Error::Connect(e) => e.exit,
             Error::Processes(_) => Exit::Failure,
+            Error::Lease(e) => e.exit(),
             Error::Forwarded(code) => Exit::Code(*code),
         }
     }

@@ -73,23 +73,32 @@ pub fn refusal(args: &[String], session: &str) -> Option<String> {
             "only the session {session:?} is driven through my-chrome; {other:?} is refused"
         ));
     }
-    let mut command = None;
-    for arg in &rest {
-        if !arg.starts_with('-') {
-            command = Some(arg);
-            break;
-        }
-        if !LEADING_FLAGS.contains(&arg.as_str()) {
-            return Some(format!(
-                "the option {arg:?} before the command is refused; put options after the command"
-            ));
-        }
+    if let Some(arg) = rest
+        .iter()
+        .take_while(|a| a.starts_with('-'))
+        .find(|a| !LEADING_FLAGS.contains(&a.as_str()))
+    {
+        let hint = if arg.starts_with("--agent") {
+            "`--agent NAME` goes first, before any other option"
+        } else {
+            "put options after the command"
+        };
+        return Some(format!(
+            "the option {arg:?} before the command is refused; {hint}"
+        ));
     }
-    let command = command?;
+    let command = command_of(&rest)?;
     BLOCKED
         .iter()
-        .find(|(name, _)| name == command)
+        .find(|(name, _)| *name == command)
         .map(|(_, why)| format!("`{command}` is refused: {why}"))
+}
+
+/// The command: the first argument that is not an option.
+fn command_of(args: &[String]) -> Option<&str> {
+    args.iter()
+        .find(|a| !a.starts_with('-'))
+        .map(String::as_str)
 }
 
 /// The arguments without any session option, and the sessions they named
@@ -166,17 +175,22 @@ pub fn forward(config: &Config, raw: &[OsString]) -> Result<(), Error> {
     if let Some(why) = refusal(&args, &config.session) {
         return Err(Error::Usage(crate::cli::redact_token_runs(&why)));
     }
+    let rest = without_session(&args);
+    let command = command_of(&rest);
     // `list` reports every session and needs none of ours: forwarded as is.
-    let listing = args
-        .iter()
-        .find(|a| !a.starts_with('-'))
-        .is_some_and(|c| c == "list");
+    let listing = command == Some("list");
+    // Every command that may act on the browser waits for its turn first
+    // (`my-chrome --json` alone only prints the CLI's usage).
+    let _lease = match command {
+        Some(name) if !listing => Some(crate::lease::acquire(config, name)?),
+        _ => None,
+    };
     let prepared = if listing {
         Prepared::open(config, Need::Supported, false)?
     } else {
         require_ready(config)?
     };
-    let mut command = ChildCommand::new(
+    let mut child = ChildCommand::new(
         "playwright-cli",
         &prepared.node.path,
         prepared.runtime.root(),
@@ -184,10 +198,10 @@ pub fn forward(config: &Config, raw: &[OsString]) -> Result<(), Error> {
     )
     .arg(prepared.helper.entry());
     if !listing {
-        command = command.arg(format!("-s={}", config.session));
+        child = child.arg(format!("-s={}", config.session));
     }
-    let finished = command
-        .args(without_session(&args))
+    let finished = child
+        .args(rest)
         .stdout(Output::Redacted)
         .stderr(Output::Redacted)
         .run(&prepared.env)?;

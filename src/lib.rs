@@ -12,6 +12,7 @@ pub mod error;
 pub mod forward;
 pub mod handoff;
 pub mod helper;
+pub mod lease;
 pub mod procs;
 pub mod redact;
 pub mod report;

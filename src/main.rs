@@ -8,7 +8,7 @@ use my_chrome::cli::{self, Command, TokenCommand};
 use my_chrome::config::Config;
 use my_chrome::error::Error;
 use my_chrome::token::command as token;
-use my_chrome::{forward, handoff, helper, report, signals};
+use my_chrome::{forward, handoff, helper, lease, report, signals};
 
 fn main() -> ExitCode {
     // Everything we create, and every child we start, is private to the user.
@@ -19,6 +19,7 @@ fn main() -> ExitCode {
         return ExitCode::FAILURE;
     }
     match Config::from_env()
+        .and_then(|config| config.with_agent_flag(cli.agent.as_deref()))
         .map_err(Error::from)
         .and_then(|config| run(cli.command, &config))
     {
@@ -60,6 +61,8 @@ fn run(command: Command, config: &Config) -> Result<(), Error> {
         },
         Command::Connect => my_chrome::session::connect::connect(config)?,
         Command::Ensure => my_chrome::session::ensure::ensure(config)?,
+        Command::Lease { json, log } => lease::command::show(config, json, log)?,
+        Command::Release => lease::command::release(config)?,
         Command::SafetyAudit { json } => my_chrome::audit::safety_audit(config, json)?,
         Command::CleanupPlan { json } => my_chrome::audit::cleanup_plan(config, json)?,
         Command::Disconnect => my_chrome::session::disconnect::disconnect(config)?,

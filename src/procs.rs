@@ -28,6 +28,106 @@ pub struct Proc<'a> {
     pub environ: &'a [OsString],
 }
 
+/// One process, told apart from a later one that reuses its pid by its
+/// start time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ProcessId {
+    pub pid: u32,
+    /// Seconds since the epoch.
+    pub start: u64,
+}
+
+impl ProcessId {
+    /// This process.
+    pub fn current() -> Result<ProcessId, ProcError> {
+        let pid = std::process::id();
+        one_process(pid)
+            .map(|p| ProcessId {
+                pid,
+                start: p.start,
+            })
+            .ok_or_else(|| ProcError("this process is not visible in it".into()))
+    }
+
+    /// Is it still running (the same process, not a reused pid)? Start
+    /// times are whole seconds derived from the boot time, which moves by a
+    /// second now and then: a little slack keeps a live process alive.
+    pub fn is_running(&self) -> bool {
+        use nix::errno::Errno;
+        let pid = nix::unistd::Pid::from_raw(self.pid as i32);
+        match nix::sys::signal::kill(pid, None) {
+            // Gone, or another user's: not one of ours any more.
+            Err(Errno::ESRCH) | Err(Errno::EPERM) => return false,
+            _ => {}
+        }
+        match one_process(self.pid) {
+            Some(p) => !p.zombie && p.start.abs_diff(self.start) <= START_SLACK_SECS,
+            // Ours and present, but unreadable: keep it rather than guess.
+            None => true,
+        }
+    }
+}
+
+/// What [`lineage`] reports of each ancestor.
+#[derive(Clone, Debug)]
+pub struct Ancestor {
+    pub pid: u32,
+    /// The kernel's short name for it (`comm` on Linux).
+    pub name: String,
+    pub cmd: Vec<OsString>,
+}
+
+/// `pid`'s parent, grandparent, … up to pid 1 (in a container, that may be
+/// the agent's host itself), read one process at a time: far cheaper than
+/// the whole table when only a few are needed.
+pub fn lineage(pid: u32, limit: usize) -> Vec<Ancestor> {
+    let mut chain: Vec<Ancestor> = Vec::new();
+    let mut current = one_process(pid).and_then(|p| p.parent);
+    while let Some(parent) = current {
+        if parent == 0 || chain.len() >= limit || chain.iter().any(|a| a.pid == parent) {
+            break;
+        }
+        let Some(found) = one_process(parent) else {
+            break;
+        };
+        current = found.parent;
+        chain.push(Ancestor {
+            pid: parent,
+            name: found.name,
+            cmd: found.cmd,
+        });
+    }
+    chain
+}
+
+const START_SLACK_SECS: u64 = 2;
+
+struct OneProcess {
+    start: u64,
+    zombie: bool,
+    parent: Option<u32>,
+    name: String,
+    cmd: Vec<OsString>,
+}
+
+fn one_process(pid: u32) -> Option<OneProcess> {
+    let mut system = System::new().ok()?;
+    let target = sysinfo::Pid::from_u32(pid);
+    let kind = ProcessRefreshKind::nothing()
+        .with_cmd(UpdateKind::Always)
+        .without_tasks();
+    system.refresh_processes_specifics(ProcessesToUpdate::Some(&[target]), true, kind);
+    let p = system.process(target)?;
+    Some(OneProcess {
+        start: p.start_time(),
+        // It has finished: it holds nothing any more.
+        zombie: p.status() == sysinfo::ProcessStatus::Zombie,
+        parent: p.parent().map(|p| p.as_u32()),
+        name: p.name().to_string_lossy().into_owned(),
+        cmd: p.cmd().to_vec(),
+    })
+}
+
 pub struct ProcessTable {
     system: System,
 }

@@ -39,6 +39,15 @@ pub struct Doctor {
     pub process_token: ProcessTokenReport,
     pub rotation: RotationReport,
     pub session: SessionReport,
+    pub lease: LeaseReport,
+}
+
+#[derive(Debug, Serialize)]
+pub struct LeaseReport {
+    /// `free`, `held by agent …`, or `error: <why>`.
+    pub status: String,
+    /// The whole lease, as `my-chrome lease --json` shows it.
+    pub detail: Option<crate::lease::command::Status>,
 }
 
 #[derive(Debug, Serialize)]
@@ -161,6 +170,7 @@ impl Doctor {
             process_token,
             rotation,
             session,
+            lease: lease_report(config),
         }
     }
 
@@ -181,7 +191,7 @@ impl Doctor {
         format!(
             "runtime: {} ({})\nnode: {node}\ncli: {}\nversion: {}\ncompatibility: {}\n\
              token: {} ({})\nchrome: {chrome}\nprocess-token: {process_token}\nrotation: {}\n\
-             session: {}\n",
+             session: {}\nlease: {}\n",
             self.runtime.path,
             self.runtime.status,
             self.cli.path,
@@ -194,6 +204,7 @@ impl Doctor {
                 Some(detail) => format!("{} ({detail})", self.session.status),
                 None => self.session.status.clone(),
             },
+            self.lease.status,
         )
     }
 }
@@ -239,6 +250,19 @@ fn session_report(
         name: config.session.clone(),
         status,
         detail,
+    }
+}
+
+fn lease_report(config: &Config) -> LeaseReport {
+    match crate::lease::command::Status::gather(config) {
+        Ok(status) => LeaseReport {
+            status: status.summary(),
+            detail: Some(status),
+        },
+        Err(e) => LeaseReport {
+            status: format!("error: {e}"),
+            detail: None,
+        },
     }
 }
 

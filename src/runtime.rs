@@ -25,6 +25,9 @@ pub const CLAIM_FILE: &str = ".my-chrome-runtime";
 /// The claim file's exact content; anything else is a foreign or corrupted claim.
 pub const CLAIM: &[u8] = b"my-chrome runtime v1: private to my-chrome; do not add files by hand\n";
 const LOCK_FILE: &str = ".lock";
+/// The lease's own lock: its holds last a millisecond, and must never wait
+/// behind a `setup` or `connect` holding the wrapper lock.
+const LEASE_LOCK_FILE: &str = ".lease.lock";
 /// Its presence makes the runtime the Playwright CLI's workspace.
 pub const WORKSPACE_DIR: &str = ".playwright";
 /// Handed to every child as `TMPDIR`, so the CLI daemon's socket is private.
@@ -53,6 +56,26 @@ impl StateFile {
             StateFile::Bootstrap => "bootstrap.json",
             StateFile::Lease => "lease.json",
         }
+    }
+}
+
+/// The private logs. Appended to, never rewritten; one older generation
+/// (`<name>.1`) is kept when a log outgrows its bound.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LogFile {
+    /// Who took, kept, waited for and gave up the session's lease.
+    Lease,
+}
+
+impl LogFile {
+    pub fn file_name(self) -> &'static str {
+        match self {
+            LogFile::Lease => "lease.log",
+        }
+    }
+
+    fn older(self) -> String {
+        format!("{}.1", self.file_name())
     }
 }
 
@@ -172,7 +195,27 @@ impl Runtime {
     /// commands (and giving up at once on SIGINT, SIGTERM or SIGHUP). The
     /// kernel frees it if we die.
     pub fn lock(&self, wait: Duration) -> Result<WrapperLock, RuntimeError> {
-        let path = self.root.join(LOCK_FILE);
+        self.lock_at(LOCK_FILE, wait, true)
+    }
+
+    /// The lease's lock (held only while `lease.json` is read and written).
+    /// `interruptible: false` is for recording a command's end, which must
+    /// happen even after SIGINT, SIGTERM or SIGHUP.
+    pub fn lease_lock(
+        &self,
+        wait: Duration,
+        interruptible: bool,
+    ) -> Result<WrapperLock, RuntimeError> {
+        self.lock_at(LEASE_LOCK_FILE, wait, interruptible)
+    }
+
+    fn lock_at(
+        &self,
+        name: &str,
+        wait: Duration,
+        interruptible: bool,
+    ) -> Result<WrapperLock, RuntimeError> {
+        let path = self.root.join(name);
         let mut file = OpenOptions::new()
             .read(true)
             .write(true)
@@ -184,23 +227,26 @@ impl Runtime {
         check_private_file(&file, &path)?;
         let started = Instant::now();
         let mut told = false;
+        // Most holds last a millisecond (the lease's): retry soon at first.
+        let mut pause = Duration::from_millis(1);
         loop {
             match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
                 Ok(lock) => return Ok(WrapperLock { _lock: lock }),
                 Err((back, nix::errno::Errno::EWOULDBLOCK)) => file = back,
                 Err((_, errno)) => return Err(io_error("lock", &path)(errno.into())),
             }
-            if let Some(signal) = signals::pending() {
+            if let Some(signal) = signals::pending().filter(|_| interruptible) {
                 return Err(RuntimeError::Interrupted(signal));
             }
             if started.elapsed() >= wait {
                 return Err(RuntimeError::LockTimeout { path, waited: wait });
             }
-            if !told {
+            if !told && started.elapsed() >= Duration::from_secs(1) {
                 eprintln!("my-chrome: waiting for another my-chrome command to finish...");
                 told = true;
             }
-            thread::sleep(Duration::from_millis(50));
+            thread::sleep(pause);
+            pause = (pause * 2).min(Duration::from_millis(50));
         }
     }
 
@@ -244,6 +290,53 @@ impl Runtime {
         Ok(())
     }
 
+    /// Appends `line` to a private log (created 0600; a link, another
+    /// owner's file or a shared mode is refused, exit 6). When the log would
+    /// outgrow `limit`, it first becomes `<name>.1`, replacing the older one.
+    pub fn append_log(&self, which: LogFile, line: &[u8], limit: u64) -> Result<(), RuntimeError> {
+        let path = self.root.join(which.file_name());
+        let open = || {
+            OpenOptions::new()
+                .append(true)
+                .create(true)
+                .mode(0o600)
+                .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK)
+                .open(&path)
+                .map_err(|e| refusal_or_io(e, &path, "open"))
+        };
+        let mut file = open()?;
+        check_private_file(&file, &path)?;
+        let size = file.metadata().map_err(io_error("inspect", &path))?.len();
+        if size > 0 && size + line.len() as u64 > limit {
+            fs::rename(&path, self.root.join(which.older())).map_err(io_error("rotate", &path))?;
+            file = open()?;
+            check_private_file(&file, &path)?;
+        }
+        file.write_all(line).map_err(io_error("write", &path))
+    }
+
+    /// A private log's lines, oldest first, the older generation included.
+    /// Nothing when it does not exist; refused like a state file otherwise.
+    pub fn read_log(&self, which: LogFile, limit: u64) -> Result<String, RuntimeError> {
+        let mut text = String::new();
+        for name in [which.older(), which.file_name().to_string()] {
+            let path = self.root.join(name);
+            let mut file = match open_no_follow(&path) {
+                Ok(file) => file,
+                Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+                Err(e) => return Err(refusal_or_io(e, &path, "open")),
+            };
+            check_private_file(&file, &path)?;
+            let mut bytes = Vec::new();
+            (&mut file)
+                .take(limit)
+                .read_to_end(&mut bytes)
+                .map_err(io_error("read", &path))?;
+            text.push_str(&String::from_utf8_lossy(&bytes));
+        }
+        Ok(text)
+    }
+
     pub fn remove_state(&self, which: StateFile) -> Result<(), RuntimeError> {
         let path = self.root.join(which.file_name());
         match fs::remove_file(&path) {
@@ -253,7 +346,8 @@ impl Runtime {
     }
 }
 
-/// Held while a my-chrome command changes shared state.
+/// Held while a my-chrome command changes shared state (the wrapper lock,
+/// or the lease's).
 #[derive(Debug)]
 pub struct WrapperLock {
     _lock: Flock<File>,

@@ -12,30 +12,7 @@ use std::thread;
 use std::time::Duration;
 
 use common::standin::{Options, Standin};
-use common::{Keyring, Run, Sandbox, assert_nowhere, fresh_token, read_snapshot};
-
-struct World {
-    sandbox: Sandbox,
-    _keyring: Keyring,
-    token: String,
-}
-
-/// An installed runtime, the token stored in a real keyring, and `chrome`
-/// options for the stand-in (whose extension accepts `accepts`).
-fn world() -> World {
-    let mut sandbox = Sandbox::installed();
-    let keyring = Keyring::start(sandbox.home.path());
-    sandbox.set("DBUS_SESSION_BUS_ADDRESS", keyring.address());
-    sandbox.set("MY_CHROME_ATTACH_TIMEOUT_SECS", "20");
-    let token = fresh_token();
-    let stored = sandbox.run_input(&["token", "store", "--stdin"], &token);
-    assert_eq!(stored.code, 0, "{}", stored.stderr);
-    World {
-        sandbox,
-        _keyring: keyring,
-        token,
-    }
-}
+use common::{Run, Sandbox, assert_nowhere, fresh_token, read_snapshot, world};
 
 /// Samples every process's command line and environment until stopped;
 /// the pids that ever held `secret`.

@@ -96,6 +96,7 @@ fn readme_exit_codes_are_the_codes_of_the_binary() {
         code(Exit::NoSession),
         code(Exit::Chrome),
         code(Exit::Security),
+        code(Exit::Busy),
         code(Exit::Timeout),
         "128+N".to_string(),
     ]

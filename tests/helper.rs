@@ -181,6 +181,7 @@ fn doctor_json_is_stable() {
         [
             "chrome",
             "cli",
+            "lease",
             "node",
             "process_token",
             "rotation",
@@ -198,6 +199,8 @@ fn doctor_json_is_stable() {
     assert_eq!(keys(&report["rotation"]), ["status"]);
     assert_eq!(keys(&report["session"]), ["detail", "name", "status"]);
     assert_eq!(report["session"]["status"], "missing");
+    assert_eq!(keys(&report["lease"]), ["detail", "status"]);
+    assert_eq!(report["lease"]["status"], "free");
     assert_eq!(report["cli"]["path"], sandbox.cli().display().to_string());
     assert_eq!(report["node"]["status"], "ok");
     assert_eq!(report["rotation"]["status"], "not started");
@@ -216,10 +219,12 @@ fn doctor_json_is_stable() {
             "chrome",
             "process-token",
             "rotation",
-            "session"
+            "session",
+            "lease"
         ]
     );
     assert!(text.contains("compatibility: supported\n"), "{text}");
+    assert!(text.contains("lease: free\n"), "{text}");
 }
 
 #[test]

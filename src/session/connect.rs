@@ -185,6 +185,8 @@ fn stop_processes(pids: &[u32]) {
 }
 
 pub fn connect(config: &Config) -> Result<(), Error> {
+    // Another agent's turn with the browser is not interrupted by a (re)connect.
+    let _lease = crate::lease::acquire(config, "connect")?;
     let prepared = Prepared::open(config, Need::Verified, true)?;
     let (runtime, helper, node, env) = (
         &prepared.runtime,

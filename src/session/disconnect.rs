@@ -13,6 +13,15 @@ use crate::procs::ProcessTable;
 use crate::runtime::StateFile;
 
 pub fn disconnect(config: &Config) -> Result<(), Error> {
+    // Never pull the session from under another agent's turn; once detached
+    // there is nothing left to hold, so the lease goes too.
+    let lease = crate::lease::acquire(config, "disconnect")?;
+    detach(config)?;
+    lease.release()?;
+    Ok(())
+}
+
+fn detach(config: &Config) -> Result<(), Error> {
     let prepared = Prepared::open(config, Need::Intact, true)?;
     let runtime = &prepared.runtime;
     let cli = prepared.cli();

@@ -42,6 +42,8 @@ pub fn require_ready(config: &Config) -> Result<Prepared, Error> {
 }
 
 pub fn ensure(config: &Config) -> Result<(), Error> {
+    // It may open a tab (see `sanitize_tabs`): that is acting on the browser.
+    let _lease = crate::lease::acquire(config, "ensure")?;
     let prepared = require_ready(config)?;
     prepared.cli().sanitize_tabs();
     println!("my-chrome: ready (session {})", config.session);

@@ -405,6 +405,29 @@ pub fn assert_nowhere(secret: &str, home: &Path, outputs: &[&Run]) {
     }
 }
 
+/// An installed runtime with a fresh throw-away token stored in a real
+/// keyring: what a user has after `setup` and `token store`.
+pub struct World {
+    pub sandbox: Sandbox,
+    pub keyring: Keyring,
+    pub token: String,
+}
+
+pub fn world() -> World {
+    let mut sandbox = Sandbox::installed();
+    let keyring = Keyring::start(sandbox.home.path());
+    sandbox.set("DBUS_SESSION_BUS_ADDRESS", keyring.address());
+    sandbox.set("MY_CHROME_ATTACH_TIMEOUT_SECS", "20");
+    let token = fresh_token();
+    let stored = sandbox.run_input(&["token", "store", "--stdin"], &token);
+    assert_eq!(stored.code, 0, "{}", stored.stderr);
+    World {
+        sandbox,
+        keyring,
+        token,
+    }
+}
+
 /// A real Secret Service: a private D-Bus session bus and a GNOME Keyring
 /// daemon whose login keyring is unlocked with a test password.
 pub struct Keyring {

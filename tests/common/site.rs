@@ -1,12 +1,22 @@
 //! A small local test site on 127.0.0.1: known text, links, a form with a
 //! text and a password field, and a page that opens a popup. Enough for
 //! `goto`, `snapshot`, `click`, `fill`, `type`, `tab-new` and `screenshot`.
+//! `/agent/<name>` is a page of one's own for each agent of a lease test;
+//! `/slow` answers only after [`SLOW`], to catch a command mid-flight.
+
+use std::time::Duration;
 
 use std::thread;
 
 pub const HOME_TEXT: &str = "Known text on the home page";
 pub const SECOND_TEXT: &str = "Second page reached";
 pub const POPUP_TEXT: &str = "Popup content";
+pub const SLOW: Duration = Duration::from_secs(20);
+
+/// The heading of `/agent/<name>`.
+pub fn agent_text(name: &str) -> String {
+    format!("Page of agent {name}")
+}
 
 const HOME: &str = r#"<!doctype html><html><head><title>Stand-in home</title></head><body>
 <h1>Known text on the home page</h1>
@@ -28,6 +38,8 @@ const POPUP: &str = r#"<!doctype html><html><head><title>Popup</title></head><bo
 pub struct Site {
     pub base: String,
     server: std::sync::Arc<tiny_http::Server>,
+    /// Every path requested, in order.
+    requested: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
 }
 
 impl Site {
@@ -35,33 +47,61 @@ impl Site {
         let server = std::sync::Arc::new(tiny_http::Server::http("127.0.0.1:0").unwrap());
         let port = server.server_addr().to_ip().unwrap().port();
         let serving = std::sync::Arc::clone(&server);
+        let requested: std::sync::Arc<std::sync::Mutex<Vec<String>>> = std::sync::Arc::default();
+        let log = std::sync::Arc::clone(&requested);
         thread::spawn(move || {
             for request in serving.incoming_requests() {
                 let path = request.url().split('?').next().unwrap_or("/").to_string();
+                log.lock().unwrap().push(path.clone());
                 let body = match path.as_str() {
-                    "/" => HOME,
-                    "/second" => SECOND,
-                    "/popup" => POPUP,
-                    _ => {
-                        let _ = request.respond(tiny_http::Response::empty(404));
+                    "/" => HOME.to_string(),
+                    "/second" => SECOND.to_string(),
+                    "/popup" => POPUP.to_string(),
+                    "/slow" => {
+                        // Answered aside, so that other pages stay quick.
+                        thread::spawn(move || {
+                            thread::sleep(SLOW);
+                            respond(request, SECOND.to_string());
+                        });
                         continue;
                     }
+                    other => match other.strip_prefix("/agent/") {
+                        Some(name) => {
+                            let text = agent_text(name);
+                            format!(
+                                "<!doctype html><html><head><title>Agent {name}</title></head>\
+                                 <body><h1>{text}</h1></body></html>"
+                            )
+                        }
+                        None => {
+                            let _ = request.respond(tiny_http::Response::empty(404));
+                            continue;
+                        }
+                    },
                 };
-                let header =
-                    tiny_http::Header::from_bytes("Content-Type", "text/html; charset=utf-8")
-                        .unwrap();
-                let _ = request.respond(tiny_http::Response::from_string(body).with_header(header));
+                respond(request, body);
             }
         });
         Site {
             base: format!("http://127.0.0.1:{port}"),
             server,
+            requested,
         }
+    }
+
+    /// Whether `path` has been requested.
+    pub fn was_requested(&self, path: &str) -> bool {
+        self.requested.lock().unwrap().iter().any(|p| p == path)
     }
 
     pub fn url(&self, path: &str) -> String {
         format!("{}{path}", self.base)
     }
+}
+
+fn respond(request: tiny_http::Request, body: String) {
+    let header = tiny_http::Header::from_bytes("Content-Type", "text/html; charset=utf-8").unwrap();
+    let _ = request.respond(tiny_http::Response::from_string(body).with_header(header));
 }
 
 impl Drop for Site {

@@ -1,0 +1,154 @@
+//! Who is asking for the lease: `--agent NAME` or `MY_CHROME_AGENT` when
+//! given (validated in `config.rs`), otherwise a name derived from the
+//! caller's process ancestry.
+//!
+//! The derived name is `<process>@<pid>` of the nearest ancestor that is not
+//! a pass-through: a shell running a command string (`bash -c …`, how agent
+//! hosts run each tool call) or a wrapper such as `env` or `timeout`. For an
+//! agent host that is the host process itself, so two hosts (two Claude Code
+//! or Codex sessions) are two agents while each host's consecutive commands
+//! stay one. It cannot tell apart agents that share one host process
+//! (sub-agents, say) or one interactive shell: those need `MY_CHROME_AGENT`.
+
+use std::ffi::OsString;
+
+use crate::config::Config;
+use crate::procs::{self, Ancestor};
+
+/// Tools that only run another command: never the agent.
+const WRAPPERS: [&str; 9] = [
+    "env",
+    "timeout",
+    "nice",
+    "nohup",
+    "stdbuf",
+    "time",
+    "xargs",
+    "setsid",
+    "my-chrome",
+];
+/// Shells: pass-through when they run a command string, the agent's own
+/// shell otherwise (an interactive one, or one running a script).
+const SHELLS: [&str; 8] = [
+    "sh", "bash", "dash", "zsh", "ksh", "mksh", "fish", "busybox",
+];
+/// How far up to look.
+const DEPTH: usize = 32;
+
+/// The agent's name for the lease.
+pub fn identify(config: &Config) -> String {
+    match &config.agent {
+        Some(name) => name.clone(),
+        None => derived(&procs::lineage(std::process::id(), DEPTH)),
+    }
+}
+
+/// The name derived from an ancestry (parent first).
+pub fn derived(chain: &[Ancestor]) -> String {
+    match chain.iter().find(|a| !passes_through(a)) {
+        Some(agent) => format!("{}@{}", clean(&agent.name), agent.pid),
+        // Every ancestor is a pass-through (or none is visible): the
+        // outermost one we saw, or our own session.
+        None => match chain.last() {
+            Some(last) => format!("{}@{}", clean(&last.name), last.pid),
+            None => format!(
+                "session@{}",
+                nix::unistd::getsid(None).map_or(0, |s| s.as_raw())
+            ),
+        },
+    }
+}
+
+fn passes_through(ancestor: &Ancestor) -> bool {
+    let name = ancestor.name.as_str();
+    WRAPPERS.contains(&name) || (SHELLS.contains(&name) && runs_command_string(&ancestor.cmd))
+}
+
+/// `-c`, or short options bundled with it (`-lc`, `-ec`), among the
+/// options before the first operand (a script's own arguments do not count).
+fn runs_command_string(cmd: &[OsString]) -> bool {
+    cmd.iter()
+        .skip(1)
+        .map(|arg| arg.to_string_lossy())
+        .take_while(|arg| arg.starts_with('-') || arg.starts_with('+'))
+        .any(|arg| arg.starts_with('-') && !arg.starts_with("--") && arg[1..].contains('c'))
+}
+
+/// A process name as it may appear in a derived agent name.
+fn clean(name: &str) -> String {
+    let kept: String = name
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+        .take(15)
+        .collect();
+    if kept.is_empty() {
+        "process".into()
+    } else {
+        kept
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ancestor(pid: u32, name: &str, cmd: &[&str]) -> Ancestor {
+        Ancestor {
+            pid,
+            name: name.into(),
+            cmd: cmd.iter().map(OsString::from).collect(),
+        }
+    }
+
+    #[test]
+    fn an_agent_hosts_tool_shell_is_skipped() {
+        // Claude Code / Codex: every tool call is a fresh `bash -c` (or -lc).
+        let chain = [
+            ancestor(
+                300,
+                "bash",
+                &["/bin/bash", "-c", "-l", "my-chrome snapshot"],
+            ),
+            ancestor(200, "claude", &["claude"]),
+            ancestor(100, "zsh", &["-zsh"]),
+        ];
+        assert_eq!(derived(&chain), "claude@200");
+        let codex = [
+            ancestor(301, "bash", &["bash", "-lc", "my-chrome tab-list"]),
+            ancestor(302, "timeout", &["timeout", "60", "bash"]),
+            ancestor(201, "codex", &["codex"]),
+        ];
+        assert_eq!(derived(&codex), "codex@201");
+    }
+
+    #[test]
+    fn an_interactive_shell_or_a_script_is_the_agent() {
+        let terminal = [
+            ancestor(400, "bash", &["bash"]),
+            ancestor(10, "tmux: server", &["tmux"]),
+        ];
+        assert_eq!(derived(&terminal), "bash@400");
+        let script = [ancestor(401, "bash", &["bash", "scripts/demo.sh"])];
+        assert_eq!(derived(&script), "bash@401");
+        // `--rcfile` is a long option, not `-c`; a script's `-c` is its own.
+        let long = [ancestor(402, "bash", &["bash", "--rcfile", "x"])];
+        assert_eq!(derived(&long), "bash@402");
+        let script_args = [ancestor(403, "bash", &["bash", "x.sh", "-c", "y"])];
+        assert_eq!(derived(&script_args), "bash@403");
+        // A container whose pid 1 is the agent's host.
+        let container = [
+            ancestor(12, "bash", &["bash", "-lc", "my-chrome goto"]),
+            ancestor(1, "codex", &["codex"]),
+        ];
+        assert_eq!(derived(&container), "codex@1");
+    }
+
+    #[test]
+    fn odd_process_names_are_cleaned_and_an_empty_chain_still_names_someone() {
+        let chain = [ancestor(500, "weird name/: x", &["x"])];
+        assert_eq!(derived(&chain), "weirdnamex@500");
+        let only_wrappers = [ancestor(600, "env", &["env"])];
+        assert_eq!(derived(&only_wrappers), "env@600");
+        assert!(derived(&[]).starts_with("session@"));
+    }
+}
