@@ -2,7 +2,10 @@
 # Benchmarks: medians of repeated runs, printed; nothing here asserts a time.
 #   - my-chrome tab-list vs the raw pinned CLI's `-s=mychrome tab-list` on the
 #     same session, alternating (target: ratio <= 1.10);
-#   - connect (after disconnect), doctor --json, a no-op setup.
+#   - connect (after disconnect), doctor --json, a no-op setup;
+#   - the lease's share of a forwarded command: one uncontended take and
+#     release timed inside a fresh process (examples/lease_cost.rs), with an
+#     explicit agent name and with the derived one (target: <= 2 ms).
 # It runs against the Chrome stand-in (a real headless Chromium) with a
 # throw-away token in a private GNOME Keyring: never against your Chrome.
 #
@@ -12,6 +15,7 @@ cd "$(dirname "$0")/.."
 runs=${1:-20}
 
 cargo build --release --quiet --workspace
+cargo build --release --quiet --example lease_cost
 bin=$PWD/target/release/my-chrome
 work=$(mktemp -d)
 pids=()
@@ -74,6 +78,12 @@ done
 c=$(med "${connects[@]}")
 doctor=$(median_ms "$bin" doctor --json)
 setup=$(median_ms "$bin" setup)
+lease_us() { # runtime [agent]
+  for _ in $(seq "$runs"); do target/release/examples/lease_cost "$@"; done |
+    sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'
+}
+lease_named=$(lease_us "$work/lease-named" bench)
+lease_derived=$(lease_us "$work/lease-derived")
 "$bin" disconnect >/dev/null 2>&1 || true
 
 echo "runs: $runs each, alternating (release build, stand-in Chromium)"
@@ -83,3 +93,5 @@ awk -v w="$w" -v r="$r" 'BEGIN { printf "ratio my-chrome / raw:                 
 echo "my-chrome connect (5 runs):              median ${c} ms"
 echo "my-chrome doctor --json:                 median ${doctor} ms"
 echo "my-chrome setup (no-op):                 median ${setup} ms"
+echo "lease take+release, MY_CHROME_AGENT set:  median ${lease_named} us (target <= 2000)"
+echo "lease take+release, derived agent name:   median ${lease_derived} us (target <= 2000)"

@@ -1,0 +1,27 @@
+//! What the lease costs one forwarded command: one uncontended take and
+//! release (`lease::acquire` and the end recorded on drop), timed inside a
+//! fresh process, as `scripts/bench.sh` runs it. Prints microseconds.
+//!
+//! Usage: lease_cost RUNTIME_DIR [AGENT]   (no AGENT: the derived name)
+
+use std::ffi::OsString;
+use std::time::Instant;
+
+use my_chrome::config::Config;
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let home = std::env::var_os("HOME").expect("HOME");
+    let mut vars: Vec<(OsString, OsString)> = vec![
+        ("HOME".into(), home),
+        ("MY_CHROME_RUNTIME_DIR".into(), args[0].clone().into()),
+    ];
+    if let Some(agent) = args.get(1) {
+        vars.push(("MY_CHROME_AGENT".into(), agent.into()));
+    }
+    let config = Config::from_vars(vars).expect("configuration");
+    let started = Instant::now();
+    let held = my_chrome::lease::acquire(&config, "tab-list").expect("the lease");
+    drop(held);
+    println!("{}", started.elapsed().as_micros());
+}
