@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread;
 use std::time::Duration;
 
-use common::standin::{Options, Standin};
+use common::standin::Options;
 use common::{Run, Sandbox, assert_nowhere, fresh_token, read_snapshot, world};
 
 /// Samples every process's command line and environment until stopped;
@@ -53,14 +53,7 @@ fn no_leftovers(sandbox: &Sandbox) {
 #[test]
 fn connect_delivers_the_token_straight_to_chrome_and_no_process_ever_holds_it() {
     let mut w = world();
-    let chrome = Standin::start(
-        w.sandbox.home.path(),
-        Options {
-            token: Some(&w.token),
-            ..Default::default()
-        },
-    );
-    w.sandbox.set("MY_CHROME_CHROME", chrome.exe());
+    let chrome = w.chrome();
 
     let (stop, sampling) = sampler(w.token.clone());
     let connected = w.sandbox.run(&["connect"]);
@@ -177,16 +170,7 @@ fn connect_delivers_the_token_straight_to_chrome_and_no_process_ever_holds_it() 
 #[test]
 fn connect_refuses_without_exactly_one_chrome_before_reading_the_token() {
     let mut w = world();
-    let chrome = Standin::start(
-        w.sandbox.home.path(),
-        Options {
-            token: Some(&w.token),
-            ..Default::default()
-        },
-    );
-    let exe = chrome.exe();
-    w.sandbox.set("MY_CHROME_CHROME", &exe);
-    drop(chrome);
+    drop(w.chrome());
     let missing = w.sandbox.run(&["connect"]);
     missing.expect(5, "not running");
     assert!(
@@ -202,16 +186,11 @@ fn connect_refuses_without_exactly_one_chrome_before_reading_the_token() {
 fn a_token_chrome_does_not_accept_times_out_and_asks_for_rotation() {
     let mut w = world();
     let other = fresh_token();
-    let chrome = Standin::start(
-        w.sandbox.home.path(),
-        Options {
-            token: Some(&other),
-            ..Default::default()
-        },
-    );
-    w.sandbox
-        .set("MY_CHROME_CHROME", chrome.exe())
-        .set("MY_CHROME_ATTACH_TIMEOUT_SECS", "4");
+    let chrome = w.chrome_with(Options {
+        token: Some(&other),
+        ..Default::default()
+    });
+    w.sandbox.set("MY_CHROME_ATTACH_TIMEOUT_SECS", "4");
     let run: Run = w.sandbox.run(&["connect"]);
     run.expect(124, "did not connect in time");
     assert!(
@@ -244,14 +223,7 @@ fn idle_second_chrome(exe: &std::path::Path) -> std::process::Child {
 #[test]
 fn two_chromes_are_refused_before_the_token_is_read() {
     let mut w = world();
-    let chrome = Standin::start(
-        w.sandbox.home.path(),
-        Options {
-            token: Some(&w.token),
-            ..Default::default()
-        },
-    );
-    w.sandbox.set("MY_CHROME_CHROME", chrome.exe());
+    let chrome = w.chrome();
     let mut second = idle_second_chrome(&chrome.exe());
     std::thread::sleep(Duration::from_millis(200));
     let run = w.sandbox.run(&["connect"]);
@@ -265,13 +237,13 @@ fn two_chromes_are_refused_before_the_token_is_read() {
 #[test]
 fn a_chrome_appearing_during_the_attach_fails_it_and_asks_for_rotation() {
     let mut w = world();
+    let token = w.token.clone();
     let options = Options {
-        token: Some(&w.token),
+        token: Some(&token),
         faults: "spawn-second-main",
         ..Default::default()
     };
-    let chrome = Standin::start(w.sandbox.home.path(), options);
-    w.sandbox.set("MY_CHROME_CHROME", chrome.exe());
+    let _chrome = w.chrome_with(options);
     let run = w.sandbox.run(&["connect"]);
     run.expect(6, "Chrome's processes changed during the attach");
     assert!(
@@ -287,14 +259,7 @@ fn a_chrome_appearing_during_the_attach_fails_it_and_asks_for_rotation() {
 #[test]
 fn a_lock_naming_another_chrome_stops_delivery() {
     let mut w = world();
-    let chrome = Standin::start(
-        w.sandbox.home.path(),
-        Options {
-            token: Some(&w.token),
-            ..Default::default()
-        },
-    );
-    w.sandbox.set("MY_CHROME_CHROME", chrome.exe());
+    let chrome = w.chrome();
     let lock = w
         .sandbox
         .home
@@ -328,14 +293,10 @@ fn a_lock_naming_another_chrome_stops_delivery() {
 #[test]
 fn sigint_during_the_attach_cleans_up() {
     let mut w = world();
-    let chrome = Standin::start(
-        w.sandbox.home.path(),
-        Options {
-            token: Some(&fresh_token()),
-            ..Default::default()
-        },
-    );
-    w.sandbox.set("MY_CHROME_CHROME", chrome.exe());
+    let chrome = w.chrome_with(Options {
+        token: Some(&fresh_token()),
+        ..Default::default()
+    });
     let connect = common::Running::start(w.sandbox.command(&["connect"]));
     // The URL is delivered, and the extension never approves: wait for that.
     let deadline = std::time::Instant::now() + Duration::from_secs(20);
@@ -363,14 +324,10 @@ fn sigint_during_the_attach_cleans_up() {
 #[test]
 fn a_connect_killed_outright_is_recovered_by_the_next_one() {
     let mut w = world();
-    let chrome = Standin::start(
-        w.sandbox.home.path(),
-        Options {
-            token: Some(&fresh_token()),
-            ..Default::default()
-        },
-    );
-    w.sandbox.set("MY_CHROME_CHROME", chrome.exe());
+    let chrome = w.chrome_with(Options {
+        token: Some(&fresh_token()),
+        ..Default::default()
+    });
     let mut connect = common::Running::start(w.sandbox.command(&["connect"]));
     let deadline = std::time::Instant::now() + Duration::from_secs(20);
     while !w.sandbox.runtime.join("bootstrap.json").exists() {
@@ -403,14 +360,7 @@ fn a_connect_killed_outright_is_recovered_by_the_next_one() {
 #[test]
 fn two_connects_at_once_attach_once() {
     let mut w = world();
-    let chrome = Standin::start(
-        w.sandbox.home.path(),
-        Options {
-            token: Some(&w.token),
-            ..Default::default()
-        },
-    );
-    w.sandbox.set("MY_CHROME_CHROME", chrome.exe());
+    let chrome = w.chrome();
     let first = common::Running::start(w.sandbox.command(&["connect"]));
     let second = common::Running::start(w.sandbox.command(&["connect"]));
     let (a, b) = (first.wait(), second.wait());
@@ -436,14 +386,7 @@ fn two_connects_at_once_attach_once() {
 fn a_singleton_socket_in_a_directory_that_is_not_private_stops_delivery() {
     use std::os::unix::fs::PermissionsExt;
     let mut w = world();
-    let chrome = Standin::start(
-        w.sandbox.home.path(),
-        Options {
-            token: Some(&w.token),
-            ..Default::default()
-        },
-    );
-    w.sandbox.set("MY_CHROME_CHROME", chrome.exe());
+    let _chrome = w.chrome();
     let profile = w.sandbox.home.path().join(".config/google-chrome");
     let planted = tempfile::tempdir().unwrap();
     fs::set_permissions(planted.path(), fs::Permissions::from_mode(0o755)).unwrap();
@@ -475,13 +418,13 @@ fn a_singleton_socket_in_a_directory_that_is_not_private_stops_delivery() {
 #[test]
 fn an_extension_that_drops_the_connection_fails_the_connect() {
     let mut w = world();
+    let token = w.token.clone();
     let options = Options {
-        token: Some(&w.token),
+        token: Some(&token),
         faults: "drop-after=2",
         ..Default::default()
     };
-    let chrome = Standin::start(w.sandbox.home.path(), options);
-    w.sandbox.set("MY_CHROME_CHROME", chrome.exe());
+    let _chrome = w.chrome_with(options);
     let run = w.sandbox.run(&["connect"]);
     run.expect(1, "the attach failed");
     assert!(
@@ -497,14 +440,10 @@ fn an_extension_that_drops_the_connection_fails_the_connect() {
 #[test]
 fn any_next_command_recovers_a_killed_connect_first() {
     let mut w = world();
-    let chrome = Standin::start(
-        w.sandbox.home.path(),
-        Options {
-            token: Some(&fresh_token()),
-            ..Default::default()
-        },
-    );
-    w.sandbox.set("MY_CHROME_CHROME", chrome.exe());
+    let chrome = w.chrome_with(Options {
+        token: Some(&fresh_token()),
+        ..Default::default()
+    });
     let mut connect = common::Running::start(w.sandbox.command(&["connect"]));
     let deadline = std::time::Instant::now() + Duration::from_secs(20);
     while !chrome.log().contains("no matching token") {

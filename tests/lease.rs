@@ -17,7 +17,7 @@ use std::thread;
 use std::time::{Duration, Instant, SystemTime};
 
 use common::site::{SLOW, Site, agent_text};
-use common::standin::{Options, Standin};
+use common::standin::Standin;
 use common::{Run, Running, Sandbox, World, assert_nowhere, fresh_token, read_snapshot, world};
 
 /// `my-chrome --agent NAME args…`.
@@ -431,14 +431,7 @@ struct Browser {
 
 fn browser() -> Browser {
     let mut world = world();
-    let chrome = Standin::start(
-        world.sandbox.home.path(),
-        Options {
-            token: Some(&world.token),
-            ..Default::default()
-        },
-    );
-    world.sandbox.set("MY_CHROME_CHROME", chrome.exe());
+    let chrome = world.chrome();
     let connected = world.sandbox.run(&["--agent", "setup-agent", "connect"]);
     assert_eq!(connected.code, 0, "{}", connected.stderr);
     world.sandbox.run(&["--agent", "setup-agent", "release"]);

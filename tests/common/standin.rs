@@ -99,6 +99,25 @@ pub fn env(dir: &Path, home: &Path, options: &Options) -> Vec<(String, String)> 
     env
 }
 
+impl crate::common::World {
+    /// "The user's Chrome" for this world, its extension accepting the stored
+    /// token, and MY_CHROME_CHROME pointing at it.
+    pub fn chrome(&mut self) -> Standin {
+        let token = self.token.clone();
+        self.chrome_with(Options {
+            token: Some(&token),
+            ..Default::default()
+        })
+    }
+
+    /// The same with other options (another token, faults).
+    pub fn chrome_with(&mut self, options: Options) -> Standin {
+        let chrome = Standin::start(self.sandbox.home.path(), options);
+        self.sandbox.set("MY_CHROME_CHROME", chrome.exe());
+        chrome
+    }
+}
+
 impl Standin {
     /// Starts "the user's Chrome" for `home` and waits until it is ready.
     pub fn start(home: &Path, options: Options) -> Standin {
