@@ -234,26 +234,31 @@ fn two_chromes_are_refused_before_the_token_is_read() {
     assert_nowhere(&w.token, w.sandbox.home.path(), &[&run]);
 }
 
-#[test]
-fn a_chrome_appearing_during_the_attach_fails_it_and_asks_for_rotation() {
+/// A connect that fails after the URL went to Chrome (the stand-in's
+/// `faults`): it says why, asks for a token rotation, and leaves no session
+/// and nothing behind.
+fn fails_after_delivery(faults: &str, code: i32, needle: &str) {
     let mut w = world();
-    let token = w.token.clone();
-    let options = Options {
-        token: Some(&token),
-        faults: "spawn-second-main",
-        ..Default::default()
-    };
-    let _chrome = w.chrome_with(options);
+    let _chrome = w.chrome_with_faults(faults);
     let run = w.sandbox.run(&["connect"]);
-    run.expect(6, "Chrome's processes changed during the attach");
+    run.expect(code, needle);
     assert!(
         run.stderr.contains("begin-token-rotation"),
-        "{}",
+        "delivered: {}",
         run.stderr
     );
     assert_ne!(w.sandbox.doctor()["session"]["status"], "ready");
     no_leftovers(&w.sandbox);
     assert_nowhere(&w.token, w.sandbox.home.path(), &[&run]);
+}
+
+#[test]
+fn a_chrome_appearing_during_the_attach_fails_it_and_asks_for_rotation() {
+    fails_after_delivery(
+        "spawn-second-main",
+        6,
+        "Chrome's processes changed during the attach",
+    );
 }
 
 #[test]
@@ -417,24 +422,7 @@ fn a_singleton_socket_in_a_directory_that_is_not_private_stops_delivery() {
 
 #[test]
 fn an_extension_that_drops_the_connection_fails_the_connect() {
-    let mut w = world();
-    let token = w.token.clone();
-    let options = Options {
-        token: Some(&token),
-        faults: "drop-after=2",
-        ..Default::default()
-    };
-    let _chrome = w.chrome_with(options);
-    let run = w.sandbox.run(&["connect"]);
-    run.expect(1, "the attach failed");
-    assert!(
-        run.stderr.contains("begin-token-rotation"),
-        "delivered: {}",
-        run.stderr
-    );
-    assert_ne!(w.sandbox.doctor()["session"]["status"], "ready");
-    no_leftovers(&w.sandbox);
-    assert_nowhere(&w.token, w.sandbox.home.path(), &[&run]);
+    fails_after_delivery("drop-after=2", 1, "the attach failed");
 }
 
 #[test]

@@ -110,6 +110,16 @@ impl crate::common::World {
         })
     }
 
+    /// The same, with the stand-in's `STANDIN_FAULTS`.
+    pub fn chrome_with_faults(&mut self, faults: &str) -> Standin {
+        let token = self.token.clone();
+        self.chrome_with(Options {
+            token: Some(&token),
+            faults,
+            ..Default::default()
+        })
+    }
+
     /// The same with other options (another token, faults).
     pub fn chrome_with(&mut self, options: Options) -> Standin {
         let chrome = Standin::start(self.sandbox.home.path(), options);
