@@ -172,9 +172,19 @@ fn a_busy_lease_fails_others_with_exit_7_and_a_failed_command_does_not_poison_it
     assert_eq!(holder(&sandbox)["agent"], "alpha");
     run_as(&sandbox, "alpha", &["snapshot"]).expect(4, "my-chrome connect");
 
-    let busy = run_as(&sandbox, "beta", &["goto", "https://example.test/"]);
+    // The lease never waits behind the wrapper lock (which `setup` and
+    // `connect` hold for long): with it taken, beta still fails at once
+    // with 7, not 124 after MY_CHROME_LOCK_WAIT_SECS.
+    let wrapper = fs::File::create(sandbox.runtime.join(".lock")).unwrap();
+    let held = nix::fcntl::Flock::lock(wrapper, nix::fcntl::FlockArg::LockExclusiveNonblock)
+        .map_err(|(_, e)| e)
+        .unwrap();
+    let mut beta = as_agent(&sandbox, "beta", &["goto", "https://example.test/"]);
+    beta.env("MY_CHROME_LOCK_WAIT_SECS", "1");
+    let busy = Running::start(beta).wait();
     busy.expect(7, "agent alpha has it (idle");
     assert!(busy.stderr.contains("ran nothing"), "{}", busy.stderr);
+    drop(held);
     // connect and disconnect wait their turn too: nothing else happened (no
     // keyring is configured, so anything further would have failed otherwise).
     run_as(&sandbox, "beta", &["connect"]).expect(7, "agent alpha has it");
@@ -294,10 +304,13 @@ fn a_corrupted_or_foreign_lease_file_is_refused_with_the_way_out() {
     let private = |path: &std::path::Path, mode: u32| {
         fs::set_permissions(path, fs::Permissions::from_mode(mode)).unwrap()
     };
+    // What the file says is never repeated (it could be anything).
+    let quoted = r#"{"version":1,"holder":"CANARY-in-the-file","waiters":[]}"#;
     for junk in [
         "{not json",
         r#"{"version":9,"holder":null,"waiters":[]}"#,
         "",
+        quoted,
     ] {
         fs::write(&lease, junk).unwrap();
         private(&lease, 0o600);
@@ -308,12 +321,16 @@ fn a_corrupted_or_foreign_lease_file_is_refused_with_the_way_out() {
             "{}",
             run.stderr
         );
-        sandbox.run(&["lease"]).expect(6, "is not a lease file");
+        let shown = sandbox.run(&["lease"]);
+        shown.expect(6, "is not a lease file");
         sandbox.run(&["release"]).expect(6, "is not a lease file");
         // doctor reports it and does not fail.
         let report = sandbox.doctor();
         let status = report["lease"]["status"].as_str().unwrap();
         assert!(status.starts_with("error: "), "{status}");
+        for text in [&run.stderr, &shown.stderr, &report.to_string()] {
+            assert!(!text.contains("CANARY"), "{text}");
+        }
     }
     fs::write(&lease, "{}").unwrap();
     private(&lease, 0o644);

@@ -3,8 +3,8 @@
 //! time holds it. A holder keeps it while it runs commands and loses it after
 //! `MY_CHROME_LEASE_IDLE_SECS` without one; others queue in arrival order for
 //! up to `MY_CHROME_LEASE_WAIT_SECS`, then fail with exit 7. The state is the
-//! private `lease.json`, changed only under its own lock (never the wrapper lock, which a
-//! `setup` or `connect` holds for long).
+//! private `lease.json`, changed only under its own lock (never the wrapper
+//! lock, which a `setup` or `connect` holds for long).
 
 pub mod agent;
 pub mod command;
@@ -27,7 +27,7 @@ use record::{Blocker, Lease, Previous, Turn};
 
 /// How often a waiter looks again.
 const POLL: Duration = Duration::from_millis(100);
-/// Bound on the wrapper lock when a command's end is recorded.
+/// Bound on the lease lock when a command's end is recorded.
 const FINISH_LOCK_WAIT: Duration = Duration::from_secs(10);
 
 #[derive(Debug, thiserror::Error)]
@@ -141,10 +141,6 @@ pub struct Held {
 }
 
 impl Held {
-    pub fn agent(&self) -> &str {
-        &self.agent
-    }
-
     /// Gives the lease up entirely (after `disconnect`: nothing left to hold).
     pub fn release(self) -> Result<(), LeaseError> {
         let _lock = self.runtime.lease_lock(FINISH_LOCK_WAIT, false)?;
