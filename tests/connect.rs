@@ -11,8 +11,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread;
 use std::time::Duration;
 
-use common::standin::Options;
-use common::{Run, Sandbox, assert_nowhere, fresh_token, read_snapshot, world};
+use common::standin::{Options, Standin};
+use common::{Run, Sandbox, World, assert_nowhere, fresh_token, read_snapshot, world};
+use nix::sys::signal::Signal;
 
 /// Samples every process's command line and environment until stopped;
 /// the pids that ever held `secret`.
@@ -295,23 +296,37 @@ fn a_lock_naming_another_chrome_stops_delivery() {
     assert_nowhere(&w.token, w.sandbox.home.path(), &[&run]);
 }
 
-#[test]
-fn sigint_during_the_attach_cleans_up() {
-    let mut w = world();
+/// A connect to a Chrome whose extension never approves its token, sent
+/// `signal` as soon as `when` holds.
+fn interrupted_connect(
+    w: &mut World,
+    signal: Signal,
+    when: impl Fn(&Standin, &Sandbox) -> bool,
+) -> (Standin, Run) {
     let chrome = w.chrome_with(Options {
         token: Some(&fresh_token()),
         ..Default::default()
     });
     let connect = common::Running::start(w.sandbox.command(&["connect"]));
-    // The URL is delivered, and the extension never approves: wait for that.
     let deadline = std::time::Instant::now() + Duration::from_secs(20);
-    while !chrome.log().contains("no matching token") {
+    while !when(&chrome, &w.sandbox) {
         assert!(std::time::Instant::now() < deadline, "{}", chrome.log());
-        thread::sleep(Duration::from_millis(50));
+        thread::sleep(Duration::from_millis(20));
     }
     let pid = nix::unistd::Pid::from_raw(connect.child.id() as i32);
-    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
-    let run = connect.wait();
+    nix::sys::signal::kill(pid, signal).unwrap();
+    (chrome, connect.wait())
+}
+
+/// The URL is delivered, and the extension has refused it.
+fn delivered(chrome: &Standin, _: &Sandbox) -> bool {
+    chrome.log().contains("no matching token")
+}
+
+#[test]
+fn sigint_during_the_attach_cleans_up() {
+    let mut w = world();
+    let (_chrome, run) = interrupted_connect(&mut w, Signal::SIGINT, delivered);
     run.expect(130, "interrupted by SIGINT");
     assert!(
         run.stderr.contains("begin-token-rotation"),
@@ -329,18 +344,9 @@ fn sigint_during_the_attach_cleans_up() {
 #[test]
 fn a_connect_killed_outright_is_recovered_by_the_next_one() {
     let mut w = world();
-    let chrome = w.chrome_with(Options {
-        token: Some(&fresh_token()),
-        ..Default::default()
+    let (chrome, killed) = interrupted_connect(&mut w, Signal::SIGKILL, |_, sandbox| {
+        sandbox.runtime.join("bootstrap.json").exists()
     });
-    let mut connect = common::Running::start(w.sandbox.command(&["connect"]));
-    let deadline = std::time::Instant::now() + Duration::from_secs(20);
-    while !w.sandbox.runtime.join("bootstrap.json").exists() {
-        assert!(std::time::Instant::now() < deadline);
-        thread::sleep(Duration::from_millis(20));
-    }
-    connect.child.kill().unwrap();
-    let killed = connect.wait();
     assert!(
         w.sandbox.runtime.join("bootstrap.json").exists(),
         "the record outlives a SIGKILL"
@@ -428,18 +434,7 @@ fn an_extension_that_drops_the_connection_fails_the_connect() {
 #[test]
 fn any_next_command_recovers_a_killed_connect_first() {
     let mut w = world();
-    let chrome = w.chrome_with(Options {
-        token: Some(&fresh_token()),
-        ..Default::default()
-    });
-    let mut connect = common::Running::start(w.sandbox.command(&["connect"]));
-    let deadline = std::time::Instant::now() + Duration::from_secs(20);
-    while !chrome.log().contains("no matching token") {
-        assert!(std::time::Instant::now() < deadline, "{}", chrome.log());
-        thread::sleep(Duration::from_millis(20));
-    }
-    connect.child.kill().unwrap();
-    let killed = connect.wait();
+    let (_chrome, killed) = interrupted_connect(&mut w, Signal::SIGKILL, delivered);
     let next = w.sandbox.run(&["tab-list"]);
     assert!(
         next.stderr.contains("an earlier connect was interrupted"),
