@@ -235,6 +235,21 @@ fn two_chromes_are_refused_before_the_token_is_read() {
     assert_nowhere(&w.token, w.sandbox.home.path(), &[&run]);
 }
 
+/// The connect stopped before the URL went to Chrome: it says so, and asks
+/// for no rotation.
+fn assert_not_delivered(run: &Run) {
+    assert!(
+        run.stderr.contains("nothing was sent to Chrome"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        !run.stderr.contains("begin-token-rotation"),
+        "not delivered, no rotation: {}",
+        run.stderr
+    );
+}
+
 /// A connect that fails after the URL went to Chrome (the stand-in's
 /// `faults`): it says why, asks for a token rotation, and leaves no session
 /// and nothing behind.
@@ -282,16 +297,7 @@ fn a_lock_naming_another_chrome_stops_delivery() {
     std::os::unix::fs::symlink(format!("{host}-{}", chrome.pid + 100000), &lock).unwrap();
     let run = w.sandbox.run(&["connect"]);
     run.expect(5, "lock names pid");
-    assert!(
-        run.stderr.contains("nothing was sent to Chrome"),
-        "{}",
-        run.stderr
-    );
-    assert!(
-        !run.stderr.contains("begin-token-rotation"),
-        "not delivered, no rotation: {}",
-        run.stderr
-    );
+    assert_not_delivered(&run);
     no_leftovers(&w.sandbox);
     assert_nowhere(&w.token, w.sandbox.home.path(), &[&run]);
 }
@@ -412,16 +418,7 @@ fn a_singleton_socket_in_a_directory_that_is_not_private_stops_delivery() {
     std::os::unix::fs::symlink(&socket, profile.join("SingletonSocket")).unwrap();
     let run = w.sandbox.run(&["connect"]);
     run.expect(6, "cannot be trusted");
-    assert!(
-        run.stderr.contains("nothing was sent to Chrome"),
-        "{}",
-        run.stderr
-    );
-    assert!(
-        !run.stderr.contains("begin-token-rotation"),
-        "{}",
-        run.stderr
-    );
+    assert_not_delivered(&run);
     no_leftovers(&w.sandbox);
     assert_nowhere(&w.token, w.sandbox.home.path(), &[&run]);
 }
