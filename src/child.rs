@@ -214,21 +214,32 @@ impl ChildCommand {
         command
     }
 
+    /// The refusal to start (or go on) once SIGINT, SIGTERM or SIGHUP has
+    /// arrived, unless this child is cleanup that runs despite them.
+    fn interrupted(&self) -> Option<ChildError> {
+        let signal = signals::pending().filter(|_| !self.despite_signals)?;
+        Some(ChildError::Interrupted {
+            what: self.what.clone(),
+            signal,
+        })
+    }
+
+    fn spawn_error(&self, source: std::io::Error) -> ChildError {
+        ChildError::Spawn {
+            what: self.what.clone(),
+            program: self.program.clone(),
+            source,
+        }
+    }
+
     /// Starts the child without waiting, its stdout and stderr going to
     /// `output` (a private file). The caller polls it; dropping the handle
     /// kills its process group if it still runs.
     pub fn spawn_to(self, env: &ChildEnv, output: &std::fs::File) -> Result<Spawned, ChildError> {
-        if let Some(signal) = signals::pending() {
-            return Err(ChildError::Interrupted {
-                what: self.what,
-                signal,
-            });
+        if let Some(error) = self.interrupted() {
+            return Err(error);
         }
-        let spawn_error = |source| ChildError::Spawn {
-            what: self.what.clone(),
-            program: self.program.clone(),
-            source,
-        };
+        let spawn_error = |source| self.spawn_error(source);
         let child = self
             .command(env)
             .stdout(output.try_clone().map_err(spawn_error)?)
@@ -245,18 +256,10 @@ impl ChildCommand {
     /// Runs the child to completion, or kills its process group when the
     /// bound passes or an interrupting signal arrives.
     pub fn run(self, env: &ChildEnv) -> Result<Finished, ChildError> {
-        let interrupt = || signals::pending().filter(|_| !self.despite_signals);
-        if let Some(signal) = interrupt() {
-            return Err(ChildError::Interrupted {
-                what: self.what,
-                signal,
-            });
+        if let Some(error) = self.interrupted() {
+            return Err(error);
         }
-        let spawn_error = |source| ChildError::Spawn {
-            what: self.what.clone(),
-            program: self.program.clone(),
-            source,
-        };
+        let spawn_error = |source| self.spawn_error(source);
         let mut command = self.command(env);
         command
             .stdout(stdio(self.stdout).map_err(spawn_error)?)
@@ -284,11 +287,8 @@ impl ChildCommand {
             // The child is not reaped yet, so its process group id cannot
             // have been reused: killing the group kills exactly our child
             // and whatever it started in that group.
-            let stop = if let Some(signal) = interrupt() {
-                Some(ChildError::Interrupted {
-                    what: self.what.clone(),
-                    signal,
-                })
+            let stop = if let Some(error) = self.interrupted() {
+                Some(error)
             } else if started.elapsed() >= self.timeout {
                 Some(ChildError::TimedOut {
                     what: self.what.clone(),
