@@ -35,6 +35,9 @@ pub struct Config {
     pub setup_timeout: Duration,
     /// Bound on `connect`'s attach (`MY_CHROME_ATTACH_TIMEOUT_SECS`, 1–600, default 60).
     pub attach_timeout: Duration,
+    /// Bound on one forwarded browser command (`MY_CHROME_COMMAND_TIMEOUT_SECS`,
+    /// 1–3600, default 120).
+    pub command_timeout: Duration,
     /// Bound on waiting for another my-chrome command's lock
     /// (`MY_CHROME_LOCK_WAIT_SECS`, default 900: longer than a whole setup).
     pub lock_wait: Duration,
@@ -223,6 +226,10 @@ impl Config {
             Some(s) => seconds("MY_CHROME_ATTACH_TIMEOUT_SECS", &s, 600)?,
             None => Duration::from_secs(60),
         };
+        let command_timeout = match get("MY_CHROME_COMMAND_TIMEOUT_SECS")? {
+            Some(s) => seconds("MY_CHROME_COMMAND_TIMEOUT_SECS", &s, 3600)?,
+            None => Duration::from_secs(120),
+        };
         let lock_wait = match get("MY_CHROME_LOCK_WAIT_SECS")? {
             Some(s) => seconds("MY_CHROME_LOCK_WAIT_SECS", &s, MAX_LOCK_WAIT_SECS)?,
             None => Duration::from_secs(DEFAULT_LOCK_WAIT_SECS),
@@ -294,6 +301,7 @@ impl Config {
             keychain_account,
             setup_timeout,
             attach_timeout,
+            command_timeout,
             lock_wait,
             agent,
             lease_wait,
@@ -512,6 +520,8 @@ mod tests {
             ("MY_CHROME_SETUP_TIMEOUT_SECS", "99999"),
             ("MY_CHROME_LOCK_WAIT_SECS", "0"),
             ("MY_CHROME_ATTACH_TIMEOUT_SECS", "601"),
+            ("MY_CHROME_COMMAND_TIMEOUT_SECS", "0"),
+            ("MY_CHROME_COMMAND_TIMEOUT_SECS", "3601"),
             ("MY_CHROME_AGENT", "two words"),
             ("MY_CHROME_AGENT", "-leading-dash"),
             ("MY_CHROME_AGENT", "a/b"),

@@ -11,11 +11,8 @@ use crate::helper::Helper;
 use crate::session::ensure::require_ready;
 use crate::session::pinned::{Need, Prepared};
 
-/// Bound on one forwarded command.
-const COMMAND_TIMEOUT: Duration = Duration::from_secs(600);
-
 /// Commands my-chrome refuses, and what to use instead.
-const BLOCKED: [(&str, &str); 8] = [
+const BLOCKED: [(&str, &str); 9] = [
     (
         "open",
         "it would launch a browser; use `my-chrome goto <url>` in the connected one",
@@ -45,7 +42,21 @@ const BLOCKED: [(&str, &str); 8] = [
         "it would kill every session; use `my-chrome disconnect`",
     ),
     ("delete-data", "my-chrome never deletes browser data"),
+    (
+        "run-code",
+        "it runs arbitrary JavaScript in the pinned CLI's own process, outside any page (upstream \
+         calls it RCE-equivalent): it could read your files and the extension's token; use \
+         `my-chrome eval` for JavaScript in the page",
+    ),
 ];
+
+/// Commands that navigate to an address given as an argument.
+const NAVIGATING: [&str; 2] = ["goto", "tab-new"];
+
+/// The schemes a navigation may use. The extension's own pages show its
+/// token (`status.html`) and carry it (`connect.html`), and the debugger
+/// lets the session navigate there; browser pages are not an agent's either.
+const WEB_SCHEMES: [&str; 4] = ["http", "https", "file", "data"];
 
 /// The names of the refused commands.
 pub fn blocked_commands() -> impl Iterator<Item = &'static str> {
@@ -88,10 +99,52 @@ pub fn refusal(args: &[String], session: &str) -> Option<String> {
         ));
     }
     let command = command_of(&rest)?;
-    BLOCKED
-        .iter()
-        .find(|(name, _)| *name == command)
-        .map(|(_, why)| format!("`{command}` is refused: {why}"))
+    if let Some((_, why)) = BLOCKED.iter().find(|(name, _)| *name == command) {
+        return Some(format!("`{command}` is refused: {why}"));
+    }
+    if NAVIGATING.contains(&command) {
+        let after = rest.iter().skip_while(|a| *a != command).skip(1);
+        let refused = after
+            .filter(|a| a.trim() != "about:blank")
+            .filter_map(|a| scheme_of(a))
+            .find(|s| !web_scheme(s));
+        if let Some(scheme) = refused {
+            return Some(format!(
+                "`{command}` to a {scheme}: address is refused: my-chrome opens web pages only \
+                 (http, https, file, data, about:blank); the extension's own pages show its token, \
+                 and browser pages are not an agent's"
+            ));
+        }
+    }
+    None
+}
+
+/// The scheme of an address, lower-case, read as a browser reads it (C0
+/// controls and spaces around it dropped, tabs and line breaks anywhere);
+/// `None` without one (`example.test/x`, `localhost:3000`). In an option
+/// (`--x=…`), the value counts.
+fn scheme_of(arg: &str) -> Option<String> {
+    let value = match arg.strip_prefix('-') {
+        Some(option) => option.split_once('=')?.1,
+        None => arg,
+    };
+    let cleaned: String = value
+        .trim_matches(|c: char| c <= ' ')
+        .chars()
+        .filter(|c| !matches!(c, '\t' | '\n' | '\r'))
+        .collect();
+    let (scheme, rest) = cleaned.split_once(':')?;
+    let valid = scheme.starts_with(|c: char| c.is_ascii_alphabetic())
+        && scheme
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
+    let port = rest.split('/').next().unwrap_or_default();
+    let host_and_port = !port.is_empty() && port.bytes().all(|b| b.is_ascii_digit());
+    (valid && !host_and_port).then(|| scheme.to_ascii_lowercase())
+}
+
+fn web_scheme(scheme: &str) -> bool {
+    WEB_SCHEMES.contains(&scheme)
 }
 
 /// The command: the first argument that is not an option.
@@ -194,7 +247,7 @@ pub fn forward(config: &Config, raw: &[OsString]) -> Result<(), Error> {
         "playwright-cli",
         &prepared.node.path,
         prepared.runtime.root(),
-        COMMAND_TIMEOUT,
+        config.command_timeout,
     )
     .arg(prepared.helper.entry());
     if !listing {
@@ -231,6 +284,7 @@ mod tests {
             "close-all",
             "kill-all",
             "delete-data",
+            "run-code",
         ] {
             assert!(
                 refusal(&args(&[command]), "mychrome").is_some(),
@@ -261,5 +315,53 @@ mod tests {
             without_session(&args(&["--session", "mychrome", "tab-list"])),
             args(&["tab-list"])
         );
+    }
+
+    #[test]
+    fn navigation_goes_to_web_pages_only() {
+        let extension = "chrome-extension://mmlmfjhmonkocbjadbfplnigmagldckm/status.html";
+        for refused in [
+            extension,
+            "CHROME-EXTENSION://mmlmfjhmonkocbjadbfplnigmagldckm/status.html",
+            " \u{1}chrome-extension://x/status.html",
+            "chrome-\textension://x/status.html",
+            "chrome://settings",
+            "view-source:chrome-extension://x/status.html",
+            "blob:chrome-extension://x/y",
+            "javascript:alert(1)",
+            "devtools://devtools/bundled/inspector.html",
+            "about:settings",
+        ] {
+            for command in ["goto", "tab-new"] {
+                let why = refusal(&args(&[command, refused]), "mychrome")
+                    .unwrap_or_else(|| panic!("{command} {refused:?} passed"));
+                assert!(why.contains("web pages only"), "{why}");
+                assert!(
+                    !why.contains("status.html"),
+                    "the address is not echoed: {why}"
+                );
+            }
+        }
+        assert!(refusal(&args(&["--json", "goto", extension]), "mychrome").is_some());
+        assert!(refusal(&args(&["goto", "--", extension]), "mychrome").is_some());
+        assert!(refusal(&args(&["goto", &format!("--x={extension}")]), "mychrome").is_some());
+        for allowed in [
+            "https://example.test/a?b=chrome-extension://x",
+            "http://127.0.0.1:8080/",
+            "localhost:3000/page",
+            "example.test",
+            "file:///tmp/page.html",
+            "data:text/html,<p>hi</p>",
+            "about:blank",
+        ] {
+            assert_eq!(
+                refusal(&args(&["goto", allowed]), "mychrome"),
+                None,
+                "{allowed}"
+            );
+        }
+        assert_eq!(refusal(&args(&["tab-new"]), "mychrome"), None);
+        // Other commands may mention such addresses (typed text, say).
+        assert_eq!(refusal(&args(&["type", extension]), "mychrome"), None);
     }
 }

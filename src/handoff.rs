@@ -1,11 +1,13 @@
-//! The hand-off between `connect` and the relay's "browser" (DESIGN,
+//! The hand-off between `connect` and the relay's "browser" (docs/DESIGN.md,
 //! "Delivering the connect URL", steps 1–3). `connect` runs the CLI's attach
 //! with `PLAYWRIGHT_MCP_EXECUTABLE_PATH` = this binary and
 //! `MY_CHROME_HANDOFF` = a one-shot socket in a private directory. The relay
 //! then starts `my-chrome <connect URL>`, which is only a courier: it sends
 //! the URL (which carries no token) to the socket and exits 0 once `connect`
 //! has delivered it to Chrome. `connect` accepts one courier, run by us, whose
-//! parent chain leads to its own attach child, with a well-formed URL.
+//! parent chain leads to its own attach child, with a well-formed URL. A
+//! courier that refuses its URL says so on the socket (`REFUSED …`), so that
+//! `connect` reports the refusal at once instead of waiting for its bound.
 
 use std::io::{BufRead, BufReader, ErrorKind, Read, Write};
 use std::net::Shutdown;
@@ -42,6 +44,19 @@ pub enum HandoffError {
     TimedOut(Duration),
     #[error("interrupted by {0} while waiting for the relay")]
     Interrupted(nix::sys::signal::Signal),
+    /// The courier refused the URL the relay gave it (the reason, never
+    /// the URL).
+    #[error(
+        "the pinned CLI's relay asked Chrome to open a connect URL that my-chrome refuses ({0}); \
+         nothing was sent to Chrome"
+    )]
+    Refused(String),
+    /// The same, for a URL that already carried a token.
+    #[error(
+        "the pinned CLI's relay asked Chrome to open a connect URL that already carries a token \
+         (something gave the CLI one: PLAYWRIGHT_MCP_EXTENSION_TOKEN?); nothing was sent to Chrome"
+    )]
+    RefusedToken,
     #[error("the hand-off failed: {0}")]
     Io(String),
 }
@@ -50,7 +65,10 @@ impl HandoffError {
     pub fn exit(&self) -> Exit {
         match self {
             HandoffError::BadUrl(_) | HandoffError::NoHandoff => Exit::Usage,
-            HandoffError::TokenInUrl | HandoffError::Impostor(_) => Exit::Security,
+            HandoffError::TokenInUrl | HandoffError::RefusedToken | HandoffError::Impostor(_) => {
+                Exit::Security
+            }
+            HandoffError::Refused(_) => Exit::Failure,
             HandoffError::TimedOut(_) => Exit::Timeout,
             HandoffError::Interrupted(signal) => Exit::Signal(*signal as i32),
             HandoffError::Io(_) => Exit::Failure,
@@ -63,8 +81,10 @@ fn io(e: std::io::Error) -> HandoffError {
 }
 
 /// A connect URL as the relay builds it, checked: the extension's
-/// `connect.html`, a relay on `ws://127.0.0.1:<port>/extension/<uuid>`, and
-/// no token yet.
+/// `connect.html`, a relay on `ws://127.0.0.1:<port>/extension/<uuid>` or
+/// `ws://[::1]:<port>/extension/<uuid>` (the only hosts the extension
+/// accepts; the relay listens on `localhost`, which resolves to `::1` first
+/// on many hosts), and no token yet.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ConnectUrl(String);
 
@@ -72,35 +92,26 @@ impl ConnectUrl {
     pub fn parse(raw: &str) -> Result<ConnectUrl, HandoffError> {
         let bad = |why: &str| HandoffError::BadUrl(why.to_string());
         let url = url::Url::parse(raw).map_err(|_| bad("not a URL"))?;
+        // Checked first, so that no other refusal can pass a token on.
+        if url
+            .query_pairs()
+            .any(|(key, _)| key.eq_ignore_ascii_case("token"))
+        {
+            return Err(HandoffError::TokenInUrl);
+        }
         if url.scheme() != "chrome-extension" || url.host_str() != Some(EXTENSION_ID) {
             return Err(bad("not the Playwright Extension"));
         }
         if url.path() != "/connect.html" || url.fragment().is_some() || !url.username().is_empty() {
             return Err(bad("not its connect page"));
         }
-        let mut relay = None;
-        for (key, value) in url.query_pairs() {
-            if key.eq_ignore_ascii_case("token") {
-                return Err(HandoffError::TokenInUrl);
-            }
-            if key == "mcpRelayUrl" {
-                relay = Some(value.into_owned());
-            }
-        }
-        let relay = url::Url::parse(&relay.ok_or_else(|| bad("no mcpRelayUrl"))?)
-            .map_err(|_| bad("mcpRelayUrl is not a URL"))?;
-        let uuid = relay.path().strip_prefix("/extension/").unwrap_or_default();
-        let is_uuid = uuid.len() == 36 && uuid.chars().all(|c| c.is_ascii_hexdigit() || c == '-');
-        let loopback = relay.scheme() == "ws"
-            && relay.host_str() == Some("127.0.0.1")
-            && relay.port().is_some()
-            && relay.query().is_none()
-            && relay.username().is_empty();
-        if !loopback || !is_uuid {
-            return Err(bad(
-                "mcpRelayUrl is not ws://127.0.0.1:<port>/extension/<uuid>",
-            ));
-        }
+        let relay = url
+            .query_pairs()
+            .find(|(key, _)| key == "mcpRelayUrl")
+            .map(|(_, value)| value.into_owned())
+            .ok_or_else(|| bad("no mcpRelayUrl"))?;
+        let relay = url::Url::parse(&relay).map_err(|_| bad("mcpRelayUrl is not a URL"))?;
+        check_relay(&relay)?;
         Ok(ConnectUrl(raw.to_string()))
     }
 
@@ -108,6 +119,41 @@ impl ConnectUrl {
         &self.0
     }
 }
+
+/// The relay's WebSocket address: `ws` on a loopback host the extension
+/// accepts, an explicit port, the `/extension/<uuid>` path, nothing else.
+fn check_relay(relay: &url::Url) -> Result<(), HandoffError> {
+    use std::net::{Ipv4Addr, Ipv6Addr};
+    use url::Host;
+    let bad = |why: String| Err(HandoffError::BadUrl(why));
+    let loopback = match relay.host() {
+        Some(Host::Ipv4(address)) => address == Ipv4Addr::LOCALHOST,
+        Some(Host::Ipv6(address)) => address == Ipv6Addr::LOCALHOST,
+        _ => false,
+    };
+    if !loopback {
+        let host = relay.host_str().unwrap_or("none");
+        return bad(format!(
+            "mcpRelayUrl's host is {host}; the extension accepts only 127.0.0.1 and [::1]"
+        ));
+    }
+    let uuid = relay.path().strip_prefix("/extension/").unwrap_or_default();
+    let is_uuid = uuid.len() == 36 && uuid.chars().all(|c| c.is_ascii_hexdigit() || c == '-');
+    let plain = relay.scheme() == "ws"
+        && relay.port().is_some()
+        && relay.query().is_none()
+        && relay.fragment().is_none()
+        && relay.username().is_empty()
+        && relay.password().is_none();
+    if !plain || !is_uuid {
+        return bad("mcpRelayUrl is not ws://<loopback>:<port>/extension/<uuid>".into());
+    }
+    Ok(())
+}
+
+/// What a courier that refuses its URL sends instead of it.
+const REFUSED: &str = "REFUSED ";
+const REFUSED_TOKEN: &str = "REFUSED-TOKEN";
 
 /// The listening side, in a private directory of the runtime.
 pub struct Handoff {
@@ -166,7 +212,14 @@ impl Handoff {
         BufReader::new((&stream).take(URL_LIMIT))
             .read_line(&mut line)
             .map_err(io)?;
-        let url = ConnectUrl::parse(line.trim_end())?;
+        let line = line.trim_end();
+        if line == REFUSED_TOKEN {
+            return Err(HandoffError::RefusedToken);
+        }
+        if let Some(why) = line.strip_prefix(REFUSED) {
+            return Err(HandoffError::Refused(printable(why)));
+        }
+        let url = ConnectUrl::parse(line)?;
         Ok(Courier { stream, url })
     }
 }
@@ -212,20 +265,38 @@ fn peer(stream: &UnixStream) -> Result<(u32, u32), HandoffError> {
     Ok((pid as u32, uid.as_raw()))
 }
 
+/// A refusal's reason as `connect` shows it: one line of printable ASCII.
+fn printable(text: &str) -> String {
+    text.chars()
+        .filter(|c| c.is_ascii_graphic() || *c == ' ')
+        .take(300)
+        .collect()
+}
+
 /// `my-chrome <connect URL>`: the courier. It never sees a token, and
-/// refuses to carry one.
+/// refuses to carry one. A URL it refuses is not passed on; the refusal is,
+/// so that `connect` can say at once what went wrong.
 pub fn courier(handoff: Option<&Path>, raw_url: &str) -> Result<(), HandoffError> {
     let socket = handoff.ok_or(HandoffError::NoHandoff)?;
-    let url = ConnectUrl::parse(raw_url)?;
+    let checked = ConnectUrl::parse(raw_url);
+    let line = match &checked {
+        Ok(url) => url.as_str().to_string(),
+        Err(HandoffError::TokenInUrl) => REFUSED_TOKEN.to_string(),
+        Err(refusal) => format!("{REFUSED}{refusal}"),
+    };
     let mut stream = UnixStream::connect(socket).map_err(io)?;
-    stream.write_all(url.as_str().as_bytes()).map_err(io)?;
+    stream.write_all(line.as_bytes()).map_err(io)?;
     stream.write_all(b"\n").map_err(io)?;
     stream.shutdown(Shutdown::Write).map_err(io)?;
+    // Wait for the answer even after a refusal: `connect` checks who we are
+    // from our process while we are connected, then closes.
     stream
         .set_read_timeout(Some(Duration::from_secs(120)))
         .map_err(io)?;
     let mut answer = String::new();
-    (&stream).take(16).read_to_string(&mut answer).map_err(io)?;
+    let read = (&stream).take(16).read_to_string(&mut answer).map_err(io);
+    checked?;
+    read?;
     if answer.trim() == "OK" {
         Ok(())
     } else {
@@ -252,6 +323,41 @@ mod tests {
             "mcpRelayUrl={RELAY}&client=%7B%22name%22%3A%22x%22%7D&protocolVersion=2"
         ));
         assert_eq!(ConnectUrl::parse(&raw).unwrap().as_str(), raw);
+    }
+
+    #[test]
+    fn the_ipv6_loopback_relay_is_accepted_like_127_0_0_1() {
+        let relay =
+            "ws%3A%2F%2F%5B%3A%3A1%5D%3A41234%2Fextension%2F0f8fad5b-d9cb-469f-a165-70867728950e";
+        let raw = url(&format!("mcpRelayUrl={relay}&protocolVersion=2"));
+        assert_eq!(ConnectUrl::parse(&raw).unwrap().as_str(), raw);
+    }
+
+    #[test]
+    fn a_refused_relay_host_is_named() {
+        for (host, shown) in [
+            ("10.0.0.1", "10.0.0.1"),
+            ("%5B%3A%3A2%5D", "[::2]"),
+            ("localhost", "localhost"),
+        ] {
+            let raw = url(&format!(
+                "mcpRelayUrl=ws%3A%2F%2F{host}%3A1%2Fextension%2F0f8fad5b-d9cb-469f-a165-70867728950e"
+            ));
+            let refusal = ConnectUrl::parse(&raw).unwrap_err().to_string();
+            assert!(
+                refusal.contains(&format!("host is {shown};")) && refusal.contains("[::1]"),
+                "{refusal}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_token_is_found_before_any_other_refusal() {
+        let raw = format!("chrome-extension://other/x.html?token=abc&mcpRelayUrl={RELAY}");
+        assert!(matches!(
+            ConnectUrl::parse(&raw),
+            Err(HandoffError::TokenInUrl)
+        ));
     }
 
     #[test]

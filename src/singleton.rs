@@ -1,5 +1,5 @@
 //! Delivering a URL straight to the user's running Chrome through Chrome's
-//! own process singleton (see DESIGN, "Delivering the connect URL"): no
+//! own process singleton (see docs/DESIGN.md, "Delivering the connect URL"): no
 //! process is started, so the URL — with the token, at connect — enters no
 //! command line and no environment. Every check must pass before a byte is
 //! sent:

@@ -6,39 +6,14 @@
 mod common;
 
 use std::fs;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::thread;
 use std::time::Duration;
 
+use common::sampler::sampler;
 use common::standin::{Options, Standin};
 use common::{Run, Sandbox, World, assert_nowhere, fresh_token, read_snapshot, world};
 use nix::sys::signal::Signal;
-
-/// Samples every process's command line and environment until stopped;
-/// the pids that ever held `secret`.
-fn sampler(secret: String) -> (Arc<AtomicBool>, thread::JoinHandle<(usize, Vec<String>)>) {
-    let stop = Arc::new(AtomicBool::new(false));
-    let flag = Arc::clone(&stop);
-    let handle = thread::spawn(move || {
-        let mut rounds = 0;
-        let mut seen = Vec::new();
-        while !flag.load(Ordering::SeqCst) {
-            for entry in fs::read_dir("/proc").unwrap().flatten() {
-                for part in ["cmdline", "environ"] {
-                    let bytes = fs::read(entry.path().join(part)).unwrap_or_default();
-                    if bytes.windows(secret.len()).any(|w| w == secret.as_bytes()) {
-                        seen.push(format!("{} {part}", entry.path().display()));
-                    }
-                }
-            }
-            rounds += 1;
-            thread::sleep(Duration::from_millis(2));
-        }
-        (rounds, seen)
-    });
-    (stop, handle)
-}
 
 fn no_leftovers(sandbox: &Sandbox) {
     let names: Vec<String> = fs::read_dir(&sandbox.runtime)
@@ -89,13 +64,21 @@ fn connect_delivers_the_token_straight_to_chrome_and_no_process_ever_holds_it() 
     );
     no_leftovers(&w.sandbox);
 
-    // Forwarded commands, through the redactor.
+    // The connect tab, which carries the token, is no page of the session
+    // (the stand-in, like the real extension, attached the session to it).
     let tabs = w.sandbox.run(&["tab-list"]);
     assert_eq!(tabs.code, 0, "{}", tabs.stderr);
     assert!(
-        tabs.stdout.contains("connect.html?<redacted>"),
+        tabs.stdout.contains("- 0:") && !tabs.stdout.contains("chrome-extension://"),
         "{}",
         tabs.stdout
+    );
+    assert!(
+        chrome
+            .pages()
+            .iter()
+            .all(|(url, _)| !url.contains("/connect.html")),
+        "the connect tab is closed in Chrome too"
     );
     let json_tabs = w.sandbox.run(&["--json", "tab-list"]);
     assert_eq!(json_tabs.code, 0, "{}", json_tabs.stderr);
@@ -184,7 +167,7 @@ fn connect_refuses_without_exactly_one_chrome_before_reading_the_token() {
 }
 
 #[test]
-fn a_token_chrome_does_not_accept_times_out_and_asks_for_rotation() {
+fn a_token_chrome_does_not_accept_times_out_naming_the_stored_token() {
     let mut w = world();
     let other = fresh_token();
     let chrome = w.chrome_with(Options {
@@ -193,9 +176,16 @@ fn a_token_chrome_does_not_accept_times_out_and_asks_for_rotation() {
     });
     w.sandbox.set("MY_CHROME_ATTACH_TIMEOUT_SECS", "4");
     let run: Run = w.sandbox.run(&["connect"]);
-    run.expect(124, "did not connect in time");
+    run.expect(124, "the extension never connected within 4 s");
+    // The token reached only the user's own Chrome: no rotation, but the
+    // likely cause and the step that fixes it.
     assert!(
-        run.stderr.contains("begin-token-rotation"),
+        !run.stderr.contains("begin-token-rotation"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("my-chrome token store"),
         "{}",
         run.stderr
     );
@@ -253,14 +243,17 @@ fn assert_not_delivered(run: &Run) {
 /// A connect that fails after the URL went to Chrome (the stand-in's
 /// `faults`): it says why, asks for a token rotation, and leaves no session
 /// and nothing behind.
+/// A connect that fails after the URL reached Chrome; only an exposure
+/// (exit 6) asks for a rotation.
 fn fails_after_delivery(faults: &str, code: i32, needle: &str) {
     let mut w = world();
     let _chrome = w.chrome_with_faults(faults);
     let run = w.sandbox.run(&["connect"]);
     run.expect(code, needle);
-    assert!(
+    assert_eq!(
         run.stderr.contains("begin-token-rotation"),
-        "delivered: {}",
+        code == 6,
+        "rotation advice: {}",
         run.stderr
     );
     assert_ne!(w.sandbox.doctor()["session"]["status"], "ready");
@@ -334,9 +327,15 @@ fn sigint_during_the_attach_cleans_up() {
     let mut w = world();
     let (_chrome, run) = interrupted_connect(&mut w, Signal::SIGINT, delivered);
     run.expect(130, "interrupted by SIGINT");
+    // Delivered to the user's own Chrome only: nothing to rotate.
     assert!(
-        run.stderr.contains("begin-token-rotation"),
-        "delivered: {}",
+        !run.stderr.contains("begin-token-rotation"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("close the extension's connect tab"),
+        "{}",
         run.stderr
     );
     no_leftovers(&w.sandbox);
@@ -425,7 +424,14 @@ fn a_singleton_socket_in_a_directory_that_is_not_private_stops_delivery() {
 
 #[test]
 fn an_extension_that_drops_the_connection_fails_the_connect() {
-    fails_after_delivery("drop-after=2", 1, "the attach failed");
+    fails_after_delivery("drop-after=1", 1, "the attach failed");
+}
+
+#[test]
+fn a_connection_lost_right_after_the_attach_fails_closed() {
+    // The attach completes, then the extension is gone: the connect tab
+    // cannot be confirmed closed, so nothing stays attached.
+    fails_after_delivery("drop-after=3", 1, "could not be taken out of the session");
 }
 
 #[test]

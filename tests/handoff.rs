@@ -95,21 +95,73 @@ fn a_bare_or_token_bearing_courier_is_refused() {
     let bare = sandbox.run(&[URL]);
     bare.expect(2, "a bare connect URL is refused");
 
+    // A courier handed a token-bearing URL refuses to carry it, and tells
+    // the hand-off so, without the URL: connect stops at once.
+    let handoff = Handoff::open(&runtime(&sandbox)).unwrap();
+    let (child, out) = attach_child(
+        &sandbox,
+        &handoff,
+        &format!("{URL}&token=canary-not-a-real-token-0123456789"),
+    );
+    match handoff.accept(child.id(), Duration::from_secs(20)) {
+        Err(e @ HandoffError::RefusedToken) => {
+            assert_eq!(e.exit(), my_chrome::error::Exit::Security);
+            assert!(!e.to_string().contains("canary-not"), "{e}");
+        }
+        Err(other) => panic!("expected the courier's refusal, got {other}"),
+        Ok(_) => panic!("expected the courier's refusal, got a URL"),
+    }
+    assert_eq!(courier_exit(child, &out), "6");
+    // What the courier itself says, without the token.
     let handoff = Handoff::open(&runtime(&sandbox)).unwrap();
     let mut cmd = sandbox.command(&[&format!("{URL}&token=canary-not-a-real-token-0123456789")]);
     cmd.env("MY_CHROME_HANDOFF", handoff.socket_path());
-    let run = common::Running::start(cmd).wait();
+    let courier = common::Running::start(cmd);
+    let refused = handoff.accept(std::process::id(), Duration::from_secs(20));
+    assert!(matches!(refused, Err(HandoffError::RefusedToken)));
+    let run = courier.wait();
     run.expect(6, "already carries a token");
     assert!(!run.stderr.contains("canary-not"), "{}", run.stderr);
-    // It never connected: the hand-off is still waiting, then times out.
-    match handoff.accept(std::process::id(), Duration::from_millis(300)) {
-        Err(e @ HandoffError::TimedOut(_)) => assert_eq!(e.exit(), my_chrome::error::Exit::Timeout),
-        Err(other) => panic!("expected a timeout, got {other}"),
-        Ok(_) => panic!("expected a timeout, got a courier"),
-    }
 
     // Anything else goes to the forwarder, which needs the pinned CLI first.
     sandbox
         .run(&["frobnicate"])
         .expect(2, "run `my-chrome setup`");
+}
+
+#[test]
+fn a_courier_that_refuses_its_url_says_why_at_once() {
+    let sandbox = Sandbox::new();
+    let handoff = Handoff::open(&runtime(&sandbox)).unwrap();
+    let elsewhere = URL.replace("127.0.0.1", "10.0.0.1");
+    let (child, out) = attach_child(&sandbox, &handoff, &elsewhere);
+    let started = std::time::Instant::now();
+    match handoff.accept(child.id(), Duration::from_secs(20)) {
+        Err(e @ HandoffError::Refused(_)) => {
+            let message = e.to_string();
+            assert!(
+                message
+                    .contains("host is 10.0.0.1; the extension accepts only 127.0.0.1 and [::1]"),
+                "{message}"
+            );
+            assert!(message.contains("nothing was sent to Chrome"), "{message}");
+        }
+        Err(other) => panic!("expected the courier's refusal, got {other}"),
+        Ok(_) => panic!("expected the courier's refusal, got a URL"),
+    }
+    // Told at once, not when the bound ran out.
+    assert!(started.elapsed() < Duration::from_secs(20));
+    assert_eq!(courier_exit(child, &out), "2");
+}
+
+#[test]
+fn a_relay_on_the_ipv6_loopback_is_handed_over() {
+    let sandbox = Sandbox::new();
+    let handoff = Handoff::open(&runtime(&sandbox)).unwrap();
+    let ipv6 = URL.replace("127.0.0.1", "%5B%3A%3A1%5D");
+    let (child, out) = attach_child(&sandbox, &handoff, &ipv6);
+    let courier = handoff.accept(child.id(), Duration::from_secs(20)).unwrap();
+    assert_eq!(courier.url.as_str(), ipv6);
+    courier.answer(true);
+    assert_eq!(courier_exit(child, &out), "0");
 }

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use common::pwcli::PwCli;
 use common::site::{HOME_TEXT, SECOND_TEXT, Site};
 use common::standin::{self, Options, Standin};
-use common::{Sandbox, fresh_token, process_gone, read_snapshot};
+use common::{Sandbox, fresh_token, process_gone, read_snapshot, reference};
 use my_chrome::chrome::{Exposure, normal_chrome_pids, token_exposure};
 use my_chrome::procs::ProcessTable;
 
@@ -25,16 +25,6 @@ fn attach(cli: &PwCli) -> common::Run {
     let run = cli.ok(&["attach", "--extension=chrome", "--session=t"]);
     eprintln!("attach completed in {} ms", started.elapsed().as_millis());
     run
-}
-
-/// The `[ref=…]` of the first snapshot line that mentions `label`.
-fn reference(snapshot: &str, label: &str) -> String {
-    let line = snapshot
-        .lines()
-        .find(|l| l.contains(label) && l.contains("[ref="))
-        .unwrap_or_else(|| panic!("no {label} in {snapshot}"));
-    let start = line.find("[ref=").unwrap() + 5;
-    line[start..start + line[start..].find(']').unwrap()].to_string()
 }
 
 fn screenshot(cli: &PwCli, path: &Path) {
@@ -86,10 +76,16 @@ fn the_real_cli_attaches_and_drives_a_real_chromium() {
         "{}",
         attached.stdout
     );
-    // Worst case by default: the helper tab is exposed with its token.
+    // As the real extension does with a token: the session is attached to
+    // the connect tab alone, its address (token included) in plain view.
     let tabs = cli.ok(&["-s=t", "tab-list"]).stdout;
     assert!(
         tabs.contains(PAGE) && tabs.contains(&format!("token={token}")),
+        "{tabs}"
+    );
+    assert_eq!(
+        tabs.lines().filter(|l| l.starts_with("- ")).count(),
+        1,
         "{tabs}"
     );
     // The stand-in was handed the token privately: neither it nor its
@@ -140,6 +136,24 @@ fn the_real_cli_attaches_and_drives_a_real_chromium() {
     assert!(cli.ok(&["list"]).stdout.contains("no browsers"));
     assert!(chrome.alive(), "detach leaves the browser running");
     assert!(cli.leftovers().is_empty(), "{:?}", cli.leftovers());
+}
+
+#[test]
+fn closing_the_last_attached_tab_ends_the_connection_as_the_real_extension_does() {
+    let (_sandbox, chrome, cli, run, _) = attach_with_fault("");
+    assert_eq!(run.expect("the attach finishes").code, 0);
+    cli.ok(&["-s=t", "tab-new"]);
+    cli.ok(&["-s=t", "tab-close", "0"]);
+    let left = cli.ok(&["-s=t", "tab-list"]).stdout;
+    assert!(!left.contains(PAGE) && left.contains("- 0:"), "{left}");
+    cli.ok(&["-s=t", "tab-close", "0"]);
+    eventually("the connection outlived its last tab", || {
+        chrome.log().contains("all controlled tabs detached")
+    });
+    eventually("the session stayed open", || {
+        !cli.ok(&["list"]).stdout.contains("status: open")
+    });
+    assert!(chrome.alive());
 }
 
 #[test]
@@ -484,7 +498,7 @@ fn a_refused_websocket_fails_the_attach() {
 
 #[test]
 fn a_dropped_connection_fails_the_attach() {
-    let (_s, chrome, _cli, run, _) = attach_with_fault("drop-after=2");
+    let (_s, chrome, _cli, run, _) = attach_with_fault("drop-after=1");
     let run = run.expect("the attach must fail, not hang");
     assert_ne!(run.code, 0, "{}", run.stdout);
     assert!(
@@ -518,7 +532,7 @@ fn a_second_main_process_appears_before_the_url_is_acknowledged() {
 
 #[test]
 fn an_abrupt_exit_takes_chromium_with_it() {
-    let (_s, mut chrome, cli, run, _) = attach_with_fault("exit-after=3");
+    let (_s, mut chrome, cli, run, _) = attach_with_fault("exit-after=1");
     assert!(chrome.wait_gone(), "the stand-in did not exit");
     let run = run.expect("the attach must fail, not hang");
     assert_ne!(run.code, 0, "{}", run.stdout);

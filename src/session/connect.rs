@@ -1,4 +1,4 @@
-//! `my-chrome connect`: the one path to a fresh attachment (DESIGN,
+//! `my-chrome connect`: the one path to a fresh attachment (docs/DESIGN.md,
 //! "Delivering the connect URL"). The CLI's attach runs without the token,
 //! with this binary as the relay's "browser"; the courier hands us the
 //! connect URL; we re-check Chrome's PID set, append the token, and deliver
@@ -34,8 +34,67 @@ const BOOTSTRAP_PREFIX: &str = "session-output.";
 /// The attached session's output directory (`outputDir`), in the runtime.
 pub const SESSION_OUTPUT: &str = "session-output";
 
-const ROTATE: &str = "Treat the token as exposed: run `my-chrome begin-token-rotation` and follow \
-                      `my-chrome rotation-status`";
+/// How an attach that started can fail. What reached Chrome decides the
+/// advice: the token only ever goes to the user's own Chrome, so only a
+/// changed Chrome or a process holding the token calls for a rotation.
+#[derive(Debug)]
+enum AttachError {
+    /// Nothing was sent to Chrome.
+    NotSent { exit: Exit, message: String },
+    /// Chrome has the connect page, and the extension never connected: it
+    /// refused the token, or it is not there.
+    NoAnswer { waited: Duration },
+    /// Chrome has the connect page (and the token), then something failed.
+    AfterDelivery { exit: Exit, message: String },
+    /// Chrome's processes changed, or a process carries the token.
+    Exposed(String),
+}
+
+impl AttachError {
+    fn not_sent(exit: Exit, message: impl Into<String>) -> AttachError {
+        AttachError::NotSent {
+            exit,
+            message: message.into(),
+        }
+    }
+
+    fn exit(&self) -> Exit {
+        match self {
+            AttachError::NotSent { exit, .. } | AttachError::AfterDelivery { exit, .. } => *exit,
+            AttachError::NoAnswer { .. } => Exit::Timeout,
+            AttachError::Exposed(_) => Exit::Security,
+        }
+    }
+
+    /// What happened, then (after the cleanup is said) the next step.
+    fn explain(&self) -> (String, &'static str) {
+        match self {
+            AttachError::NotSent { message, .. } => (message.clone(), ""),
+            AttachError::NoAnswer { waited } => (
+                format!(
+                    "Chrome opened the Playwright Extension's connect page, but the extension never \
+                     connected within {} s. Most likely the stored token is not the extension's \
+                     current one (that tab then says \"Invalid token provided.\"), or the \
+                     extension is not installed or not enabled in this Chrome.",
+                    waited.as_secs()
+                ),
+                " Open the extension's status page (its toolbar icon), copy the token shown \
+                 there, store it with `my-chrome token store`, close that connect tab, and run \
+                 `my-chrome connect` again. The token went only to your own Chrome: no rotation \
+                 is needed.",
+            ),
+            AttachError::AfterDelivery { message, .. } => (
+                message.clone(),
+                " The token went only to your own Chrome; close the extension's connect tab there \
+                 if it is still open.",
+            ),
+            AttachError::Exposed(message) => (message.clone(), ROTATE_ADVICE),
+        }
+    }
+}
+
+const ROTATE_ADVICE: &str = " Treat the token as exposed: run `my-chrome begin-token-rotation` \
+                             and follow `my-chrome rotation-status`";
 
 /// A refusal or failure of `connect`, with its exit code.
 #[derive(Debug, thiserror::Error)]
@@ -253,36 +312,36 @@ pub fn connect(config: &Config) -> Result<(), Error> {
     .args(["attach", &session_arg, "--extension=chrome", &config_arg])
     .spawn_to(&attach_env, &bootstrap.output()?)?;
 
-    let mut delivered = false;
-    let outcome = attach_and_check(
-        config,
-        &handoff,
-        &mut attach,
-        &before,
-        chrome_pid,
-        &token,
-        &mut delivered,
-    );
+    let outcome = attach_and_check(config, &handoff, &mut attach, &before, chrome_pid, &token);
+    drop(token);
     // The CLI stops the daemon it started only when interrupted, not killed.
     attach.stop_group(Duration::from_secs(5));
+    // The connect tab keeps the token in its address: no session page may.
+    let outcome = outcome.and_then(|()| {
+        cli.close_connect_tabs()
+            .map_err(|why| AttachError::AfterDelivery {
+                exit: Exit::Failure,
+                message: format!(
+                    "the extension's connect tab, whose address carries the token, could not be \
+                     taken out of the session ({why})."
+                ),
+            })
+    });
     if let Err(error) = outcome {
         let detached = cli.detach();
         bootstrap.scrub();
-        let mut message = error.to_string();
-        message.push_str(if detached {
-            " The session was detached"
+        let (what, next) = error.explain();
+        let cleaned = if detached {
+            "The session was detached"
         } else {
-            " Nothing stayed attached"
-        });
-        message.push_str(" and the private bootstrap output deleted.");
-        if delivered {
-            message.push(' ');
-            message.push_str(ROTATE);
-        }
-        return Err(fail(error.exit(), message));
+            "Nothing stayed attached"
+        };
+        return Err(fail(
+            error.exit(),
+            format!("{what} {cleaned} and the private bootstrap output deleted.{next}"),
+        ));
     }
     bootstrap.scrub();
-    cli.sanitize_tabs();
     println!(
         "my-chrome: connected to Chrome (pid {chrome_pid}) as session {}; the token went straight to Chrome",
         config.session
@@ -298,12 +357,12 @@ fn attach_and_check(
     before: &[u32],
     chrome_pid: u32,
     token: &crate::token::Token,
-    delivered: &mut bool,
-) -> Result<(), Error> {
+) -> Result<(), AttachError> {
+    let failed = |e: Error| AttachError::not_sent(e.exit(), e.to_string());
     let deadline = Instant::now() + config.attach_timeout;
     let courier = loop {
-        if let Some(status) = attach.try_status()? {
-            return Err(fail(
+        if let Some(status) = attach.try_status().map_err(|e| failed(e.into()))? {
+            return Err(AttachError::not_sent(
                 Exit::Failure,
                 format!(
                     "the attach ended ({status}) before Chrome was asked; nothing was sent to Chrome."
@@ -311,7 +370,7 @@ fn attach_and_check(
             ));
         }
         if Instant::now() >= deadline {
-            return Err(fail(
+            return Err(AttachError::not_sent(
                 Exit::Timeout,
                 "the attach did not ask for Chrome in time; nothing was sent to Chrome.",
             ));
@@ -319,13 +378,14 @@ fn attach_and_check(
         match handoff.accept(attach.pid(), Duration::from_millis(100)) {
             Ok(courier) => break courier,
             Err(HandoffError::TimedOut(_)) => continue,
-            Err(e) => return Err(e.into()),
+            Err(e) => return Err(AttachError::not_sent(e.exit(), format!("{e}."))),
         }
     };
-    let now = chrome::normal_chrome_pids(&ProcessTable::read()?, &config.chrome);
+    let table = ProcessTable::read().map_err(|e| failed(e.into()))?;
+    let now = chrome::normal_chrome_pids(&table, &config.chrome);
     if now != before {
         courier.answer(false);
-        return Err(fail(
+        return Err(AttachError::not_sent(
             Exit::Chrome,
             format!(
                 "Chrome's processes changed before delivery ({before:?} → {now:?}); nothing was sent to Chrome."
@@ -343,14 +403,27 @@ fn attach_and_check(
         DELIVERY_TIMEOUT,
     );
     drop(url);
-    *delivered = delivery.as_ref().map_or_else(|e| e.sent(), |()| true);
     courier.answer(delivery.is_ok());
-    delivery.map_err(|e| fail(e.exit(), format!("{e}.")))?;
+    if let Err(e) = delivery {
+        let message = format!("{e}.");
+        return Err(if e.sent() {
+            AttachError::AfterDelivery {
+                exit: e.exit(),
+                message,
+            }
+        } else {
+            AttachError::not_sent(e.exit(), message)
+        });
+    }
+    let after_delivery = |exit: Exit, message: String| AttachError::AfterDelivery { exit, message };
 
     loop {
-        if let Some(status) = attach.try_status()? {
+        let status = attach
+            .try_status()
+            .map_err(|e| after_delivery(Exit::Failure, format!("{e}.")))?;
+        if let Some(status) = status {
             if !status.success() {
-                return Err(fail(
+                return Err(after_delivery(
                     Exit::Failure,
                     format!("the attach failed ({status}) after the URL was delivered."),
                 ));
@@ -358,35 +431,30 @@ fn attach_and_check(
             break;
         }
         if let Some(signal) = signals::pending() {
-            return Err(fail(
+            return Err(after_delivery(
                 Exit::Signal(signal as i32),
                 format!("interrupted by {signal} during the attach."),
             ));
         }
         if Instant::now() >= deadline {
-            return Err(fail(
-                Exit::Timeout,
-                "the extension did not connect in time (was the connection approved?).",
-            ));
+            return Err(AttachError::NoAnswer {
+                waited: config.attach_timeout,
+            });
         }
         std::thread::sleep(Duration::from_millis(20));
     }
 
-    let table = ProcessTable::read()?;
+    let table = ProcessTable::read().map_err(|e| after_delivery(Exit::Failure, format!("{e}.")))?;
     let after = chrome::normal_chrome_pids(&table, &config.chrome);
     if after != before {
-        return Err(fail(
-            Exit::Security,
-            format!("Chrome's processes changed during the attach ({before:?} → {after:?})."),
-        ));
+        return Err(AttachError::Exposed(format!(
+            "Chrome's processes changed during the attach ({before:?} → {after:?})."
+        )));
     }
     if let Exposure::Exposed(pids) = chrome::token_exposure(&table) {
-        return Err(fail(
-            Exit::Security,
-            format!(
-                "processes {pids:?} carry an extension token in their command line or environment."
-            ),
-        ));
+        return Err(AttachError::Exposed(format!(
+            "processes {pids:?} carry an extension token in their command line or environment."
+        )));
     }
     Ok(())
 }

@@ -42,10 +42,20 @@ pub fn require_ready(config: &Config) -> Result<Prepared, Error> {
 }
 
 pub fn ensure(config: &Config) -> Result<(), Error> {
-    // It may open a tab (see `sanitize_tabs`): that is acting on the browser.
+    // It may close and open tabs (`close_connect_tabs`): that is acting on
+    // the browser.
     let _lease = crate::lease::acquire(config, "ensure")?;
     let prepared = require_ready(config)?;
-    prepared.cli().sanitize_tabs();
+    prepared.cli().close_connect_tabs().map_err(|why| {
+        fail(
+            Exit::Failure,
+            format!(
+                "the session shows the extension's connect tab, whose address carries the token, \
+                 and it could not be closed ({why}); run `my-chrome disconnect`, close that tab in \
+                 Chrome, then `my-chrome connect`"
+            ),
+        )
+    })?;
     println!("my-chrome: ready (session {})", config.session);
     Ok(())
 }

@@ -144,20 +144,92 @@ impl PinnedCli<'_> {
         }))
     }
 
-    /// The helper `connect.html` tab stays in the background: if it is the
-    /// current tab, a new one takes its place. Its output is never shown.
-    pub fn sanitize_tabs(&self) {
+    /// Takes the extension's connect tab out of the session. With a token,
+    /// the extension attaches the session to that very tab, whose address
+    /// carries the token: a new tab takes its place (closing the last tab
+    /// would end the connection), then every connect tab is closed, and the
+    /// session must show none (docs/DESIGN.md, invariant 8). The CLI's output is
+    /// never shown.
+    pub fn close_connect_tabs(&self) -> Result<(), String> {
         let session = format!("-s={}", self.session);
-        let Some(list) = self.run("playwright-cli tab-list", &[&session, "tab-list"]) else {
-            return;
+        let list = || {
+            self.run("playwright-cli tab-list", &[&session, "tab-list"])
+                .filter(|f| f.status.success())
+                .and_then(|f| connect_tabs(&f.stdout_text()))
+                .ok_or_else(|| "the session's tabs could not be listed".to_string())
         };
-        let text = list.stdout_text();
-        let current_is_helper = text
-            .lines()
-            .find(|l| l.contains("(current)"))
-            .is_some_and(|l| l.contains("/connect.html"));
-        if current_is_helper {
-            self.run("playwright-cli tab-new", &[&session, "tab-new"]);
+        let found = list()?;
+        if found.is_empty() {
+            return Ok(());
         }
+        // New tabs come last: the indices found stay valid. Opened on an
+        // explicit address: a tab opened without one can leave `eval`
+        // waiting forever through the extension (seen with 0.2.1 to main).
+        self.run(
+            "playwright-cli tab-new",
+            &[&session, "tab-new", "about:blank"],
+        )
+        .filter(|f| f.status.success())
+        .ok_or("no new tab could be opened in its place")?;
+        for index in found.iter().rev() {
+            self.run(
+                "playwright-cli tab-close",
+                &[&session, "tab-close", &index.to_string()],
+            );
+        }
+        match list()?.len() {
+            0 => Ok(()),
+            left => Err(format!("{left} connect tab(s) still open after closing")),
+        }
+    }
+}
+
+/// The indices of the extension's connect tabs in `tab-list` output
+/// (`- 0: (current) [title](url)`): its address in the URL, or in the
+/// title (a page that failed to load is titled with its address); `None`
+/// when it lists no tab at all (an error text: the CLI exits 0 with those
+/// too), since an attached session always has one.
+pub fn connect_tabs(listing: &str) -> Option<Vec<usize>> {
+    let page = format!(
+        "chrome-extension://{}/connect.html",
+        crate::chrome::EXTENSION_ID
+    );
+    let tabs: Vec<(usize, &str)> = listing
+        .lines()
+        .filter_map(|line| {
+            let (index, tab) = line.strip_prefix("- ")?.split_once(": ")?;
+            Some((index.parse().ok()?, tab))
+        })
+        .collect();
+    if tabs.is_empty() {
+        return None;
+    }
+    let found = tabs.into_iter().filter(|(_, tab)| tab.contains(&page));
+    Some(found.map(|(index, _)| index).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::connect_tabs;
+
+    #[test]
+    fn connect_tabs_are_found_by_their_address() {
+        let listing = "### Result\n\
+            - 0: [Welcome](chrome-extension://mmlmfjhmonkocbjadbfplnigmagldckm/connect.html?mcpRelayUrl=x)\n\
+            - 1: (current) [](about:blank)\n\
+            - 2: [connect.html](https://example.test/connect.html)\n\
+            - 3: [x](chrome-extension://abcdefghijklmnopabcdefghijklmnop/connect.html?a)\n\
+            - 4: (current) [](chrome-extension://mmlmfjhmonkocbjadbfplnigmagldckm/connect.html?<redacted>)\n\
+            - 5: [chrome-extension://mmlmfjhmonkocbjadbfplnigmagldckm/connect.html?x](chrome-error://chromewebdata/)\n";
+        assert_eq!(connect_tabs(listing), Some(vec![0, 4, 5]));
+        assert_eq!(
+            connect_tabs("### Result\n- 0: (current) [](about:blank)\n"),
+            Some(vec![])
+        );
+        // An error text lists no tab: that is no answer, not "none open".
+        assert_eq!(
+            connect_tabs("### Error\nError: Browser has been closed\n"),
+            None
+        );
     }
 }

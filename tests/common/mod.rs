@@ -5,6 +5,7 @@
 #![allow(dead_code)] // each test binary uses a different part of this module
 
 pub mod pwcli;
+pub mod sampler;
 pub mod site;
 pub mod standin;
 
@@ -182,7 +183,20 @@ impl Sandbox {
     /// The binary with a cleared environment: HOME, a plain PATH, the
     /// runtime directory, and whatever the test set.
     pub fn command(&self, args: &[&str]) -> Command {
-        let mut cmd = Command::new(BIN);
+        self.command_through(&[], args)
+    }
+
+    /// The same, started through `wrapper` (`unshare -m …`, say), which
+    /// ends by running the binary with `args`.
+    pub fn command_through(&self, wrapper: &[&str], args: &[&str]) -> Command {
+        let mut cmd = match wrapper {
+            [] => Command::new(BIN),
+            [program, rest @ ..] => {
+                let mut cmd = Command::new(program);
+                cmd.args(rest).arg(BIN);
+                cmd
+            }
+        };
         cmd.args(args)
             .env_clear()
             .env("HOME", self.home.path())
@@ -372,6 +386,12 @@ pub fn fresh_token() -> String {
 /// The canary scan: `secret` appears in none of `outputs` and in no file
 /// under `home` except the keyring's own (encrypted) storage.
 pub fn assert_nowhere(secret: &str, home: &Path, outputs: &[&Run]) {
+    assert_nowhere_but(secret, home, outputs, &[]);
+}
+
+/// The same, also leaving out `exempt` directories (a browser profile that
+/// keeps the token by design).
+pub fn assert_nowhere_but(secret: &str, home: &Path, outputs: &[&Run], exempt: &[&Path]) {
     for run in outputs {
         assert!(
             !run.stdout.contains(secret),
@@ -391,7 +411,7 @@ pub fn assert_nowhere(secret: &str, home: &Path, outputs: &[&Run]) {
             let entry = entry.unwrap();
             let path = entry.path();
             let kind = entry.file_type().unwrap();
-            if path == keyrings {
+            if path == keyrings || exempt.contains(&path.as_path()) {
                 continue;
             }
             if kind.is_dir() {
@@ -804,4 +824,14 @@ pub fn read_snapshot(sandbox: &Sandbox, output: &str) -> String {
         return fs::read_to_string(sandbox.runtime.join(file)).unwrap();
     }
     output.to_string()
+}
+
+/// The `[ref=…]` of the first snapshot line that mentions `label`.
+pub fn reference(snapshot: &str, label: &str) -> String {
+    let line = snapshot
+        .lines()
+        .find(|l| l.contains(label) && l.contains("[ref="))
+        .unwrap_or_else(|| panic!("no {label} in {snapshot}"));
+    let start = line.find("[ref=").unwrap() + 5;
+    line[start..start + line[start..].find(']').unwrap()].to_string()
 }

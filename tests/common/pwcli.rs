@@ -111,3 +111,17 @@ impl PwCli {
             .using_path(&self.runtime.join("cli"))
     }
 }
+
+impl Drop for PwCli {
+    /// A daemon this CLI left behind (a test that failed or timed out) holds
+    /// the token in its environment: it must not outlive the test and trip
+    /// every later exposure check.
+    fn drop(&mut self) {
+        if let Ok(table) = my_chrome::procs::ProcessTable::read() {
+            for pid in table.using_path(&self.runtime.join("cli")) {
+                let pid = nix::unistd::Pid::from_raw(pid as i32);
+                let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL);
+            }
+        }
+    }
+}

@@ -5,6 +5,11 @@
 //! `chrome.debugger.sendCommand`s reach Chromium in the order the relay sent
 //! them, as the real `chrome.debugger` keeps them; only the waiting for
 //! answers happens on worker threads.
+//!
+//! As the real extension (0.2.1 to main-2026-08-21) does: with a token, the
+//! session starts with the connect tab alone; tabs the relay creates and
+//! popups join it; once the last attached tab is gone (closed or detached),
+//! the extension closes the relay connection.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -26,6 +31,9 @@ struct Tabs {
     tab_of_session: HashMap<String, i64>,
     /// Sessions attached under a tab's session (and under those), by tab.
     tab_of_child: HashMap<String, i64>,
+    /// Whether a tab was ever attached: losing the last one then ends the
+    /// connection.
+    ever_attached: bool,
 }
 
 impl Tabs {
@@ -62,6 +70,14 @@ impl Tabs {
     }
 }
 
+/// Which tabs the session starts with.
+pub enum Seed {
+    /// The connect tab itself (the real extension, given a matching token).
+    Helper(String),
+    /// Every other page, the connect tab kept out of view.
+    AllBut(String),
+}
+
 pub struct Bridge {
     ext: Link,
     cdp: Cdp,
@@ -72,12 +88,7 @@ pub struct Bridge {
 }
 
 /// Serves one relay connection until it closes.
-pub fn run(
-    endpoint: &str,
-    relay: &str,
-    hidden: Option<String>,
-    faults: Faults,
-) -> Result<(), String> {
+pub fn run(endpoint: &str, relay: &str, seed: Seed, faults: Faults) -> Result<(), String> {
     let (ext, incoming) = Link::connect(relay)?;
     if faults.refuse_websocket {
         log("fault: closing the relay connection at once");
@@ -85,6 +96,10 @@ pub fn run(
         return Ok(());
     }
     let (cdp, events) = Cdp::connect(endpoint)?;
+    let (hidden, only) = match seed {
+        Seed::Helper(helper) => (None, Some(helper)),
+        Seed::AllBut(helper) => (Some(helper), None),
+    };
     let bridge = Arc::new(Bridge {
         ext,
         cdp,
@@ -95,7 +110,9 @@ pub fn run(
 
     let targets = bridge.cdp.call("Target.getTargets", json!({}), None)?;
     for info in targets["targetInfos"].as_array().into_iter().flatten() {
-        bridge.announce(info);
+        if only.is_none() || info["targetId"].as_str() == only.as_deref() {
+            bridge.announce(info);
+        }
     }
     bridge
         .ext
@@ -207,10 +224,15 @@ impl Bridge {
                 let mut tabs = self.tabs.lock().unwrap();
                 if let Some(tab) = tabs.tab_of_session.remove(session) {
                     tabs.session_of.remove(&tab);
+                    let last = tabs.ever_attached && tabs.session_of.is_empty();
                     drop(tabs);
                     let params = json!([{"tabId": tab}, "target_closed"]);
                     self.ext
                         .send(&json!({"method": "chrome.debugger.onDetach", "params": params}));
+                    if last {
+                        log("extension: all controlled tabs detached; closing the connection");
+                        self.ext.close();
+                    }
                 }
             }
             _ => {}
@@ -301,6 +323,7 @@ impl Bridge {
                 let mut tabs = self.tabs.lock().unwrap();
                 tabs.session_of.insert(tab, session.clone());
                 tabs.tab_of_session.insert(session, tab);
+                tabs.ever_attached = true;
                 Ok(Value::Null)
             }
             other => Err(format!("stand-in: unsupported {other}")),

@@ -18,9 +18,12 @@
 //! settings: `STANDIN_CHROMIUM` (default /usr/bin/chromium),
 //! `STANDIN_SINGLETON_WAIT_MS` (how long a second Chrome retries an
 //! unreachable browser before killing it; default 20 s, as Chrome),
-//! `STANDIN_HELPER_TAB=hidden` (default: the connect tab is exposed with its
-//! full URL), `STANDIN_FAULTS` (see faults.rs), `STANDIN_LOG` (a log file;
-//! URLs are logged without their query).
+//! `STANDIN_HELPER_TAB=hidden` (the connect tab stays out of view and every
+//! other tab is exposed instead, as after the picker's "Allow & select";
+//! default: as the real extension does with a token, the session is
+//! attached to the connect tab itself, full URL and all, and to no other),
+//! `STANDIN_FAULTS` (see faults.rs), `STANDIN_LOG` (a log file; URLs are
+//! logged without their query).
 
 mod bridge;
 mod cdp;
@@ -283,11 +286,15 @@ impl Main {
             return;
         };
         let endpoint = self.chromium.endpoint.clone();
-        // Hidden: by target id, since a new tab's URL shows only once it loads.
-        let hidden = if self.hide_helper { Some(helper) } else { None };
+        // By target id, since a new tab's URL shows only once it loads.
+        let seed = if self.hide_helper {
+            bridge::Seed::AllBut(helper)
+        } else {
+            bridge::Seed::Helper(helper)
+        };
         let faults = self.faults.clone();
         thread::spawn(move || {
-            if let Err(e) = bridge::run(&endpoint, &relay, hidden, faults) {
+            if let Err(e) = bridge::run(&endpoint, &relay, seed, faults) {
                 log(&format!("extension: {e}"));
             }
         });
