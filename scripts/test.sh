@@ -10,7 +10,8 @@ say() { printf 'test.sh: %s\n' "$*"; }
 # What the tests need from the system: Node.js and npm (the pinned CLI), a
 # real Secret Service (dbus, gnome-keyring, secret-tool for cross-checks), a
 # real X clipboard (Xvfb, xclip) and a real Chromium (behind the Chrome
-# stand-in). Installed with apt-get when we are root;
+# stand-in, and headed under Xvfb with the real Playwright Extension, which
+# the tests build from ../shared/real-extension with npm). Installed with apt-get when we are root;
 # otherwise a missing one stops the run here, by name, rather than skipping.
 need() { # command package
   [ -x "$1" ] || missing+=("$2")
@@ -25,6 +26,9 @@ need /usr/bin/secret-tool libsecret-tools
 need /usr/bin/Xvfb xvfb
 need /usr/bin/xclip xclip
 need /usr/bin/chromium chromium
+# The real-extension tests: a private /etc/hosts in a mount namespace.
+need /usr/bin/unshare util-linux
+need /usr/bin/mount mount
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     say "installing ${missing[*]} with apt-get"

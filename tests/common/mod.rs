@@ -5,6 +5,7 @@
 #![allow(dead_code)] // each test binary uses a different part of this module
 
 pub mod pwcli;
+pub mod real_extension;
 pub mod sampler;
 pub mod site;
 pub mod standin;

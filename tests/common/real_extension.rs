@@ -1,0 +1,428 @@
+//! The real Playwright Extension in a real Chromium, as a user has it: the
+//! extension built from `../shared/real-extension/` (never copied into this
+//! repository), loaded into Debian's Chromium, headed under Xvfb, in the
+//! default profile of a private HOME, with no debugging port. Its token is
+//! read once through a throw-away debugging session and stored with
+//! `my-chrome token store --stdin` in a private keyring.
+//!
+//! Each world runs Chromium from a linked copy of `/usr/lib/chromium` at a
+//! path of its own, so that "the one normal Chrome" my-chrome looks for is
+//! this test's, whatever else runs on the machine.
+
+use std::fs;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use super::{Display, Keyring, Sandbox, World};
+
+/// The extension versions every real-extension scenario runs against.
+pub const VERSIONS: [&str; 3] = ["0.2.1", "0.3.0", "main-2026-08-21"];
+
+const CHROMIUM_DIR: &str = "/usr/lib/chromium";
+const EXTENSION_ID: &str = "mmlmfjhmonkocbjadbfplnigmagldckm";
+
+/// The extension's source (`$REAL_EXTENSION_DIR`, else `../shared/real-extension`
+/// beside the repository). Missing, a test is skipped loudly, or fails
+/// under CI, which must run it.
+pub fn source() -> Option<PathBuf> {
+    let dir = std::env::var_os("REAL_EXTENSION_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/real-extension"));
+    if dir.join("build.sh").is_file() {
+        return Some(dir);
+    }
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "CI must run the real-extension tests, and {} has no build.sh",
+        dir.display()
+    );
+    eprintln!(
+        "\n*** SKIPPED: the real Playwright Extension's source is not at {} (set REAL_EXTENSION_DIR); \
+         these tests run against it under CI ***\n",
+        dir.display()
+    );
+    None
+}
+
+/// The unpacked extension `version`, built once and cached under
+/// `target/real-extension/<version>`, keyed by its commit.
+pub fn build(source: &Path, version: &str) -> PathBuf {
+    static BUILDING: Mutex<()> = Mutex::new(());
+    let _one_at_a_time = BUILDING.lock().unwrap_or_else(|e| e.into_inner());
+    let cache = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .parent()
+        .unwrap()
+        .join("real-extension");
+    fs::create_dir_all(&cache).unwrap();
+    let lock = fs::File::create(cache.join(".lock")).unwrap();
+    let _across_binaries =
+        nix::fcntl::Flock::lock(lock, nix::fcntl::FlockArg::LockExclusive).unwrap();
+    let commits = fs::read_to_string(source.join("COMMITS")).unwrap();
+    let commit = commits
+        .lines()
+        .find(|l| l.split_whitespace().next() == Some(version))
+        .unwrap_or_else(|| panic!("{version} is not in COMMITS"))
+        .to_string();
+    let out = cache.join(version);
+    let stamp = cache.join(format!("{version}.commit"));
+    if out.join("manifest.json").is_file()
+        && fs::read_to_string(&stamp).ok() == Some(commit.clone())
+    {
+        return out;
+    }
+    let started = Instant::now();
+    let built = Command::new(source.join("build.sh"))
+        .arg(version)
+        .arg(&out)
+        .env("REAL_EXTENSION_CACHE", cache.join("tools"))
+        .output()
+        .unwrap();
+    assert!(
+        built.status.success(),
+        "build.sh {version} failed:\n{}",
+        String::from_utf8_lossy(&built.stderr)
+    );
+    fs::write(&stamp, commit).unwrap();
+    eprintln!(
+        "built the real extension {version} in {} ms",
+        started.elapsed().as_millis()
+    );
+    out
+}
+
+/// A private copy of Chromium's directory (hard links where the file
+/// system allows): its `chromium` is an executable path no other test shares.
+fn linked_chromium(into: &Path) -> PathBuf {
+    assert!(
+        Path::new(CHROMIUM_DIR).join("chromium").exists(),
+        "{CHROMIUM_DIR}/chromium is missing: scripts/test.sh installs Debian's chromium"
+    );
+    let dir = into.join("chromium-dir");
+    let linked = Command::new("/bin/cp")
+        .args(["-al", CHROMIUM_DIR])
+        .arg(&dir)
+        .status()
+        .unwrap();
+    if !linked.success() {
+        let _ = fs::remove_dir_all(&dir);
+        let copied = Command::new("/bin/cp")
+            .args(["-a", CHROMIUM_DIR])
+            .arg(&dir)
+            .status()
+            .unwrap();
+        assert!(copied.success(), "cannot copy {CHROMIUM_DIR}");
+    }
+    dir.join("chromium")
+}
+
+/// The user's Chromium: one running browser, or none.
+pub struct RealChrome {
+    exe: PathBuf,
+    home: PathBuf,
+    extension: Option<PathBuf>,
+    display: String,
+    child: Option<Child>,
+}
+
+impl RealChrome {
+    pub fn new(
+        exe: PathBuf,
+        home: &Path,
+        extension: Option<PathBuf>,
+        display: &Display,
+    ) -> RealChrome {
+        RealChrome {
+            exe,
+            home: home.to_path_buf(),
+            extension,
+            display: display.name.clone(),
+            child: None,
+        }
+    }
+
+    /// Chromium's default profile in this HOME: `MY_CHROME_USER_DATA_DIR`.
+    pub fn user_data(&self) -> PathBuf {
+        self.home.join(".config/chromium")
+    }
+
+    pub fn exe(&self) -> &Path {
+        &self.exe
+    }
+
+    fn command(&self, extra: &[&str]) -> Command {
+        let mut cmd = Command::new(&self.exe);
+        cmd.args([
+            "--no-sandbox",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--disable-quic",
+            "--password-store=basic",
+        ])
+        .args(extra)
+        .env_clear()
+        .env("HOME", &self.home)
+        .env("PATH", "/usr/bin:/bin")
+        .env("DISPLAY", &self.display)
+        .process_group(0)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+        if let Some(extension) = &self.extension {
+            cmd.arg(format!("--load-extension={}", extension.display()));
+        }
+        cmd
+    }
+
+    /// Starts the browser as the user runs it (no debugging port) and waits
+    /// until it holds its process singleton and, when loaded, the
+    /// extension's service worker runs.
+    pub fn start(&mut self) -> u32 {
+        assert!(self.child.is_none(), "Chromium is already running");
+        let child = self.command(&[]).spawn().unwrap();
+        let pid = child.id();
+        self.child = Some(child);
+        let lock = self.user_data().join("SingletonLock");
+        eventually("Chromium never took its singleton lock", || {
+            fs::read_link(&lock)
+                .is_ok_and(|target| target.to_string_lossy().ends_with(&format!("-{pid}")))
+        });
+        if self.extension.is_some() {
+            eventually("the extension's service worker never started", || {
+                descendants_with(pid, "--extension-process")
+            });
+        }
+        pid
+    }
+
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(Child::id)
+    }
+
+    /// Quits the browser as a user does (SIGTERM: it saves its session and
+    /// local storage), then makes sure nothing of it is left.
+    pub fn quit(&mut self) {
+        let Some(mut child) = self.child.take() else {
+            return;
+        };
+        let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+        let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM);
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while Instant::now() < deadline && matches!(child.try_wait(), Ok(None)) {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let _ = nix::sys::signal::killpg(pid, nix::sys::signal::Signal::SIGKILL);
+        let _ = child.wait();
+        while nix::sys::signal::killpg(pid, None).is_ok() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// A throw-away debugging session: starts the browser with a debugging
+    /// port, runs `work` on a browser-level CDP connection, closes the
+    /// browser with `Browser.close` (so that local storage reaches the disk)
+    /// and waits for it to exit.
+    fn debugging<T>(&mut self, extra: &[&str], work: impl FnOnce(&mut Cdp) -> T) -> T {
+        assert!(self.child.is_none(), "Chromium is already running");
+        let port_file = self.user_data().join("DevToolsActivePort");
+        let _ = fs::remove_file(&port_file);
+        let mut args = vec!["--remote-debugging-port=0"];
+        args.extend_from_slice(extra);
+        let mut child = self.command(&args).spawn().unwrap();
+        let mut endpoint = None;
+        eventually("Chromium never reported its debugging port", || {
+            let text = fs::read_to_string(&port_file).unwrap_or_default();
+            let mut lines = text.lines();
+            if let (Some(port), Some(path)) = (lines.next(), lines.next()) {
+                endpoint = Some(format!("ws://127.0.0.1:{port}{path}"));
+            }
+            endpoint.is_some()
+        });
+        let mut cdp = Cdp::connect(&endpoint.unwrap());
+        let result = work(&mut cdp);
+        let _ = cdp.call("Browser.close", json!({}), None);
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while Instant::now() < deadline && matches!(child.try_wait(), Ok(None)) {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+        let _ = nix::sys::signal::killpg(pid, nix::sys::signal::Signal::SIGKILL);
+        let _ = child.wait();
+        result
+    }
+
+    /// The extension's own token, from its status page.
+    pub fn read_token(&mut self) -> String {
+        self.debugging(&[], |cdp| {
+            let page = format!("chrome-extension://{EXTENSION_ID}/status.html");
+            let target = cdp.call("Target.createTarget", json!({"url": page}), None);
+            let attach = json!({"targetId": target["targetId"], "flatten": true});
+            let session = cdp.call("Target.attachToTarget", attach, None)["sessionId"]
+                .as_str()
+                .unwrap()
+                .to_string();
+            let read = json!({
+                "expression": "document.querySelector('.auth-token-code')?.textContent ?? ''",
+                "returnByValue": true,
+            });
+            let mut shown = String::new();
+            eventually("the status page never showed the token", || {
+                let value = cdp.call("Runtime.evaluate", read.clone(), Some(&session));
+                shown = value["result"]["value"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string();
+                !shown.is_empty()
+            });
+            shown
+                .strip_prefix("PLAYWRIGHT_MCP_EXTENSION_TOKEN=")
+                .expect("the status page shows the variable")
+                .to_string()
+        })
+    }
+
+    /// The addresses of every tab Chrome restores from its last session: what
+    /// the user would find open after quitting. Needs the browser quit.
+    pub fn restored_tabs(&mut self) -> Vec<String> {
+        self.debugging(&["--restore-last-session"], |cdp| {
+            // Restored tabs appear shortly after start.
+            std::thread::sleep(Duration::from_secs(2));
+            cdp.call("Target.getTargets", json!({}), None)["targetInfos"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|t| t["type"] == "page")
+                .map(|t| t["url"].as_str().unwrap_or_default().to_string())
+                .collect()
+        })
+    }
+}
+
+impl Drop for RealChrome {
+    fn drop(&mut self) {
+        self.quit();
+    }
+}
+
+/// Whether a descendant of `pid` has `flag` in its command line.
+fn descendants_with(pid: u32, flag: &str) -> bool {
+    let table = my_chrome::procs::ProcessTable::read().unwrap();
+    table.iter().any(|p| {
+        p.cmd.iter().any(|a| a.to_string_lossy().contains(flag))
+            && table.ancestors(p.pid).contains(&pid)
+    })
+}
+
+/// Waits (up to 30 s) until `condition` holds.
+pub fn eventually(what: &str, mut condition: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !condition() {
+        assert!(Instant::now() < deadline, "{what}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// A browser-level DevTools connection, for the test's own eyes only.
+struct Cdp {
+    socket: tungstenite::WebSocket<std::net::TcpStream>,
+    next: u64,
+}
+
+impl Cdp {
+    fn connect(endpoint: &str) -> Cdp {
+        let address = endpoint
+            .trim_start_matches("ws://")
+            .split('/')
+            .next()
+            .unwrap()
+            .to_string();
+        let stream = std::net::TcpStream::connect(address).unwrap();
+        stream
+            .set_read_timeout(Some(Duration::from_secs(30)))
+            .unwrap();
+        let (socket, _) = tungstenite::client(endpoint, stream).unwrap();
+        Cdp { socket, next: 0 }
+    }
+
+    /// One command; events in between are dropped.
+    fn call(&mut self, method: &str, params: Value, session: Option<&str>) -> Value {
+        self.next += 1;
+        let mut message = json!({"id": self.next, "method": method, "params": params});
+        if let Some(session) = session {
+            message["sessionId"] = json!(session);
+        }
+        self.socket
+            .send(tungstenite::Message::text(message.to_string()))
+            .unwrap();
+        loop {
+            let frame = match self.socket.read() {
+                Ok(frame) => frame,
+                // Browser.close may end the connection before it answers.
+                Err(_) if method == "Browser.close" => return Value::Null,
+                Err(e) => panic!("{method}: {e}"),
+            };
+            let Ok(text) = frame.into_text() else {
+                continue;
+            };
+            let answer: Value = serde_json::from_str(text.as_str()).unwrap_or_default();
+            if answer["id"] == json!(self.next) {
+                assert!(answer.get("error").is_none(), "{method}: {answer}");
+                return answer["result"].clone();
+            }
+        }
+    }
+}
+
+/// What a user of the real extension has after `setup` and `token store`:
+/// an installed runtime, a keyring holding the extension's own token, and
+/// their Chromium running with the extension (or without it).
+pub struct RealWorld {
+    /// Dropped first: Chromium quits before its display and HOME go.
+    pub chrome: RealChrome,
+    _display: Display,
+    pub world: World,
+}
+
+impl RealWorld {
+    /// `extension`: the built extension, or `None` for a Chromium without it
+    /// (then a throw-away token is stored).
+    pub fn start(extension: Option<PathBuf>) -> RealWorld {
+        let mut sandbox = Sandbox::installed();
+        let keyring = Keyring::start(sandbox.home.path());
+        sandbox.set("DBUS_SESSION_BUS_ADDRESS", keyring.address());
+        let display = Display::start();
+        let exe = linked_chromium(sandbox.home.path());
+        let mut chrome = RealChrome::new(exe, sandbox.home.path(), extension, &display);
+        let token = if chrome.extension.is_some() {
+            chrome.read_token()
+        } else {
+            super::fresh_token()
+        };
+        let stored = sandbox.run_input(&["token", "store", "--stdin"], &token);
+        assert_eq!(stored.code, 0, "{}", stored.stderr);
+        sandbox.set("MY_CHROME_CHROME", chrome.exe());
+        sandbox.set("MY_CHROME_USER_DATA_DIR", chrome.user_data());
+        sandbox.set("MY_CHROME_ATTACH_TIMEOUT_SECS", "30");
+        sandbox.set("MY_CHROME_COMMAND_TIMEOUT_SECS", "60");
+        chrome.start();
+        RealWorld {
+            chrome,
+            _display: display,
+            world: World {
+                sandbox,
+                keyring,
+                token,
+            },
+        }
+    }
+
+    pub fn sandbox(&self) -> &Sandbox {
+        &self.world.sandbox
+    }
+}

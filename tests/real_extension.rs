@@ -1,0 +1,324 @@
+//! my-chrome against the real Playwright Extension (built from
+//! `../shared/real-extension/`) in a real, headed Chromium under Xvfb, with
+//! the real pinned CLI and a real keyring: every released version, the same
+//! scenario. Where the stand-in and the real extension disagree, these tests
+//! are the reference.
+
+mod common;
+
+use std::fs;
+use std::path::Path;
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+
+use common::real_extension::{self, RealWorld};
+use common::sampler::sampler;
+use common::site::{HOME_TEXT, SECOND_TEXT, Site};
+use common::{Run, assert_nowhere_but, fresh_token, read_snapshot, reference};
+
+const EXTENSION_PAGES: &str = "chrome-extension://mmlmfjhmonkocbjadbfplnigmagldckm/";
+const CONNECT_PAGE: &str = "chrome-extension://mmlmfjhmonkocbjadbfplnigmagldckm/connect.html";
+
+#[test]
+fn the_released_extension_0_2_1() {
+    scenario("0.2.1");
+}
+
+#[test]
+fn the_released_extension_0_3_0() {
+    scenario("0.3.0");
+}
+
+#[test]
+fn the_extension_at_main_2026_08_21() {
+    scenario("main-2026-08-21");
+}
+
+/// A my-chrome run that must succeed.
+fn ok(real: &RealWorld, runs: &mut Vec<Run>, args: &[&str]) -> String {
+    let run = real.sandbox().run(args);
+    assert_eq!(
+        run.code, 0,
+        "my-chrome {args:?}\nstdout:\n{}\nstderr:\n{}",
+        run.stdout, run.stderr
+    );
+    let out = run.stdout.clone();
+    runs.push(run);
+    out
+}
+
+fn scenario(version: &str) {
+    let Some(source) = real_extension::source() else {
+        return;
+    };
+    let extension = real_extension::build(&source, version);
+    let mut real = RealWorld::start(Some(extension));
+    let token = real.world.token.clone();
+    let chrome_pid = real.chrome.pid().unwrap();
+    let mut runs = Vec::new();
+
+    // Connect, while every process's argv and environ are read over and over.
+    let (stop, sampling) = sampler(token.clone());
+    let started = Instant::now();
+    let connected = real.sandbox().run(&["connect"]);
+    let took = started.elapsed();
+    stop.store(true, Ordering::SeqCst);
+    let (rounds, seen) = sampling.join().unwrap();
+    eprintln!(
+        "real extension {version}: connect took {} ms; /proc sampled {rounds} times",
+        took.as_millis()
+    );
+    connected.expect(0, "");
+    assert!(
+        connected
+            .stdout
+            .contains(&format!("connected to Chrome (pid {chrome_pid})")),
+        "{}",
+        connected.stdout
+    );
+    assert!(rounds > 0);
+    assert!(seen.is_empty(), "the token was visible in: {seen:?}");
+    runs.push(connected);
+    ok(&real, &mut runs, &["ensure"]);
+
+    no_page_carries_the_token(&real, &token, &mut runs);
+    a_browser_task(&real, &mut runs);
+
+    // Disconnect leaves Chrome running; connecting again does not pile up
+    // connect tabs in the session.
+    let gone = ok(&real, &mut runs, &["disconnect"]);
+    assert!(
+        gone.contains(&format!("Chrome is still running (pid {chrome_pid})")),
+        "{gone}"
+    );
+    let table = my_chrome::procs::ProcessTable::read().unwrap();
+    assert_eq!(
+        my_chrome::chrome::normal_chrome_pids(&table, real.chrome.exe()),
+        vec![chrome_pid],
+        "disconnect leaves the user's Chromium running"
+    );
+    for _ in 0..3 {
+        ok(&real, &mut runs, &["connect"]);
+        let tabs = ok(&real, &mut runs, &["tab-list"]);
+        assert!(!tabs.contains(EXTENSION_PAGES), "{tabs}");
+        ok(&real, &mut runs, &["disconnect"]);
+    }
+
+    connect_on_an_ipv6_first_host(&real, &mut runs);
+    a_wrong_token_is_named_as_the_likely_cause(&mut real, &mut runs);
+
+    // Chromium quits between connect and a command: the session is gone.
+    ok(&real, &mut runs, &["connect"]);
+    real.chrome.quit();
+    let after_quit = real.sandbox().run(&["tab-list"]);
+    after_quit.expect(4, "my-chrome connect");
+    runs.push(after_quit);
+
+    // What the user finds in Chrome afterwards: no connect tab with the
+    // stored token among six connects, only the wrong token's own tab.
+    let restored = real.chrome.restored_tabs();
+    let connect_tabs: Vec<&String> = restored
+        .iter()
+        .filter(|url| url.starts_with(CONNECT_PAGE))
+        .collect();
+    let with_token = connect_tabs.iter().filter(|u| u.contains(&token)).count();
+    eprintln!(
+        "real extension {version}: Chrome restores {} tabs, {} of them connect tabs",
+        restored.len(),
+        connect_tabs.len()
+    );
+    assert_eq!(with_token, 0, "a connect tab with the token stayed open");
+    assert_eq!(connect_tabs.len(), 1, "only the wrong token's tab stays");
+
+    let all: Vec<&Run> = runs.iter().collect();
+    let home = real.sandbox().home.path().to_path_buf();
+    let profile = real.chrome.user_data();
+    assert_nowhere_but(&token, &home, &all, &[&profile]);
+    let reversed: String = token.chars().rev().collect();
+    assert_nowhere_but(&reversed, &home, &all, &[&profile]);
+}
+
+/// No page reachable through the session carries the token: not in a tab's
+/// address or title, not one step back, and the ways to the extension's own
+/// pages are refused.
+fn no_page_carries_the_token(real: &RealWorld, token: &str, runs: &mut Vec<Run>) {
+    let tabs = ok(real, runs, &["tab-list"]);
+    assert!(!tabs.contains(EXTENSION_PAGES), "{tabs}");
+    let count = tabs.lines().filter(|l| l.starts_with("- ")).count();
+    assert!(count >= 1, "{tabs}");
+    let look = "() => location.href + ' ' + document.title";
+    for index in 0..count {
+        ok(real, runs, &["tab-select", &index.to_string()]);
+        let here = ok(real, runs, &["eval", look]);
+        // A tab with no history answers with an error text and exit 0.
+        real.sandbox().run(&["go-back"]);
+        let back = ok(real, runs, &["eval", look]);
+        for seen in [&here, &back] {
+            assert!(!seen.contains(EXTENSION_PAGES), "{seen}");
+            assert!(!seen.contains(token));
+        }
+    }
+    let reversed = "async page => (await Promise.all(page.context().pages().map(async p => \
+                    p.url() + ' ' + await p.title()))).join(' ').split('').reverse().join('')";
+    let read_back = real.sandbox().run(&["--raw", "run-code", reversed]);
+    read_back.expect(2, "`run-code` is refused");
+    runs.push(read_back);
+    let status = format!("{EXTENSION_PAGES}status.html");
+    for command in ["goto", "tab-new"] {
+        let refused = real.sandbox().run(&[command, &status]);
+        refused.expect(2, "web pages only");
+        runs.push(refused);
+    }
+}
+
+fn a_browser_task(real: &RealWorld, runs: &mut Vec<Run>) {
+    let site = Site::start();
+    ok(real, runs, &["tab-new"]);
+    ok(real, runs, &["goto", &site.url("/")]);
+    let home = read_snapshot(real.sandbox(), &ok(real, runs, &["snapshot"]));
+    assert!(home.contains(HOME_TEXT), "{home}");
+    ok(
+        real,
+        runs,
+        &["fill", &reference(&home, "Name"), "typed by the test"],
+    );
+    let typed = ok(
+        real,
+        runs,
+        &["eval", "() => document.querySelector('#name').value"],
+    );
+    assert!(typed.contains("typed by the test"), "{typed}");
+    ok(
+        real,
+        runs,
+        &["click", &reference(&home, "Go to the second page")],
+    );
+    let second = read_snapshot(real.sandbox(), &ok(real, runs, &["snapshot"]));
+    assert!(second.contains(SECOND_TEXT), "{second}");
+}
+
+/// `connect` in a private mount namespace whose `/etc/hosts` puts `::1`
+/// first for `localhost` (Debian's default file, macOS): the relay then
+/// listens on `[::1]`, and the connect URL names it.
+fn connect_on_an_ipv6_first_host(real: &RealWorld, runs: &mut Vec<Run>) {
+    if !nix::unistd::geteuid().is_root() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI runs as root and must run this"
+        );
+        eprintln!("SKIPPED: a private /etc/hosts needs root (unshare -m)");
+        return;
+    }
+    let hosts = real.sandbox().home.path().join("hosts-ipv6-first");
+    fs::write(&hosts, "::1 localhost ip6-localhost\n127.0.0.1 localhost\n").unwrap();
+    let hosts = hosts.display().to_string();
+    let wrapper = [
+        "/usr/bin/unshare",
+        "-m",
+        "/bin/sh",
+        "-c",
+        "mount --bind \"$0\" /etc/hosts && exec \"$@\"",
+        &hosts,
+    ];
+    let run = common::Running::start(real.sandbox().command_through(&wrapper, &["connect"])).wait();
+    run.expect(0, "");
+    runs.push(run);
+    assert!(
+        relay_listens_on_ipv6_loopback(&real.sandbox().runtime),
+        "the relay did not listen on [::1]: the test did not test IPv6"
+    );
+    let tabs = ok(real, runs, &["tab-list"]);
+    assert!(!tabs.contains(EXTENSION_PAGES), "{tabs}");
+    ok(real, runs, &["disconnect"]);
+}
+
+/// Whether a process of this runtime (the CLI's daemon) listens on `[::1]`.
+fn relay_listens_on_ipv6_loopback(runtime: &Path) -> bool {
+    let loopback = "00000000000000000000000001000000:";
+    let table = fs::read_to_string("/proc/net/tcp6").unwrap_or_default();
+    let sockets: Vec<String> = table
+        .lines()
+        .skip(1)
+        .filter_map(|line| {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            (fields.len() > 9 && fields[1].starts_with(loopback) && fields[3] == "0A")
+                .then(|| format!("socket:[{}]", fields[9]))
+        })
+        .collect();
+    let runtime = runtime.display().to_string();
+    fs::read_dir("/proc").unwrap().flatten().any(|process| {
+        let cmdline = fs::read(process.path().join("cmdline")).unwrap_or_default();
+        String::from_utf8_lossy(&cmdline).contains(&runtime)
+            && fs::read_dir(process.path().join("fd"))
+                .into_iter()
+                .flatten()
+                .flatten()
+                .filter_map(|fd| fs::read_link(fd.path()).ok())
+                .any(|link| sockets.contains(&link.display().to_string()))
+    })
+}
+
+/// A stored token that is not the extension's: the extension never opens
+/// the relay's WebSocket, so the bounded wait ends with the likely cause
+/// and the step that fixes it, and asks for no rotation.
+fn a_wrong_token_is_named_as_the_likely_cause(real: &mut RealWorld, runs: &mut Vec<Run>) {
+    let stale = fresh_token();
+    store(real, &stale, "10");
+    let refused = real.sandbox().run(&["connect"]);
+    refused.expect(124, "Invalid token provided.");
+    for needle in [
+        "stored token is not the extension's current one",
+        "my-chrome token store",
+    ] {
+        assert!(refused.stderr.contains(needle), "{}", refused.stderr);
+    }
+    assert!(
+        !refused.stderr.contains("begin-token-rotation"),
+        "{}",
+        refused.stderr
+    );
+    assert!(!refused.stderr.contains(&stale));
+    runs.push(refused);
+    let token = real.world.token.clone();
+    store(real, &token, "30");
+    let doctor = real.sandbox().doctor();
+    assert_eq!(doctor["session"]["status"], "missing", "{doctor}");
+}
+
+/// Stores `token` and sets the attach bound for the next connects.
+fn store(real: &mut RealWorld, token: &str, attach_secs: &str) {
+    let stored = real
+        .sandbox()
+        .run_input(&["token", "store", "--stdin"], token);
+    assert_eq!(stored.code, 0, "{}", stored.stderr);
+    real.world
+        .sandbox
+        .set("MY_CHROME_ATTACH_TIMEOUT_SECS", attach_secs);
+}
+
+/// A Chromium without the extension: the connect page cannot load, so the
+/// bounded wait ends naming a missing extension among the likely causes.
+#[test]
+fn without_the_extension_connect_ends_within_its_bound() {
+    if real_extension::source().is_none() {
+        return;
+    }
+    let mut real = RealWorld::start(None);
+    real.world.sandbox.set("MY_CHROME_ATTACH_TIMEOUT_SECS", "8");
+    let started = Instant::now();
+    let refused = real.sandbox().run(&["connect"]);
+    eprintln!(
+        "without the extension, connect ended after {} ms",
+        started.elapsed().as_millis()
+    );
+    refused.expect(124, "not installed or not enabled");
+    assert!(
+        !refused.stderr.contains("begin-token-rotation"),
+        "{}",
+        refused.stderr
+    );
+    let token = real.world.token.clone();
+    real.chrome.quit();
+    let home = real.sandbox().home.path().to_path_buf();
+    assert_nowhere_but(&token, &home, &[&refused], &[&real.chrome.user_data()]);
+}
