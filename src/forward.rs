@@ -12,7 +12,7 @@ use crate::session::ensure::require_ready;
 use crate::session::pinned::{Need, Prepared};
 
 /// Commands my-chrome refuses, and what to use instead.
-const BLOCKED: [(&str, &str); 9] = [
+const BLOCKED: [(&str, &str); 10] = [
     (
         "open",
         "it would launch a browser; use `my-chrome goto <url>` in the connected one",
@@ -48,15 +48,23 @@ const BLOCKED: [(&str, &str); 9] = [
          calls it RCE-equivalent): it could read your files and the extension's token; use \
          `my-chrome eval` for JavaScript in the page",
     ),
+    (
+        "state-load",
+        "it replaces the browser's cookies and storage, and opens whatever origins its file \
+         names (the extension's own among them, whose storage holds the token); sign in with \
+         `goto` and the page itself",
+    ),
 ];
 
 /// Commands that navigate to an address given as an argument.
 const NAVIGATING: [&str; 2] = ["goto", "tab-new"];
 
-/// The schemes a navigation may use. The extension's own pages show its
-/// token (`status.html`) and carry it (`connect.html`), and the debugger
-/// lets the session navigate there; browser pages are not an agent's either.
-const WEB_SCHEMES: [&str; 4] = ["http", "https", "file", "data"];
+/// The schemes a navigation may use (and `about:blank`). The extension's own
+/// pages show its token (`status.html`) and carry it (`connect.html`), and the
+/// debugger lets the session navigate there; browser pages are not an
+/// agent's either. (The pinned CLI itself refuses `file:`, and Chrome aborts
+/// `data:` navigations through the extension.)
+const WEB_SCHEMES: [&str; 2] = ["http", "https"];
 
 /// The names of the refused commands.
 pub fn blocked_commands() -> impl Iterator<Item = &'static str> {
@@ -111,18 +119,19 @@ pub fn refusal(args: &[String], session: &str) -> Option<String> {
         if let Some(scheme) = refused {
             return Some(format!(
                 "`{command}` to a {scheme}: address is refused: my-chrome opens web pages only \
-                 (http, https, file, data, about:blank); the extension's own pages show its token, \
-                 and browser pages are not an agent's"
+                 (http, https, about:blank); the extension's own pages show its token, and \
+                 browser pages are not an agent's"
             ));
         }
     }
     None
 }
 
-/// The scheme of an address, lower-case, read as a browser reads it (C0
+/// The scheme of an address, lower-case, read as a URL parser reads it (C0
 /// controls and spaces around it dropped, tabs and line breaks anywhere);
-/// `None` without one (`example.test/x`, `localhost:3000`). In an option
-/// (`--x=…`), the value counts.
+/// `None` without one (`example.test/x`, to which the CLI adds `https://`).
+/// `localhost:3000` has the scheme `localhost`, for the CLI as for us. In an
+/// option (`--x=…`), the value counts.
 fn scheme_of(arg: &str) -> Option<String> {
     let value = match arg.strip_prefix('-') {
         Some(option) => option.split_once('=')?.1,
@@ -133,14 +142,12 @@ fn scheme_of(arg: &str) -> Option<String> {
         .chars()
         .filter(|c| !matches!(c, '\t' | '\n' | '\r'))
         .collect();
-    let (scheme, rest) = cleaned.split_once(':')?;
+    let (scheme, _) = cleaned.split_once(':')?;
     let valid = scheme.starts_with(|c: char| c.is_ascii_alphabetic())
         && scheme
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
-    let port = rest.split('/').next().unwrap_or_default();
-    let host_and_port = !port.is_empty() && port.bytes().all(|b| b.is_ascii_digit());
-    (valid && !host_and_port).then(|| scheme.to_ascii_lowercase())
+    valid.then(|| scheme.to_ascii_lowercase())
 }
 
 fn web_scheme(scheme: &str) -> bool {
@@ -285,6 +292,7 @@ mod tests {
             "kill-all",
             "delete-data",
             "run-code",
+            "state-load",
         ] {
             assert!(
                 refusal(&args(&[command]), "mychrome").is_some(),
@@ -331,6 +339,10 @@ mod tests {
             "javascript:alert(1)",
             "devtools://devtools/bundled/inspector.html",
             "about:settings",
+            "javascript:0/alert(1)",
+            "localhost:3000/page",
+            "file:///tmp/page.html",
+            "data:text/html,<p>hi</p>",
         ] {
             for command in ["goto", "tab-new"] {
                 let why = refusal(&args(&[command, refused]), "mychrome")
@@ -348,10 +360,9 @@ mod tests {
         for allowed in [
             "https://example.test/a?b=chrome-extension://x",
             "http://127.0.0.1:8080/",
-            "localhost:3000/page",
+            "HTTPS://example.test/",
             "example.test",
-            "file:///tmp/page.html",
-            "data:text/html,<p>hi</p>",
+            "example.test/path?q=chrome-extension://x",
             "about:blank",
         ] {
             assert_eq!(

@@ -240,11 +240,9 @@ fn assert_not_delivered(run: &Run) {
     );
 }
 
-/// A connect that fails after the URL went to Chrome (the stand-in's
-/// `faults`): it says why, asks for a token rotation, and leaves no session
-/// and nothing behind.
-/// A connect that fails after the URL reached Chrome; only an exposure
-/// (exit 6) asks for a rotation.
+/// A connect that fails after the URL reached Chrome (the stand-in's
+/// `faults`): it says why and leaves no session and nothing behind; only an
+/// exposure (exit 6) asks for a rotation.
 fn fails_after_delivery(faults: &str, code: i32, needle: &str) {
     let mut w = world();
     let _chrome = w.chrome_with_faults(faults);

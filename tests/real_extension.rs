@@ -151,7 +151,7 @@ fn no_page_carries_the_token(real: &RealWorld, token: &str, runs: &mut Vec<Run>)
         ok(real, runs, &["tab-select", &index.to_string()]);
         let here = ok(real, runs, &["eval", look]);
         // A tab with no history answers with an error text and exit 0.
-        real.sandbox().run(&["go-back"]);
+        runs.push(real.sandbox().run(&["go-back"]));
         let back = ok(real, runs, &["eval", look]);
         for seen in [&here, &back] {
             assert!(!seen.contains(EXTENSION_PAGES), "{seen}");
@@ -163,6 +163,16 @@ fn no_page_carries_the_token(real: &RealWorld, token: &str, runs: &mut Vec<Run>)
     let read_back = real.sandbox().run(&["--raw", "run-code", reversed]);
     read_back.expect(2, "`run-code` is refused");
     runs.push(read_back);
+    let state = real.sandbox().home.path().join("state.json");
+    let origins = format!(
+        r#"{{"cookies":[],"origins":[{{"origin":"{EXTENSION_PAGES}","localStorage":[]}}]}}"#
+    );
+    fs::write(&state, origins).unwrap();
+    let loaded = real
+        .sandbox()
+        .run(&["state-load", &state.display().to_string()]);
+    loaded.expect(2, "`state-load` is refused");
+    runs.push(loaded);
     let status = format!("{EXTENSION_PAGES}status.html");
     for command in ["goto", "tab-new"] {
         let refused = real.sandbox().run(&[command, &status]);

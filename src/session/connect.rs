@@ -58,6 +58,21 @@ impl AttachError {
         }
     }
 
+    /// A failure after delivery is only what it seems once the processes
+    /// are checked: a changed Chrome or a process with the token (or a table
+    /// that cannot be read) makes it an exposure.
+    fn confirmed(self, config: &Config, before: &[u32]) -> AttachError {
+        match self {
+            AttachError::NoAnswer { .. } | AttachError::AfterDelivery { .. } => {
+                match exposure_check(config, before) {
+                    Ok(()) => self,
+                    Err(why) => AttachError::Exposed(format!("{} Then: {why}", self.explain().0)),
+                }
+            }
+            other => other,
+        }
+    }
+
     fn exit(&self) -> Exit {
         match self {
             AttachError::NotSent { exit, .. } | AttachError::AfterDelivery { exit, .. } => *exit,
@@ -312,7 +327,8 @@ pub fn connect(config: &Config) -> Result<(), Error> {
     .args(["attach", &session_arg, "--extension=chrome", &config_arg])
     .spawn_to(&attach_env, &bootstrap.output()?)?;
 
-    let outcome = attach_and_check(config, &handoff, &mut attach, &before, chrome_pid, &token);
+    let outcome = attach_and_check(config, &handoff, &mut attach, &before, chrome_pid, &token)
+        .map_err(|error| error.confirmed(config, &before));
     drop(token);
     // The CLI stops the daemon it started only when interrupted, not killed.
     attach.stop_group(Duration::from_secs(5));
@@ -378,6 +394,11 @@ fn attach_and_check(
         match handoff.accept(attach.pid(), Duration::from_millis(100)) {
             Ok(courier) => break courier,
             Err(HandoffError::TimedOut(_)) => continue,
+            // A token was in the CLI's environment and the courier's
+            // command line: exposed, though not by us.
+            Err(e @ HandoffError::RefusedToken) => {
+                return Err(AttachError::Exposed(format!("{e}.")));
+            }
             Err(e) => return Err(AttachError::not_sent(e.exit(), format!("{e}."))),
         }
     };
@@ -444,17 +465,26 @@ fn attach_and_check(
         std::thread::sleep(Duration::from_millis(20));
     }
 
-    let table = ProcessTable::read().map_err(|e| after_delivery(Exit::Failure, format!("{e}.")))?;
+    exposure_check(config, before).map_err(AttachError::Exposed)
+}
+
+/// After delivery, whatever the outcome: the PID set must be the one
+/// checked and no process may carry the token. A table that cannot be read
+/// rules nothing out, so it counts as an exposure too.
+fn exposure_check(config: &Config, before: &[u32]) -> Result<(), String> {
+    let table = ProcessTable::read().map_err(|e| {
+        format!("the process table could not be read after delivery, so an exposure cannot be ruled out ({e}).")
+    })?;
     let after = chrome::normal_chrome_pids(&table, &config.chrome);
     if after != before {
-        return Err(AttachError::Exposed(format!(
+        return Err(format!(
             "Chrome's processes changed during the attach ({before:?} → {after:?})."
-        )));
+        ));
     }
     if let Exposure::Exposed(pids) = chrome::token_exposure(&table) {
-        return Err(AttachError::Exposed(format!(
+        return Err(format!(
             "processes {pids:?} carry an extension token in their command line or environment."
-        )));
+        ));
     }
     Ok(())
 }

@@ -46,16 +46,24 @@ pub fn ensure(config: &Config) -> Result<(), Error> {
     // the browser.
     let _lease = crate::lease::acquire(config, "ensure")?;
     let prepared = require_ready(config)?;
-    prepared.cli().close_connect_tabs().map_err(|why| {
-        fail(
+    let cli = prepared.cli();
+    if let Err(why) = cli.close_connect_tabs() {
+        // Fail closed: no agent may keep a session that shows the token.
+        let detached = cli.detach();
+        return Err(fail(
             Exit::Failure,
             format!(
                 "the session shows the extension's connect tab, whose address carries the token, \
-                 and it could not be closed ({why}); run `my-chrome disconnect`, close that tab in \
-                 Chrome, then `my-chrome connect`"
+                 and it could not be closed ({why}); {}. Close that tab in Chrome, then ask the \
+                 user to approve `my-chrome connect`",
+                if detached {
+                    "the session was detached"
+                } else {
+                    "the session could not be detached: run `my-chrome disconnect`"
+                }
             ),
-        )
-    })?;
+        ));
+    }
     println!("my-chrome: ready (session {})", config.session);
     Ok(())
 }

@@ -14,6 +14,9 @@ use crate::helper::pin::Pin;
 use crate::helper::{Helper, HelperError, trusted_node};
 use crate::runtime::{Runtime, WrapperLock};
 
+/// How many connect tabs one `close_connect_tabs` closes at most.
+const MAX_CONNECT_TABS: usize = 8;
+
 /// Bound on helper-tab and housekeeping commands (invariant 10).
 pub const HELPER_TIMEOUT: Duration = Duration::from_secs(8);
 
@@ -162,19 +165,24 @@ impl PinnedCli<'_> {
         if found.is_empty() {
             return Ok(());
         }
-        // New tabs come last: the indices found stay valid. Opened on an
-        // explicit address: a tab opened without one can leave `eval`
-        // waiting forever through the extension (seen with 0.2.1 to main).
+        // Opened on an explicit address: a tab opened without one can leave
+        // `eval` waiting forever through the extension (seen with 0.2.1 to
+        // main-2026-08-21).
         self.run(
             "playwright-cli tab-new",
             &[&session, "tab-new", "about:blank"],
         )
         .filter(|f| f.status.success())
         .ok_or("no new tab could be opened in its place")?;
-        for index in found.iter().rev() {
+        // One at a time, from a fresh list: a tab that went away meanwhile
+        // must not shift an index onto one of the user's tabs.
+        for _ in 0..MAX_CONNECT_TABS {
+            let Some(&last) = list()?.last() else {
+                return Ok(());
+            };
             self.run(
                 "playwright-cli tab-close",
-                &[&session, "tab-close", &index.to_string()],
+                &[&session, "tab-close", &last.to_string()],
             );
         }
         match list()?.len() {

@@ -291,15 +291,28 @@ impl RealChrome {
     /// the user would find open after quitting. Needs the browser quit.
     pub fn restored_tabs(&mut self) -> Vec<String> {
         self.debugging(&["--restore-last-session"], |cdp| {
-            // Restored tabs appear shortly after start.
-            std::thread::sleep(Duration::from_secs(2));
-            cdp.call("Target.getTargets", json!({}), None)["targetInfos"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .filter(|t| t["type"] == "page")
-                .map(|t| t["url"].as_str().unwrap_or_default().to_string())
-                .collect()
+            let pages = |cdp: &mut Cdp| -> Vec<String> {
+                cdp.call("Target.getTargets", json!({}), None)["targetInfos"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .filter(|t| t["type"] == "page")
+                    .map(|t| t["url"].as_str().unwrap_or_default().to_string())
+                    .collect()
+            };
+            // Restored tabs appear one by one after start: read until the
+            // list holds still for a second.
+            let mut seen = pages(cdp);
+            let mut still_since = Instant::now();
+            eventually("the restored tabs never settled", || {
+                let now = pages(cdp);
+                if now != seen {
+                    seen = now;
+                    still_since = Instant::now();
+                }
+                still_since.elapsed() >= Duration::from_secs(1) && !seen.is_empty()
+            });
+            seen
         })
     }
 }
