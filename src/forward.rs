@@ -5,6 +5,7 @@ use std::ffi::OsString;
 use std::time::Duration;
 
 use crate::child::{ChildCommand, Output};
+use crate::commands;
 use crate::config::Config;
 use crate::error::Error;
 use crate::helper::Helper;
@@ -55,6 +56,16 @@ const BLOCKED: [(&str, &str); 10] = [
          `goto` and the page itself",
     ),
 ];
+
+/// The pinned CLI's own words for what `my-chrome disconnect` does.
+const DISCONNECT_ALIASES: [&str; 2] = ["close", "detach"];
+
+/// The documented commands my-chrome passes on.
+fn forwarded_commands() -> impl Iterator<Item = &'static str> {
+    commands::table().iter().map(|c| c.name).filter(|name| {
+        !BLOCKED.iter().any(|(b, _)| b == name) && !DISCONNECT_ALIASES.contains(name)
+    })
+}
 
 /// Commands that navigate to an address given as an argument.
 const NAVIGATING: [&str; 2] = ["goto", "tab-new"];
@@ -109,6 +120,23 @@ pub fn refusal(args: &[String], session: &str) -> Option<String> {
     let command = command_of(&rest)?;
     if let Some((_, why)) = BLOCKED.iter().find(|(name, _)| *name == command) {
         return Some(format!("`{command}` is refused: {why}"));
+    }
+    if DISCONNECT_ALIASES.contains(&command) {
+        return Some(format!(
+            "`{command}` is `my-chrome disconnect` (it detaches and leaves Chrome running); run \
+             that, with no options before it"
+        ));
+    }
+    if commands::find(command).is_none() {
+        let hint = match commands::nearest(command, forwarded_commands()) {
+            Some(near) => format!("did you mean `{near}`? "),
+            None => String::new(),
+        };
+        return Some(format!(
+            "`{}` is not a command my-chrome forwards (only the pinned CLI's documented ones); \
+             {hint}`my-chrome --help` lists them",
+            crate::cli::redact_token_runs(command)
+        ));
     }
     if NAVIGATING.contains(&command) {
         let after = rest.iter().skip_while(|a| *a != command).skip(1);
@@ -323,6 +351,39 @@ mod tests {
             without_session(&args(&["--session", "mychrome", "tab-list"])),
             args(&["tab-list"])
         );
+    }
+
+    #[test]
+    fn only_documented_commands_pass_wherever_they_stand() {
+        for (line, needle) in [
+            (&["config-print"][..], "not a command my-chrome forwards"),
+            (&["tray"], "not a command my-chrome forwards"),
+            (&["--json", "tray"], "not a command my-chrome forwards"),
+            (&["snapshto"], "did you mean `snapshot`?"),
+            (&["--json", "close"], "is `my-chrome disconnect`"),
+            (&["--raw", "detach"], "is `my-chrome disconnect`"),
+            (
+                &["--raw", "--json", "run-code", "x"],
+                "`run-code` is refused",
+            ),
+            (
+                &["-s=mychrome", "--json", "kill-all"],
+                "`kill-all` is refused",
+            ),
+        ] {
+            let why = refusal(&args(line), "mychrome").unwrap_or_else(|| panic!("{line:?}"));
+            assert!(why.contains(needle), "{line:?}: {why}");
+        }
+        for line in [
+            &["--json", "tab-list"][..],
+            &["list"],
+            &["--raw", "eval", "1"],
+        ] {
+            assert_eq!(refusal(&args(line), "mychrome"), None, "{line:?}");
+        }
+        // Every forwarded command is documented and none of them refused.
+        assert!(forwarded_commands().all(|c| commands::find(c).is_some()));
+        assert!(!forwarded_commands().any(|c| ["open", "close", "run-code"].contains(&c)));
     }
 
     #[test]

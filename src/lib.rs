@@ -7,6 +7,7 @@ pub mod audit;
 pub mod child;
 pub mod chrome;
 pub mod cli;
+pub mod commands;
 pub mod config;
 pub mod error;
 pub mod forward;

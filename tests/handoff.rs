@@ -123,9 +123,13 @@ fn a_bare_or_token_bearing_courier_is_refused() {
     run.expect(6, "already carries a token");
     assert!(!run.stderr.contains("canary-not"), "{}", run.stderr);
 
-    // Anything else goes to the forwarder, which needs the pinned CLI first.
+    // Anything else goes to the forwarder: only documented commands, and
+    // those need the pinned CLI first.
     sandbox
         .run(&["frobnicate"])
+        .expect(2, "not a command my-chrome forwards");
+    sandbox
+        .run(&["tab-list"])
         .expect(2, "run `my-chrome setup`");
 }
 

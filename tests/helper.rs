@@ -261,3 +261,23 @@ fn help_and_version_name_both_the_wrapper_and_the_pinned_cli() {
         "an unsupported CLI's help is not shown"
     );
 }
+
+#[test]
+fn the_shipped_command_table_is_the_installed_clis_own() {
+    // A pin move that changes the CLI's commands fails here until
+    // scripts/pin-cli.sh has regenerated skill/cli/commands.txt.
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/cli-commands.sh");
+    let out = std::process::Command::new(script)
+        .arg(common::golden_runtime().join("cli"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap(),
+        include_str!("../skill/cli/commands.txt")
+    );
+}

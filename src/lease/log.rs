@@ -36,106 +36,16 @@ pub enum Event<'a> {
     Released,
 }
 
-/// The commands of the pinned @playwright/cli 0.1.17 (its `--help`; a test
-/// compares them) and the wrapper commands that take the lease. Any other
-/// word in the command's place is written as `other`: it may be a URL or
+/// The wrapper commands that take the lease; with the pinned CLI's
+/// documented commands (`crate::commands`), the only words the log writes
+/// in the command's place. Anything else is `other`: it may be a URL or
 /// text typed in the wrong place.
-const COMMANDS: [&str; 89] = [
-    "open",
-    "attach",
-    "close",
-    "detach",
-    "goto",
-    "type",
-    "click",
-    "dblclick",
-    "fill",
-    "drag",
-    "drop",
-    "hover",
-    "select",
-    "upload",
-    "check",
-    "uncheck",
-    "snapshot",
-    "find",
-    "eval",
-    "dialog-accept",
-    "dialog-dismiss",
-    "resize",
-    "delete-data",
-    "go-back",
-    "go-forward",
-    "reload",
-    "press",
-    "keydown",
-    "keyup",
-    "mousemove",
-    "mousedown",
-    "mouseup",
-    "mousewheel",
-    "screenshot",
-    "pdf",
-    "tab-list",
-    "tab-new",
-    "tab-close",
-    "tab-select",
-    "state-load",
-    "state-save",
-    "cookie-list",
-    "cookie-get",
-    "cookie-set",
-    "cookie-delete",
-    "cookie-clear",
-    "localstorage-list",
-    "localstorage-get",
-    "localstorage-set",
-    "localstorage-delete",
-    "localstorage-clear",
-    "sessionstorage-list",
-    "sessionstorage-get",
-    "sessionstorage-set",
-    "sessionstorage-delete",
-    "sessionstorage-clear",
-    "requests",
-    "request",
-    "request-headers",
-    "request-body",
-    "response-headers",
-    "response-body",
-    "route",
-    "route-list",
-    "unroute",
-    "network-state-set",
-    "console",
-    "run-code",
-    "tracing-start",
-    "tracing-stop",
-    "video-start",
-    "video-stop",
-    "video-chapter",
-    "video-show-actions",
-    "video-hide-actions",
-    "show",
-    "pause-at",
-    "resume",
-    "step-over",
-    "generate-locator",
-    "highlight",
-    "install",
-    "install-browser",
-    "list",
-    "close-all",
-    "kill-all",
-    "connect",
-    "ensure",
-    "disconnect",
-];
+const WRAPPERS: [&str; 3] = ["connect", "ensure", "disconnect"];
 
-/// A command's name as the log and the lease file keep it: one of
-/// [`COMMANDS`], or `other`.
+/// A command's name as the log and the lease file keep it: a documented
+/// command of the pinned CLI, one of [`WRAPPERS`], or `other`.
 pub fn command_name(raw: &str) -> &str {
-    if COMMANDS.contains(&raw) {
+    if WRAPPERS.contains(&raw) || crate::commands::find(raw).is_some() {
         raw
     } else {
         "other"

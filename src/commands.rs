@@ -1,0 +1,90 @@
+//! The pinned CLI's documented commands, and which of their options and
+//! arguments name a file: `skill/cli/commands.txt`, generated from the
+//! pinned package's own `help.json` by `scripts/cli-commands.sh` and
+//! embedded like the lock, so that a pin move cannot widen what my-chrome
+//! forwards without a visible change here (a test compares it with the
+//! installed CLI).
+
+use std::sync::OnceLock;
+
+const TABLE: &str = include_str!("../skill/cli/commands.txt");
+
+/// One documented command.
+#[derive(Debug, PartialEq, Eq)]
+pub struct CliCommand {
+    pub name: &'static str,
+    /// Options that name a file, without their `--`.
+    pub file_flags: Vec<&'static str>,
+    /// Positional arguments (from 0) that name a file.
+    pub file_args: Vec<usize>,
+}
+
+/// Every documented command, in the order of the CLI's `--help`.
+pub fn table() -> &'static [CliCommand] {
+    static PARSED: OnceLock<Vec<CliCommand>> = OnceLock::new();
+    PARSED.get_or_init(|| parse(TABLE))
+}
+
+fn parse(text: &'static str) -> Vec<CliCommand> {
+    text.lines()
+        .filter(|line| !line.starts_with('#') && !line.trim().is_empty())
+        .map(|line| {
+            let mut words = line.split_whitespace();
+            let name = words.next().expect("a line starts with a name");
+            let (mut file_flags, mut file_args) = (Vec::new(), Vec::new());
+            for word in words {
+                match word.strip_prefix("--") {
+                    Some(flag) => file_flags.push(flag),
+                    None => file_args.push(word.parse().expect("a positional index")),
+                }
+            }
+            CliCommand {
+                name,
+                file_flags,
+                file_args,
+            }
+        })
+        .collect()
+}
+
+pub fn find(name: &str) -> Option<&'static CliCommand> {
+    table().iter().find(|c| c.name == name)
+}
+
+/// The name among `candidates` closest to a mistyped `name`, when one is
+/// close enough to be a likely meaning.
+pub fn nearest<'a>(name: &str, candidates: impl Iterator<Item = &'a str>) -> Option<&'a str> {
+    let limit = (name.chars().count() / 3).max(2);
+    candidates
+        .map(|c| (strsim::levenshtein(name, c), c))
+        .filter(|(distance, _)| *distance <= limit)
+        .min_by_key(|(distance, _)| *distance)
+        .map(|(_, c)| c)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_embedded_table_parses_with_its_file_arguments() {
+        assert!(table().len() > 50);
+        let screenshot = find("screenshot").unwrap();
+        assert_eq!(screenshot.file_flags, vec!["filename"]);
+        assert!(screenshot.file_args.is_empty());
+        assert_eq!(find("state-save").unwrap().file_args, vec![0]);
+        assert_eq!(find("drop").unwrap().file_flags, vec!["path"]);
+        // A cookie's path is no file.
+        assert!(find("cookie-set").unwrap().file_flags.is_empty());
+        // Undocumented commands of the pinned CLI are not in it.
+        assert!(find("config-print").is_none() && find("tray").is_none());
+    }
+
+    #[test]
+    fn a_typo_finds_its_command() {
+        let names = || table().iter().map(|c| c.name);
+        assert_eq!(nearest("snapshto", names()), Some("snapshot"));
+        assert_eq!(nearest("tablist", names()), Some("tab-list"));
+        assert_eq!(nearest("frobnicate", names()), None);
+    }
+}
