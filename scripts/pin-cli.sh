@@ -4,8 +4,9 @@
 #   skill/cli/package-lock.json    lockfile v3 with integrity hashes, no registry URLs
 #   skill/cli/tree.sha256          digest of a clean install's node_modules, per OS
 #   skill/cli/released-locks.sha256  SHA-256 of every lock we have shipped (appended)
+#   skill/cli/help.json            the pinned client's own command table, as it ships
 #   skill/cli/commands.txt         its documented commands and what of them names a file
-#                                  (scripts/cli-commands.sh, from the package's help.json)
+#                                  (scripts/cli-commands.sh, from that help.json)
 #
 # Usage: scripts/pin-cli.sh VERSION      (e.g. scripts/pin-cli.sh 0.1.17)
 #
@@ -69,6 +70,7 @@ for os in linux darwin; do
 done
 
 cp "$work/package.json" "$work/package-lock.json" "$out/"
+cp "$work/install-linux/node_modules/playwright-core/lib/tools/cli-client/help.json" "$out/"
 "$root/scripts/cli-commands.sh" "$work/install-linux" >"$out/commands.txt"
 printf '%s\n' "${digests[@]}" >"$out/tree.sha256"
 lock_digest=$(sha256sum <"$out/package-lock.json" | cut -d' ' -f1)

@@ -8,6 +8,10 @@
 use std::sync::OnceLock;
 
 const TABLE: &str = include_str!("../skill/cli/commands.txt");
+/// The pinned client's own `help.json` (its options and their kinds).
+const HELP: &str = include_str!("../skill/cli/help.json");
+/// Options the pinned client adds to `help.json`'s booleans (`program.js`).
+const CLIENT_BOOLEANS: [&str; 5] = ["all", "help", "json", "raw", "version"];
 
 /// One documented command.
 #[derive(Debug, PartialEq, Eq)]
@@ -47,6 +51,22 @@ fn parse(text: &'static str) -> Vec<CliCommand> {
         .collect()
 }
 
+/// The options the pinned client parses as booleans (never taking the next
+/// word as their value).
+pub fn booleans() -> &'static [&'static str] {
+    static BOOLEANS: OnceLock<Vec<&'static str>> = OnceLock::new();
+    BOOLEANS.get_or_init(|| {
+        static HELP_JSON: OnceLock<serde_json::Value> = OnceLock::new();
+        let help = HELP_JSON
+            .get_or_init(|| serde_json::from_str(HELP).expect("the embedded help.json parses"));
+        let listed = help["booleanOptions"].as_array().into_iter().flatten();
+        listed
+            .filter_map(serde_json::Value::as_str)
+            .chain(CLIENT_BOOLEANS)
+            .collect()
+    })
+}
+
 pub fn find(name: &str) -> Option<&'static CliCommand> {
     table().iter().find(|c| c.name == name)
 }
@@ -78,6 +98,7 @@ mod tests {
         assert!(find("cookie-set").unwrap().file_flags.is_empty());
         // Undocumented commands of the pinned CLI are not in it.
         assert!(find("config-print").is_none() && find("tray").is_none());
+        assert!(booleans().contains(&"full-page") && booleans().contains(&"json"));
     }
 
     #[test]

@@ -264,6 +264,9 @@ pub fn forward(config: &Config, raw: &[OsString]) -> Result<(), Error> {
         return Err(Error::Usage(crate::cli::redact_token_runs(&why)));
     }
     let rest = without_session(&args);
+    if let Some(why) = crate::file_args::refusal(&config.runtime.path, &rest) {
+        return Err(Error::Usage(crate::cli::redact_token_runs(&why)));
+    }
     let command = command_of(&rest);
     // `list` reports every session and needs none of ours: forwarded as is.
     let listing = command == Some("list");

@@ -450,3 +450,72 @@ fn any_next_command_recovers_a_killed_connect_first() {
     assert!(left.is_empty(), "still running: {left:?}");
     assert_nowhere(&w.token, w.sandbox.home.path(), &[&killed, &next]);
 }
+
+/// The attack: a page's response body written over the verified
+/// helper with forwarded commands alone. Refused before anything runs; the
+/// helper and the session stay as they were.
+#[test]
+fn forwarded_commands_cannot_write_into_the_runtime_or_through_a_link() {
+    let mut w = world();
+    let _chrome = w.chrome();
+    w.sandbox.run(&["connect"]).expect(0, "");
+    let site = common::site::Site::start();
+    assert_eq!(w.sandbox.run(&["goto", &site.url("/")]).code, 0);
+    let requests = w.sandbox.run(&["requests", "--static"]);
+    assert!(requests.stdout.contains("1."), "{}", requests.stdout);
+    let helper = w
+        .sandbox
+        .cli()
+        .join("node_modules/@playwright/cli/playwright-cli.js");
+    let before = fs::read(&helper).unwrap();
+    let link = w.sandbox.home.path().join("elsewhere");
+    std::os::unix::fs::symlink(&w.sandbox.runtime, &link).unwrap();
+    let attacks = [
+        vec![
+            "response-body".to_string(),
+            "1".into(),
+            format!("--filename={}", helper.display()),
+        ],
+        vec![
+            "response-body".into(),
+            "1".into(),
+            "--filename".into(),
+            "cli/node_modules/x.js".into(),
+        ],
+        vec!["screenshot".into(), "--filename=page.png".into()],
+        vec![
+            "snapshot".into(),
+            format!("--filename={}/cli/x.yml", link.display()),
+        ],
+        vec![
+            "state-save".into(),
+            w.sandbox.runtime.join("lease.json").display().to_string(),
+        ],
+    ];
+    for attack in &attacks {
+        let line: Vec<&str> = attack.iter().map(String::as_str).collect();
+        let refused = w.sandbox.run(&line);
+        refused.expect(2, "whose directories are no symbolic links");
+    }
+    assert_eq!(
+        fs::read(&helper).unwrap(),
+        before,
+        "the helper is untouched"
+    );
+    assert!(!w.sandbox.runtime.join("page.png").exists());
+    // Outside the runtime, with no link on the way, files are written.
+    let body = w.sandbox.home.path().join("body.html");
+    let saved = w.sandbox.run(&[
+        "response-body",
+        "1",
+        &format!("--filename={}", body.display()),
+    ]);
+    assert_eq!(saved.code, 0, "{}{}", saved.stdout, saved.stderr);
+    assert!(
+        fs::read_to_string(&body)
+            .unwrap()
+            .contains(common::site::HOME_TEXT)
+    );
+    assert_eq!(w.sandbox.run(&["tab-list"]).code, 0);
+    assert_nowhere(&w.token, w.sandbox.home.path(), &[]);
+}

@@ -280,4 +280,11 @@ fn the_shipped_command_table_is_the_installed_clis_own() {
         String::from_utf8(out.stdout).unwrap(),
         include_str!("../skill/cli/commands.txt")
     );
+    let installed = common::golden_runtime()
+        .join("cli/node_modules/playwright-core/lib/tools/cli-client/help.json");
+    assert_eq!(
+        fs::read(installed).unwrap(),
+        include_bytes!("../skill/cli/help.json"),
+        "skill/cli/help.json is the pinned client's own"
+    );
 }

@@ -1,0 +1,188 @@
+//! Where a forwarded command's files may go (docs/DESIGN.md, invariant 8).
+//! The daemon writes (and reads) them wherever they point, without a check:
+//! every option or argument that names a file (the command table says
+//! which) is resolved as the daemon resolves it — against the runtime, the
+//! CLI's working directory — and refused when it lands inside the runtime
+//! (`<runtime>/cli` included) or passes a symbolic link on its way.
+
+use std::fs;
+use std::path::{Component, Path, PathBuf};
+
+use crate::commands;
+use crate::minimist;
+
+/// Why the file arguments of `args` (a command line without session
+/// options) may not be passed on, if they may not.
+pub fn refusal(runtime: &Path, args: &[String]) -> Option<String> {
+    let parsed = match minimist::parse(args, commands::booleans()) {
+        Ok(parsed) => parsed,
+        Err(minimist::ParseError(why)) => return Some(why),
+    };
+    let name = parsed.positional.first()?;
+    let command = commands::find(name)?;
+    let flags = command.file_flags.iter().flat_map(|flag| {
+        let values = parsed.options.get(*flag).map(minimist::Value::texts);
+        values
+            .unwrap_or_default()
+            .into_iter()
+            .map(move |value| (format!("--{flag}"), value))
+    });
+    let positional = command.file_args.iter().filter_map(|at| {
+        let value = parsed.positional.get(at + 1)?;
+        Some((format!("argument {}", at + 1), value.as_str()))
+    });
+    for (what, value) in flags.chain(positional).collect::<Vec<_>>() {
+        if let Err(why) = check(runtime, value) {
+            return Some(format!(
+                "`{name}` {what} {:?}: {why}. Give an absolute path outside my-chrome's runtime \
+                 whose directories are no symbolic links",
+                crate::cli::redact_token_runs(value)
+            ));
+        }
+    }
+    None
+}
+
+/// `raw` as the daemon resolves it (`path.resolve(cwd, raw)`): relative to
+/// the runtime, `.` and `..` taken lexically.
+pub fn resolve(runtime: &Path, raw: &str) -> PathBuf {
+    let mut out = PathBuf::new();
+    for part in runtime.join(raw).components() {
+        match part {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// Fine for a file of a forwarded command: outside the runtime, and no
+/// symbolic link on its way.
+pub fn check(runtime: &Path, raw: &str) -> Result<(), String> {
+    let path = resolve(runtime, raw);
+    let real_runtime = fs::canonicalize(runtime).unwrap_or_else(|_| runtime.to_path_buf());
+    if path.starts_with(runtime) || path.starts_with(&real_runtime) {
+        return Err(format!(
+            "it would land inside my-chrome's private runtime ({})",
+            runtime.display()
+        ));
+    }
+    let mut prefix = PathBuf::new();
+    for part in path.components() {
+        prefix.push(part);
+        match fs::symlink_metadata(&prefix) {
+            Ok(meta) if meta.file_type().is_symlink() => {
+                return Err(format!(
+                    "{} on its way is a symbolic link",
+                    prefix.display()
+                ));
+            }
+            Ok(_) => {}
+            // What does not exist yet cannot be a link (the daemon creates
+            // the file itself).
+            Err(_) => break,
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(line: &[&str]) -> Vec<String> {
+        line.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn paths_resolve_against_the_runtime_as_the_daemon_resolves_them() {
+        let runtime = Path::new("/home/u/.cache/my-chrome");
+        assert_eq!(resolve(runtime, "x.png"), runtime.join("x.png"));
+        assert_eq!(resolve(runtime, "/tmp/x.png"), Path::new("/tmp/x.png"));
+        assert_eq!(
+            resolve(runtime, "../my-chrome/cli/a.js"),
+            runtime.join("cli/a.js")
+        );
+        assert_eq!(
+            resolve(runtime, "../../../../../etc/x"),
+            Path::new("/etc/x")
+        );
+        assert_eq!(
+            resolve(runtime, "/tmp/../home/u/.cache/my-chrome/./cli"),
+            runtime.join("cli")
+        );
+    }
+
+    #[test]
+    fn files_inside_the_runtime_or_through_a_link_are_refused() {
+        let home = tempfile::tempdir().unwrap();
+        let runtime = home.path().join("runtime");
+        fs::create_dir_all(runtime.join("cli/node_modules")).unwrap();
+        let outside = home.path().join("out");
+        fs::create_dir(&outside).unwrap();
+        std::os::unix::fs::symlink(&runtime, home.path().join("link")).unwrap();
+        std::os::unix::fs::symlink("/nowhere", outside.join("dangling")).unwrap();
+        let target = runtime.join("cli/node_modules/@playwright/cli/playwright-cli.js");
+        let refused = |line: &[&str]| refusal(&runtime, &args(line));
+        for line in [
+            &["screenshot", "--filename=x.png"][..],
+            &["screenshot", "--filename", "x.png"],
+            &["pdf", &format!("--filename={}", target.display())],
+            &[
+                "response-body",
+                "3",
+                "--filename",
+                &format!("{}/../runtime/cli/a", outside.display()),
+            ],
+            &["state-save", "state.json"],
+            &[
+                "video-start",
+                "--size",
+                "800x600",
+                &runtime.join("v.webm").display().to_string(),
+            ],
+            &[
+                "snapshot",
+                &format!("--filename={}/link/x.yml", home.path().display()),
+            ],
+            &[
+                "eval",
+                "1",
+                &format!("--filename={}/dangling", outside.display()),
+            ],
+            &["screenshot", "--filename=/tmp/ok.png", "--filename=x.png"],
+            &["upload", "session-output/page.yml"],
+        ] {
+            assert!(refused(line).is_some(), "{line:?} passed");
+        }
+        for line in [
+            &[
+                "screenshot",
+                &format!("--filename={}/x.png", outside.display()),
+            ][..],
+            &["screenshot", "e5"],
+            &[
+                "video-start",
+                "--size",
+                "800x600",
+                &outside.join("v.webm").display().to_string(),
+            ],
+            &["cookie-set", "a", "b", "--path", "/"],
+            &["goto", "https://example.test/x.png"],
+            &["tab-list"],
+        ] {
+            assert_eq!(refused(line), None, "{line:?}");
+        }
+        let why = refused(&["pdf", "--filename=../runtime/cli/x"]).unwrap();
+        assert!(why.contains("inside my-chrome's private runtime"), "{why}");
+        let why = refused(&[
+            "snapshot",
+            &format!("--filename={}/link/x", home.path().display()),
+        ])
+        .unwrap();
+        assert!(why.contains("is a symbolic link"), "{why}");
+    }
+}

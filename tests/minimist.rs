@@ -1,0 +1,177 @@
+//! The port of the pinned client's argument parser (src/minimist.rs) against
+//! the real thing: the pinned `minimist.js`, run by node with the client's
+//! own boolean options, over a fixed corpus and random command lines.
+
+mod common;
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::sync::Mutex;
+
+use my_chrome::commands::booleans;
+use my_chrome::minimist::{self, Value};
+use proptest::prelude::*;
+use serde_json::json;
+
+/// A node process that parses one JSON array of words per line with the
+/// pinned minimist.js, as program.js calls it.
+struct Reference {
+    _child: Child,
+    input: ChildStdin,
+    output: BufReader<ChildStdout>,
+}
+
+impl Reference {
+    fn start() -> Reference {
+        let minimist = common::golden_runtime()
+            .join("cli/node_modules/playwright-core/lib/tools/cli-client/minimist.js");
+        let script = r#"
+            const { minimist } = require(process.argv[1]);
+            const boolean = JSON.parse(process.argv[2]);
+            const lines = require('readline').createInterface({ input: process.stdin });
+            lines.on('line', line => {
+              let out;
+              try { out = minimist(JSON.parse(line), { boolean, string: ['_'] }); }
+              catch (e) { out = { error: e.message }; }
+              process.stdout.write(JSON.stringify(out) + '\n');
+            });
+        "#;
+        let mut child = Command::new(common::system_node())
+            .arg("-e")
+            .arg(script)
+            .arg(minimist)
+            .arg(serde_json::to_string(booleans()).unwrap())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let input = child.stdin.take().unwrap();
+        let output = BufReader::new(child.stdout.take().unwrap());
+        Reference {
+            _child: child,
+            input,
+            output,
+        }
+    }
+
+    fn parse(&mut self, words: &[String]) -> serde_json::Value {
+        writeln!(self.input, "{}", serde_json::to_string(words).unwrap()).unwrap();
+        let mut line = String::new();
+        self.output.read_line(&mut line).unwrap();
+        serde_json::from_str(&line).unwrap()
+    }
+}
+
+fn as_json(value: &Value) -> serde_json::Value {
+    match value {
+        Value::Bool(b) => json!(b),
+        Value::Text(t) => json!(t),
+        Value::List(values) => values.iter().map(as_json).collect(),
+    }
+}
+
+/// The port's answer in minimist's shape.
+fn ported(words: &[String]) -> serde_json::Value {
+    match minimist::parse(words, booleans()) {
+        Ok(parsed) => {
+            let mut out = serde_json::Map::new();
+            out.insert("_".into(), json!(parsed.positional));
+            for (key, value) in &parsed.options {
+                out.insert(key.clone(), as_json(value));
+            }
+            serde_json::Value::Object(out)
+        }
+        // The message matters less than failing where it fails.
+        Err(_) => json!({"error": true}),
+    }
+}
+
+fn same(reference: &mut Reference, words: &[String]) -> Result<(), String> {
+    let mut expected = reference.parse(words);
+    if expected.get("error").is_some() {
+        expected = json!({"error": true});
+    }
+    let got = ported(words);
+    if got == expected {
+        Ok(())
+    } else {
+        Err(format!("{words:?}: minimist.js {expected}, port {got}"))
+    }
+}
+
+fn reference() -> &'static Mutex<Reference> {
+    static REFERENCE: std::sync::OnceLock<Mutex<Reference>> = std::sync::OnceLock::new();
+    REFERENCE.get_or_init(|| Mutex::new(Reference::start()))
+}
+
+#[test]
+fn the_port_reads_every_corpus_line_as_minimist_js_does() {
+    let corpus: &[&[&str]] = &[
+        &["screenshot", "--filename", "/tmp/x.png", "e5"],
+        &["screenshot", "--filename=/tmp/x.png", "--full-page"],
+        &["--json", "tab-list"],
+        &["--raw", "false", "eval", "1"],
+        &["--json=true", "tab-list"],
+        &["--no-json", "x"],
+        &["--filename", "-", "x"],
+        &["--filename", "--", "x"],
+        &["--filename", "-x", "y"],
+        &["video-start", "--size", "800x600", "v.webm"],
+        &["a", "--", "--filename=x", "-s", "b"],
+        &["-s=mychrome", "tab-list"],
+        &["-smychrome", "tab-list"],
+        &["-abc", "value"],
+        &["-n5", "-x-", "-y=", "-z", "true"],
+        &["-a.b", "c"],
+        &["-ab1.", "c"],
+        &["-", "--", "-"],
+        &["--f=a", "--f", "b", "--f=c"],
+        &["--f", "x", "--no-f", "--f", "y"],
+        &["--full-page=1"],
+        &["--headed", "true", "--mobile", "x"],
+        &["eval", "() => 1", "--filename", ""],
+        &["--a=", "--b", "", "c"],
+        &["upload", "/a", "/b", "--", "--c"],
+        &["-é", "x"],
+    ];
+    let mut reference = reference().lock().unwrap();
+    for line in corpus {
+        let words: Vec<String> = line.iter().map(|w| w.to_string()).collect();
+        same(&mut reference, &words).unwrap();
+    }
+}
+
+/// Words made of the pieces that matter to the parser.
+fn word() -> impl Strategy<Value = String> {
+    let pieces = prop_oneof![
+        Just("-".to_string()),
+        Just("--".to_string()),
+        Just("=".to_string()),
+        Just("no-".to_string()),
+        Just("true".to_string()),
+        Just("false".to_string()),
+        Just(".".to_string()),
+        Just(" ".to_string()),
+        "[a-c]{1,2}",
+        "[0-9]{1,2}",
+        prop::sample::select(vec![
+            "json".to_string(),
+            "raw".to_string(),
+            "filename".to_string(),
+            "full-page".to_string(),
+            "s".to_string(),
+            "e".to_string(),
+        ]),
+    ];
+    prop::collection::vec(pieces, 0..5).prop_map(|p| p.concat())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
+
+    #[test]
+    fn the_port_agrees_with_minimist_js_on_random_lines(line in prop::collection::vec(word(), 0..7)) {
+        let mut reference = reference().lock().unwrap();
+        prop_assert!(same(&mut reference, &line).is_ok(), "{}", same(&mut reference, &line).unwrap_err());
+    }
+}
