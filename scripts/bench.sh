@@ -5,7 +5,10 @@
 #   - connect (after disconnect), doctor --json, a no-op setup;
 #   - the lease's share of a forwarded command: one uncontended take and
 #     release timed inside a fresh process (examples/lease_cost.rs), with an
-#     explicit agent name and with the derived one (target: <= 2 ms).
+#     explicit agent name and with the derived one (target: <= 2 ms);
+#   - the helper check's share: reading the record of the verified tree and
+#     comparing all of <runtime>/cli with it, in a fresh process
+#     (examples/manifest_cost.rs; target: <= 5 ms).
 # It runs against the Chrome stand-in (a real headless Chromium) with a
 # throw-away token in a private GNOME Keyring: never against your Chrome.
 #
@@ -15,7 +18,7 @@ cd "$(dirname "$0")/.."
 runs=${1:-20}
 
 cargo build --release --quiet --workspace
-cargo build --release --quiet --example lease_cost
+cargo build --release --quiet --example lease_cost --example manifest_cost
 bin=$PWD/target/release/my-chrome
 work=$(mktemp -d)
 pids=()
@@ -82,6 +85,8 @@ lease_us() { # runtime [agent]
   for _ in $(seq "$runs"); do target/release/examples/lease_cost "$@"; done |
     sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'
 }
+manifest=$(for _ in $(seq "$runs"); do target/release/examples/manifest_cost "$MY_CHROME_RUNTIME_DIR"; done |
+  sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
 lease_named=$(lease_us "$work/lease-named" bench)
 lease_derived=$(lease_us "$work/lease-derived")
 "$bin" disconnect >/dev/null 2>&1 || true
@@ -95,3 +100,4 @@ echo "my-chrome doctor --json:                 median ${doctor} ms"
 echo "my-chrome setup (no-op):                 median ${setup} ms"
 echo "lease take+release, MY_CHROME_AGENT set:  median ${lease_named} us (target <= 2000)"
 echo "lease take+release, derived agent name:   median ${lease_derived} us (target <= 2000)"
+echo "helper tree unchanged since verified:     median ${manifest} us (target <= 5000, $(wc -l <"$MY_CHROME_RUNTIME_DIR/cli-manifest.txt") entries)"

@@ -8,7 +8,6 @@ use crate::child::{ChildCommand, Output};
 use crate::commands;
 use crate::config::Config;
 use crate::error::Error;
-use crate::helper::Helper;
 use crate::session::ensure::require_ready;
 use crate::session::pinned::{Need, Prepared};
 
@@ -234,23 +233,19 @@ fn without_session(args: &[String]) -> Vec<String> {
 /// The pinned CLI's own help, when the helper is supported (never
 /// otherwise: an unsupported copy's text is not ours to show).
 pub fn cli_help(config: &Config) -> Option<String> {
-    let runtime = crate::runtime::Runtime::inspect(&config.runtime).ok()??;
-    let pin = crate::helper::pin::Pin::shipped();
-    let helper = Helper::at(runtime.cli_dir());
-    helper
-        .check_supported(pin, crate::helper::check::Depth::Quick)
-        .ok()?;
-    let env = crate::child::ChildEnv::new(config, &runtime.tmp_dir());
-    let node = crate::helper::trusted_node(config, pin, &env).ok()?;
+    // `--help` creates no runtime; with one, the helper is checked as for
+    // any forwarded command.
+    crate::runtime::Runtime::inspect(&config.runtime).ok()??;
+    let prepared = Prepared::open(config, Need::Supported, false).ok()?;
     let help = ChildCommand::new(
         "playwright-cli --help",
-        &node.path,
-        runtime.root(),
+        &prepared.node.path,
+        prepared.runtime.root(),
         Duration::from_secs(30),
     )
-    .arg(helper.entry())
+    .arg(prepared.helper.entry())
     .arg("--help")
-    .run(&env)
+    .run(&prepared.env)
     .ok()?;
     help.status.success().then(|| help.stdout_text())
 }

@@ -9,6 +9,7 @@ pub mod chrome;
 pub mod cli;
 pub mod commands;
 pub mod config;
+pub mod daemon;
 pub mod error;
 pub mod file_args;
 pub mod forward;

@@ -81,11 +81,15 @@ pub fn parse(args: &[String], booleans: &[&str]) -> Result<Parsed, ParseError> {
     let mut i = 0;
     while i < args.len() {
         let arg = args[i].as_str();
-        if let Some(body) = arg
+        // minimist's /^--.+=/: an `=` after at least one character.
+        let assignment = arg
             .strip_prefix("--")
-            .filter(|b| b.contains('=') && !b.starts_with('='))
-        {
-            let (key, value) = body.split_once('=').unwrap();
+            .filter(|b| b.char_indices().skip(1).any(|(_, c)| c == '='));
+        if let Some(body) = assignment {
+            let Some((key, value)) = body.split_once('=').filter(|(key, _)| !key.is_empty()) else {
+                // `--=…=`: the pinned parser fails on it (its match is null).
+                return Err(ParseError(format!("cannot parse the option {arg:?}")));
+            };
             if is_bool(key) {
                 return Err(ParseError(format!(
                     "boolean option '--{key}' should not be passed with '=value', use '--{key}' or '--no-{key}' instead"

@@ -211,9 +211,12 @@ impl Doctor {
 
 fn cli_report(runtime: &Runtime, pin: &Pin, node: Option<&Node>, env: &ChildEnv) -> CliReport {
     let helper = Helper::at(runtime.cli_dir());
-    let compatibility = match node {
-        Some(node) => helper.verify(pin, node, env, runtime.root()),
-        None => helper.check_supported(pin, Depth::Full),
+    // A tree that changed since its last full check runs no code, not even
+    // `--version`.
+    let compatibility = match (helper.unchanged(runtime), node) {
+        (Err(e), _) => Err(e),
+        (Ok(_), Some(node)) => helper.verify(pin, node, env, runtime.root()),
+        (Ok(_), None) => helper.check_supported(pin, Depth::Full),
     };
     let compatibility = match (compatibility, node) {
         (Err(e), _) => describe(e),
@@ -329,6 +332,9 @@ fn describe(error: HelperError) -> String {
         HelperError::Missing { .. } => "missing".to_string(),
         HelperError::Unsafe(e) => unsafe_status(&e),
         HelperError::Unsupported { fault, .. } => format!("unsupported: {fault}"),
+        HelperError::Changed { path, what, .. } => {
+            format!("changed: {path} {what} after it was verified (run `my-chrome setup`)")
+        }
         other => format!("unsupported: {other}"),
     }
 }

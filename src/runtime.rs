@@ -46,6 +46,8 @@ pub enum StateFile {
     Bootstrap,
     /// Who holds the shared browser session.
     Lease,
+    /// The helper tree as its last full check found it.
+    HelperManifest,
 }
 
 impl StateFile {
@@ -55,6 +57,7 @@ impl StateFile {
             StateFile::RotationMarker => "rotation-marker.json",
             StateFile::Bootstrap => "bootstrap.json",
             StateFile::Lease => "lease.json",
+            StateFile::HelperManifest => "cli-manifest.txt",
         }
     }
 }
@@ -367,6 +370,21 @@ pub fn check_private_dir(path: &Path) -> Result<(), RuntimeError> {
         return Err(unsafe_path(path, "is not a directory"));
     }
     check_owner_and_mode(path, &meta, 0o700)
+}
+
+/// The helper's directory: like [`check_private_dir`], but sealed read-only
+/// (0500) as setup leaves it, or 0700 as older releases did.
+pub fn check_helper_dir(path: &Path) -> Result<(), RuntimeError> {
+    let meta = fs::symlink_metadata(path).map_err(io_error("inspect", path))?;
+    if meta.file_type().is_symlink() || !meta.is_dir() {
+        return check_private_dir(path);
+    }
+    let mode = if meta.mode() & 0o7777 == 0o500 {
+        0o500
+    } else {
+        0o700
+    };
+    check_owner_and_mode(path, &meta, mode)
 }
 
 fn check_owner_and_mode(path: &Path, meta: &fs::Metadata, mode: u32) -> Result<(), RuntimeError> {

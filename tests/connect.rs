@@ -519,3 +519,62 @@ fn forwarded_commands_cannot_write_into_the_runtime_or_through_a_link() {
     assert_eq!(w.sandbox.run(&["tab-list"]).code, 0);
     assert_nowhere(&w.token, w.sandbox.home.path(), &[]);
 }
+
+/// The verified helper changed after connect (a write no forwarded command
+/// can make any more, but any process of the user can): none of its code
+/// runs. The next command and disconnect refuse, exit 6, naming the file;
+/// disconnect stops the session through the daemon's own socket, and setup
+/// then installs a verified copy again.
+#[test]
+fn a_helper_changed_after_verification_runs_no_more() {
+    let mut w = world();
+    let chrome = w.chrome();
+    w.sandbox.run(&["connect"]).expect(0, "");
+    let entry = w
+        .sandbox
+        .cli()
+        .join("node_modules/@playwright/cli/playwright-cli.js");
+    let marker = w.sandbox.home.path().join("helper-code-ran");
+    // File times move in clock ticks: let one pass since the record.
+    thread::sleep(Duration::from_millis(30));
+    fs::write(
+        &entry,
+        format!(
+            "require('fs').writeFileSync({:?}, 'ran');\n",
+            marker.display().to_string()
+        ),
+    )
+    .unwrap();
+
+    let refused = w.sandbox.run(&["tab-list"]);
+    refused.expect(6, "playwright-cli.js in the pinned @playwright/cli");
+    assert!(
+        refused.stderr.contains("Run `my-chrome setup`"),
+        "{}",
+        refused.stderr
+    );
+    let doctor = w.sandbox.doctor();
+    assert!(
+        doctor["cli"]["compatibility"]
+            .as_str()
+            .unwrap()
+            .starts_with("changed:"),
+        "{doctor}"
+    );
+    let gone = w.sandbox.run(&["disconnect"]);
+    gone.expect(6, "stopped through its daemon's socket");
+    assert!(!marker.exists(), "no code of the changed helper ran");
+    assert!(chrome.alive(), "Chrome keeps running");
+
+    w.sandbox.run(&["setup"]).expect(0, "");
+    let again = w.sandbox.run(&["connect"]);
+    again.expect(0, "");
+    assert!(
+        again.stdout.contains("connected to Chrome"),
+        "{}",
+        again.stdout
+    );
+    assert_eq!(w.sandbox.run(&["tab-list"]).code, 0);
+    assert!(!marker.exists());
+    assert_nowhere(&w.token, w.sandbox.home.path(), &[&refused, &gone, &again]);
+}

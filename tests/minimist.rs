@@ -133,6 +133,9 @@ fn the_port_reads_every_corpus_line_as_minimist_js_does() {
         &["--a=", "--b", "", "c"],
         &["upload", "/a", "/b", "--", "--c"],
         &["-é", "x"],
+        &["--==", "x"],
+        &["--=a=b"],
+        &["--a==b", "--="],
     ];
     let mut reference = reference().lock().unwrap();
     for line in corpus {

@@ -28,9 +28,21 @@ fn setup_on_a_fresh_home_installs_a_supported_copy_and_a_second_run_changes_noth
     let runtime = sandbox.home.path().join(".cache/my-chrome");
     assert_eq!(mode(&runtime), 0o700);
     assert_eq!(mode(&runtime.join(".my-chrome-runtime")), 0o600);
-    for sub in ["cli", "tmp", ".playwright"] {
+    for sub in ["tmp", ".playwright"] {
         assert_eq!(mode(&runtime.join(sub)), 0o700, "{sub}");
     }
+    // The helper is sealed read-only, and recorded as verified.
+    let cli = runtime.join("cli");
+    assert_eq!(mode(&cli), 0o500);
+    assert_eq!(mode(&cli.join("package.json")), 0o400);
+    assert_eq!(mode(&cli.join("node_modules/@playwright/cli")), 0o500);
+    let record = fs::read_to_string(runtime.join("cli-manifest.txt")).unwrap();
+    assert!(record.lines().count() > 100, "{record}");
+    assert!(
+        record
+            .lines()
+            .any(|l| l.ends_with(" node_modules/@playwright/cli/playwright-cli.js"))
+    );
 
     let mut doctor = sandbox.command(&["doctor", "--json"]);
     doctor.env_remove("MY_CHROME_RUNTIME_DIR");

@@ -2,6 +2,7 @@
 //! the installed copy, and `my-chrome setup`.
 
 pub mod check;
+pub mod manifest;
 pub mod node;
 pub mod pin;
 pub mod setup;
@@ -17,7 +18,8 @@ use pin::Pin;
 use crate::child::{ChildCommand, ChildEnv, ChildError};
 use crate::error::Exit;
 use crate::procs::ProcError;
-use crate::runtime::{self, RuntimeError};
+use crate::runtime::{self, Runtime, RuntimeError, StateFile};
+use std::os::unix::fs::MetadataExt;
 
 /// The CLI's entry point, relative to the install directory.
 pub const ENTRY: &str = "node_modules/@playwright/cli/playwright-cli.js";
@@ -72,6 +74,17 @@ pub enum HelperError {
          session is running, remove that file and run `my-chrome setup` again"
     )]
     SessionUnreadable { reason: String },
+    /// The tree changed after its last full check: no code of it runs.
+    #[error(
+        "{} in the pinned @playwright/cli {what} after my-chrome verified it; none of its code was \
+         run. Run `my-chrome setup` to install a verified copy again",
+        .dir.join(.path).display()
+    )]
+    Changed {
+        dir: PathBuf,
+        path: String,
+        what: &'static str,
+    },
     #[error("{0}")]
     Swap(String),
     #[error("could not {action}: {source}")]
@@ -85,6 +98,7 @@ impl HelperError {
     pub fn exit(&self) -> Exit {
         match self {
             HelperError::Unsafe(e) => e.exit(),
+            HelperError::Changed { .. } => Exit::Security,
             HelperError::Child(e) | HelperError::NpmAborted(e) => e.exit(),
             HelperError::Interrupted { signal } => Exit::Signal(*signal as i32),
             HelperError::Node(e) => e.exit(),
@@ -181,8 +195,64 @@ impl Helper {
                 dir: self.dir.clone(),
             });
         }
-        runtime::check_private_dir(&self.dir)?;
+        runtime::check_helper_dir(&self.dir)?;
         Ok(())
+    }
+
+    /// Takes write permission away from the whole tree (directories 0500,
+    /// files keep only their read and execute bits) so that nothing writes
+    /// into it by accident; the manifest is what notices a change.
+    pub fn seal(&self) -> std::io::Result<()> {
+        set_tree_modes(&self.dir, &|meta| {
+            if meta.is_dir() {
+                0o500
+            } else {
+                meta.mode() & 0o555
+            }
+        })
+    }
+
+    /// Gives the owner write permission on every directory back, so that
+    /// a sealed tree can be removed (setup's old copy, say).
+    pub fn unseal(dir: &Path) -> std::io::Result<()> {
+        set_tree_modes(dir, &|meta| {
+            if meta.is_dir() {
+                0o700
+            } else {
+                meta.mode() & 0o7777
+            }
+        })
+    }
+
+    /// Seals the tree and records it, entry by entry, as the full check
+    /// just found it.
+    pub fn record(&self, runtime: &Runtime) -> Result<(), HelperError> {
+        self.seal()
+            .map_err(io_error("seal the installed copy read-only"))?;
+        let manifest =
+            manifest::Manifest::take(&self.dir).map_err(io_error("record the installed copy"))?;
+        runtime.write_state(StateFile::HelperManifest, &manifest.to_bytes())?;
+        Ok(())
+    }
+
+    /// Whether the tree is still exactly what the last full check recorded:
+    /// `Ok(false)` when nothing was recorded (an install of an older
+    /// release), `Changed` (exit 6) naming the first difference.
+    pub fn unchanged(&self, runtime: &Runtime) -> Result<bool, HelperError> {
+        let Some(bytes) = runtime.read_state(StateFile::HelperManifest)? else {
+            return Ok(false);
+        };
+        let changed = |path: String, what| HelperError::Changed {
+            dir: self.dir.clone(),
+            path,
+            what,
+        };
+        let recorded = manifest::Manifest::from_bytes(&bytes)
+            .ok_or_else(|| changed(".".into(), "has a record that cannot be read"))?;
+        recorded
+            .compare(&self.dir)
+            .map_err(|d| changed(d.path, d.what))?;
+        Ok(true)
     }
 
     fn unsupported(&self, fault: Fault) -> HelperError {
@@ -190,6 +260,37 @@ impl Helper {
             dir: self.dir.clone(),
             fault,
         }
+    }
+}
+
+/// Sets the mode of every entry under `dir` (links excepted: a mode change
+/// would follow them), `dir` itself last. An entry that has its mode already
+/// is left alone: a chmod moves the ctime the manifest records.
+fn set_tree_modes(dir: &Path, mode: &dyn Fn(&std::fs::Metadata) -> u32) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let set = |path: &Path, meta: &std::fs::Metadata| {
+        let wanted = mode(meta);
+        if meta.mode() & 0o7777 == wanted {
+            return Ok(());
+        }
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(wanted))
+    };
+    for entry in std::fs::read_dir(dir)? {
+        let path = entry?.path();
+        let meta = std::fs::symlink_metadata(&path)?;
+        if meta.is_dir() {
+            set_tree_modes(&path, mode)?;
+        } else if !meta.file_type().is_symlink() {
+            set(&path, &meta)?;
+        }
+    }
+    set(dir, &std::fs::symlink_metadata(dir)?)
+}
+
+fn io_error(action: &'static str) -> impl FnOnce(std::io::Error) -> HelperError {
+    move |source| HelperError::Io {
+        action: action.to_string(),
+        source,
     }
 }
 

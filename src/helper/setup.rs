@@ -60,6 +60,8 @@ pub fn setup(config: &Config) -> Result<Outcome, HelperError> {
     let current = Helper::at(runtime.cli_dir());
     match current.verify(pin, &node, &env, runtime.root()) {
         Ok(()) => {
+            // An install of an older release: sealed and recorded now.
+            current.record(&runtime)?;
             return Ok(Outcome::AlreadySupported {
                 dir: runtime.cli_dir(),
             });
@@ -114,6 +116,7 @@ pub fn setup(config: &Config) -> Result<Outcome, HelperError> {
     }
     refuse_if_in_use(config, &runtime)?;
     swap_into_place(&runtime, staging)?;
+    Helper::at(runtime.cli_dir()).record(&runtime)?;
     Ok(Outcome::Installed {
         dir: runtime.cli_dir(),
     })
@@ -204,7 +207,7 @@ fn swap_into_place(runtime: &Runtime, staging: TempDir) -> Result<(), HelperErro
     }
     // The staging path is now `cli`: nothing is left for the guard to delete.
     let _ = staging.keep();
-    if had_old && let Err(e) = fs::remove_dir_all(&aside) {
+    if had_old && let Err(e) = Helper::unseal(&aside).and_then(|()| fs::remove_dir_all(&aside)) {
         eprintln!(
             "my-chrome: warning: could not remove the old copy at {}: {e}",
             aside.display()
@@ -233,7 +236,9 @@ fn recover_abandoned(runtime: &Runtime) -> Result<(), HelperError> {
             "my-chrome: removing {} left by an earlier setup",
             path.display()
         );
-        fs::remove_dir_all(path).map_err(io_error("remove an abandoned staging directory"))?;
+        Helper::unseal(path)
+            .and_then(|()| fs::remove_dir_all(path))
+            .map_err(io_error("remove an abandoned staging directory"))?;
     }
     Ok(())
 }

@@ -8,9 +8,11 @@ use std::fs;
 use super::pinned::{Need, Prepared};
 use crate::chrome::{self, ChromeState};
 use crate::config::Config;
-use crate::error::Error;
+use crate::error::{Error, Exit};
+use crate::helper::HelperError;
+use crate::helper::pin::Pin;
 use crate::procs::ProcessTable;
-use crate::runtime::StateFile;
+use crate::runtime::{Runtime, StateFile};
 
 pub fn disconnect(config: &Config) -> Result<(), Error> {
     // Never pull the session from under another agent's turn; once detached
@@ -22,7 +24,12 @@ pub fn disconnect(config: &Config) -> Result<(), Error> {
 }
 
 fn detach(config: &Config) -> Result<(), Error> {
-    let prepared = Prepared::open(config, Need::Intact, true)?;
+    let prepared = match Prepared::open(config, Need::Intact, true) {
+        Err(Error::Helper(changed @ HelperError::Changed { .. })) => {
+            return Err(stop_without_helper(config, changed));
+        }
+        other => other?,
+    };
     let runtime = &prepared.runtime;
     let cli = prepared.cli();
     super::connect::recover(runtime, &cli)?;
@@ -55,4 +62,31 @@ fn detach(config: &Config) -> Result<(), Error> {
         );
     }
     Ok(())
+}
+
+/// The helper changed after it was verified, so none of its code may run:
+/// the session's daemon is asked to stop through its own socket instead.
+fn stop_without_helper(config: &Config, changed: HelperError) -> Error {
+    let stopped = Runtime::open(&config.runtime).ok().and_then(|runtime| {
+        let state = super::state::session_state(
+            &config.home,
+            &runtime,
+            &config.session,
+            Pin::shipped().core_version(),
+        );
+        match state {
+            super::state::SessionState::Ready(entry) => {
+                Some(crate::daemon::stop(&entry.socket_path, super::pinned::HELPER_TIMEOUT).is_ok())
+            }
+            _ => None,
+        }
+    });
+    let session = match stopped {
+        Some(true) => {
+            "The session was stopped through its daemon's socket instead; Chrome keeps running."
+        }
+        Some(false) => "The session's daemon could not be stopped through its socket either.",
+        None => "No session was open.",
+    };
+    super::connect::fail(Exit::Security, format!("{changed}. {session}"))
 }

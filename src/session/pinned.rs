@@ -60,8 +60,17 @@ impl Prepared {
         }
         let env = ChildEnv::new(config, &runtime.tmp_dir());
         let node = trusted_node(config, pin, &env).map_err(HelperError::from)?;
-        if need == Need::Verified {
+        // Before any of its code runs: the tree must be what the last full
+        // check recorded (exit 6 otherwise). Without a record (an install of
+        // an older release), a command that needs a supported copy checks
+        // it in full and records it; a detach makes do with intact.
+        let recorded = match need {
+            Need::Verified => false,
+            Need::Supported | Need::Intact => helper.unchanged(&runtime)?,
+        };
+        if need == Need::Verified || (need == Need::Supported && !recorded) {
             helper.verify(pin, &node, &env, runtime.root())?;
+            helper.record(&runtime)?;
         }
         Ok(Prepared {
             runtime,

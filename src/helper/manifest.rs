@@ -1,0 +1,242 @@
+//! What the full check verified, entry by entry: the helper tree as it was
+//! when its digest and version last passed (path, kind, mode, size, inode,
+//! mtime, ctime — no one can set a ctime back). Kept as a private state file;
+//! before any code of the helper runs, the tree must still be exactly that,
+//! which a walk of `lstat`s tells in about a millisecond instead of the
+//! digest's second.
+
+use std::fs;
+use std::io;
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
+
+/// One entry of the tree.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Entry {
+    /// Relative to the helper directory; "." for the directory itself.
+    path: String,
+    line: String,
+}
+
+/// The tree as recorded.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Manifest {
+    entries: Vec<Entry>,
+}
+
+/// The first way a tree differs from its record.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Difference {
+    pub path: String,
+    pub what: &'static str,
+}
+
+fn describe(meta: &fs::Metadata) -> String {
+    let kind = if meta.file_type().is_symlink() {
+        'l'
+    } else if meta.is_dir() {
+        'd'
+    } else if meta.is_file() {
+        'f'
+    } else {
+        '?'
+    };
+    format!(
+        "{kind} {:o} {} {} {}.{} {}.{}",
+        meta.mode(),
+        meta.size(),
+        meta.ino(),
+        meta.mtime(),
+        meta.mtime_nsec(),
+        meta.ctime(),
+        meta.ctime_nsec()
+    )
+}
+
+impl Manifest {
+    /// Records the tree under `dir` as it is now.
+    pub fn take(dir: &Path) -> io::Result<Manifest> {
+        let mut entries = Vec::new();
+        walk(dir, dir, &mut |path, meta| {
+            entries.push(Entry {
+                path: path.to_string(),
+                line: describe(meta),
+            })
+        })?;
+        Ok(Manifest { entries })
+    }
+
+    /// Compares the tree under `dir` with the record, in one walk.
+    pub fn compare(&self, dir: &Path) -> Result<(), Difference> {
+        let mut expected = self.entries.iter();
+        let mut first: Option<Difference> = None;
+        let walked = walk(dir, dir, &mut |path, meta| {
+            if first.is_some() {
+                return;
+            }
+            first = match expected.next() {
+                Some(entry) if entry.path == path => {
+                    (entry.line != describe(meta)).then(|| Difference {
+                        path: path.to_string(),
+                        what: what_changed(&entry.line, &describe(meta)),
+                    })
+                }
+                Some(entry) if entry.path.as_str() < path => Some(Difference {
+                    path: entry.path.clone(),
+                    what: "is gone",
+                }),
+                _ => Some(Difference {
+                    path: path.to_string(),
+                    what: "was added",
+                }),
+            };
+        });
+        if let Err(e) = walked {
+            return Err(Difference {
+                path: format!(". ({e})"),
+                what: "cannot be read",
+            });
+        }
+        if let Some(difference) = first {
+            return Err(difference);
+        }
+        match expected.next() {
+            Some(entry) => Err(Difference {
+                path: entry.path.clone(),
+                what: "is gone",
+            }),
+            None => Ok(()),
+        }
+    }
+
+    /// The record as the state file keeps it: a line per entry,
+    /// `<kind> <mode> <size> <inode> <mtime> <ctime> <path>`.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = String::new();
+        for entry in &self.entries {
+            out.push_str(&entry.line);
+            out.push(' ');
+            out.push_str(&entry.path);
+            out.push('\n');
+        }
+        out.into_bytes()
+    }
+
+    /// `None` when the bytes are not a record of ours.
+    pub fn from_bytes(bytes: &[u8]) -> Option<Manifest> {
+        let text = std::str::from_utf8(bytes).ok()?;
+        let entries = text
+            .lines()
+            .map(|line| {
+                let mut fields = line.splitn(7, ' ');
+                let described: Vec<&str> = fields.by_ref().take(6).collect();
+                let path = fields.next()?;
+                (described.len() == 6).then(|| Entry {
+                    path: path.to_string(),
+                    line: described.join(" "),
+                })
+            })
+            .collect::<Option<Vec<Entry>>>()?;
+        (!entries.is_empty()).then_some(Manifest { entries })
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+}
+
+fn what_changed(recorded: &str, now: &str) -> &'static str {
+    let field = recorded
+        .split(' ')
+        .zip(now.split(' '))
+        .position(|(a, b)| a != b);
+    match field {
+        Some(0) => "changed its kind",
+        Some(1) => "changed its mode",
+        Some(2) => "changed its size",
+        Some(3) => "was replaced (another inode)",
+        Some(4) => "was modified",
+        _ => "was changed (its ctime moved)",
+    }
+}
+
+/// Visits `dir` and everything under it, sorted by path, without following
+/// links.
+fn walk(root: &Path, dir: &Path, visit: &mut dyn FnMut(&str, &fs::Metadata)) -> io::Result<()> {
+    if dir == root {
+        visit(".", &fs::symlink_metadata(root)?);
+    }
+    let mut names: Vec<_> = fs::read_dir(dir)?
+        .map(|e| e.map(|e| e.file_name()))
+        .collect::<io::Result<_>>()?;
+    names.sort();
+    for name in names {
+        let path = dir.join(&name);
+        let meta = fs::symlink_metadata(&path)?;
+        let relative = path.strip_prefix(root).unwrap_or(&path);
+        visit(&relative.to_string_lossy(), &meta);
+        if meta.is_dir() {
+            walk(root, &path, visit)?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    fn tree() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        fs::create_dir_all(dir.path().join("a/b")).unwrap();
+        fs::write(dir.path().join("a/b/c.js"), "code").unwrap();
+        fs::write(dir.path().join("a/d.json"), "{}").unwrap();
+        std::os::unix::fs::symlink("b/c.js", dir.path().join("a/link")).unwrap();
+        dir
+    }
+
+    #[test]
+    fn an_untouched_tree_matches_and_survives_the_state_file() {
+        let dir = tree();
+        let manifest = Manifest::take(dir.path()).unwrap();
+        assert_eq!(manifest.len(), 6);
+        assert_eq!(manifest.compare(dir.path()), Ok(()));
+        let back = Manifest::from_bytes(&manifest.to_bytes()).unwrap();
+        assert_eq!(back, manifest);
+        assert_eq!(Manifest::from_bytes(b"not a manifest"), None);
+    }
+
+    #[test]
+    fn every_change_is_named() {
+        let changed = |change: &dyn Fn(&Path)| {
+            let dir = tree();
+            let manifest = Manifest::take(dir.path()).unwrap();
+            // File times move in steps of a clock tick, not a nanosecond.
+            std::thread::sleep(std::time::Duration::from_millis(30));
+            change(dir.path());
+            manifest.compare(dir.path()).unwrap_err()
+        };
+        let d = changed(&|p| fs::write(p.join("a/b/c.js"), "evil").unwrap());
+        assert_eq!(d.path, "a/b/c.js");
+        let d = changed(&|p| fs::write(p.join("a/b/c.js"), "code!").unwrap());
+        assert_eq!((d.path.as_str(), d.what), ("a/b/c.js", "changed its size"));
+        let d = changed(&|p| {
+            fs::set_permissions(p.join("a/d.json"), fs::Permissions::from_mode(0o666)).unwrap()
+        });
+        assert_eq!((d.path.as_str(), d.what), ("a/d.json", "changed its mode"));
+        let d = changed(&|p| {
+            fs::write(p.join("a/new.js"), "x").unwrap();
+            fs::rename(p.join("a/new.js"), p.join("a/d.json")).unwrap();
+        });
+        assert_eq!(d.path, "a");
+        let d = changed(&|p| fs::remove_file(p.join("a/d.json")).unwrap());
+        assert_eq!(d.path, "a", "the directory's own times moved first");
+        let d = changed(&|p| fs::write(p.join("z.js"), "x").unwrap());
+        assert_eq!(d.path, ".");
+    }
+}
