@@ -216,13 +216,20 @@ fn split_session(args: &[String]) -> (Vec<String>, Vec<String>) {
     (rest, named)
 }
 
-/// A whole argument shaped like the token, or carrying a `token=` value.
+/// A whole argument shaped like the token, or a `token=` (or `token%3D`)
+/// whose value is: an ordinary `?token=abc` in a URL passes.
 fn looks_like_token(arg: &str) -> bool {
-    let bare = (32..=128).contains(&arg.len())
-        && arg
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
-    bare || arg.to_ascii_lowercase().contains("token=")
+    let is_token_char = |b: u8| b.is_ascii_alphanumeric() || b == b'_' || b == b'-';
+    let shaped = |text: &str| (32..=128).contains(&text.len()) && text.bytes().all(is_token_char);
+    let lower = arg.to_ascii_lowercase();
+    shaped(arg)
+        || ["token=", "token%3d"].iter().any(|key| {
+            lower.match_indices(key).any(|(at, _)| {
+                let value = &arg.as_bytes()[at + key.len()..];
+                let run = value.iter().take_while(|b| is_token_char(**b)).count();
+                run >= 32
+            })
+        })
 }
 
 /// Without any session option: we add ours.
@@ -382,6 +389,27 @@ mod tests {
         // Every forwarded command is documented and none of them refused.
         assert!(forwarded_commands().all(|c| commands::find(c).is_some()));
         assert!(!forwarded_commands().any(|c| ["open", "close", "run-code"].contains(&c)));
+    }
+
+    #[test]
+    fn a_pasted_token_is_refused_and_an_ordinary_url_is_not() {
+        let token = "Ab_-9".repeat(9);
+        for arg in [
+            token.clone(),
+            format!("https://x.test/?token={token}"),
+            format!("PLAYWRIGHT_MCP_EXTENSION_TOKEN={token}"),
+            format!("a?TOKEN%3D{token}&b"),
+        ] {
+            assert!(looks_like_token(&arg), "{arg}");
+        }
+        for arg in [
+            "https://example.test/reset?token=abc123&next=/",
+            "https://example.test/?token=",
+            "the token= is short",
+            "a short sentence with several words in it",
+        ] {
+            assert!(!looks_like_token(arg), "{arg}");
+        }
     }
 
     #[test]

@@ -1,19 +1,26 @@
 //! The streaming redactor every byte forwarded from the Playwright CLI
-//! passes through (invariant 9). These become `<redacted>`:
+//! passes through (docs/DESIGN.md, invariant 9). These become `<redacted>`:
 //!
 //! - the query of the extension's `chrome-extension://<id>/connect.html?…`
-//!   URL: plain, percent-encoded (up to three times over), or with
+//!   URL: plain, percent-encoded (up to nine times over), or with
 //!   JSON-escaped slashes;
-//! - the value after any `token=` (also `token%3D`, double-encoded, or JSON's
-//!   `token\u003d`), even when quoted or preceded by spaces;
-//! - the value of a JSON `"token":` key and of
-//!   `PLAYWRIGHT_MCP_EXTENSION_TOKEN` as a key (the extension's status page
-//!   shows it that way).
+//! - the value after `token` and a separator: `=` or `:` (also `%3D`/`%3A`
+//!   encoded up to nine times, JSON's `\u003d`, HTML's `&#61;`, `&#x3d;`,
+//!   `&equals;`, `&colon;`), with up to 32 spaces or line breaks and a
+//!   closing quote between them (`"token" :\n "…"`), the word itself in any
+//!   ASCII case, with common Cyrillic and Greek lookalike letters, and with
+//!   invisible characters (soft hyphen, zero-width spaces and joiners, word
+//!   joiner, byte-order mark) between its letters. That covers
+//!   `PLAYWRIGHT_MCP_EXTENSION_TOKEN=…` and a JSON `"token":` key too.
 //!
-//! Split reads: whatever could still begin a pattern (at most the last
-//! [`HOLD_BACK`] bytes, and never more than what follows the last newline)
-//! waits for the next read, and a value still running at the end of a read
-//! is dropped as it arrives, never buffered. `finish` flushes the rest.
+//! Split reads, provably: every pattern matches at most [`LONGEST`] bytes
+//! (a test builds the longest instance of each), and a match is acted on
+//! only once [`HOLD_BACK`] > [`LONGEST`] bytes follow its start, or at the
+//! end. So every match is decided on the same bytes as in a single read,
+//! and a property test feeds every input of the corpus at every split point
+//! and in random chunkings and requires the single read's output. A value
+//! still running at the end of a read is dropped as it arrives, never
+//! buffered. `finish` flushes the rest.
 
 use std::sync::OnceLock;
 
@@ -21,24 +28,54 @@ use regex::bytes::Regex;
 
 pub const REDACTED: &[u8] = b"<redacted>";
 
-/// Longer than any prefix the patterns can match (see the test
-/// `hold_back_covers_the_longest_prefix`).
-const HOLD_BACK: usize = 192;
+/// An upper bound on the length of any match of [`patterns`] (see the test
+/// `every_pattern_is_shorter_than_the_hold_back`).
+const LONGEST: usize = 256;
+
+/// How far behind the input the output stays: more than [`LONGEST`].
+const HOLD_BACK: usize = LONGEST + 1;
+
+/// How often a character may be percent-encoded over (`%3D`, `%253D`, …).
+const ENCODINGS: usize = 9;
+
+/// Characters that may hide between letters without showing.
+const INVISIBLE: &str = r"(?:\xC2\xAD|\xE2\x80[\x8B-\x8D]|\xE2\x81\xA0|\xEF\xBB\xBF)";
+
+/// `token`, letter by letter: ASCII in any case, or a Cyrillic or Greek
+/// lookalike, with up to two invisible characters after each letter.
+fn token_word() -> String {
+    let letters = [
+        r"(?:t|\xD1\x82|\xCF\x84)",          // т τ
+        r"(?:o|\xD0\xBE|\xCE\xBF|\xD6\x85)", // о ο օ
+        r"(?:k|\xD0\xBA|\xCE\xBA)",          // к κ
+        r"(?:e|\xD0\xB5|\xD2\xBD)",          // е ҽ
+        r"(?:n|\xD5\xB8|\xCE\xB7)",          // ո η
+    ];
+    letters
+        .iter()
+        .map(|l| format!("{l}{INVISIBLE}{{0,2}}"))
+        .collect()
+}
 
 fn patterns() -> &'static Regex {
     static PATTERNS: OnceLock<Regex> = OnceLock::new();
     PATTERNS.get_or_init(|| {
-        // A character, or it percent-encoded once to three times over.
-        let enc = |plain: &str, hex: &str| format!(r"(?:{plain}|%(?:25){{0,3}}{hex})");
+        // A character, or it percent-encoded once to ENCODINGS times over.
+        let enc =
+            |plain: &str, hex: &str| format!(r"(?:{plain}|%(?:25){{0,{}}}{hex})", ENCODINGS - 1);
         let slash = format!(r"(?:{}|\\/)", enc("/", "2f"));
         let url = format!(
             r"chrome-extension{colon}{slash}{slash}[a-p]{{32}}{slash}connect\.html{question}",
             colon = enc(":", "3a"),
             question = enc(r"\?", "3f"),
         );
-        let token = format!(r"token(?:{}|\\u003d)", enc("=", "3d"));
-        let keys = r#"(?:"token"|extension_token\\?"?)\s*[:=]"#;
-        Regex::new(&format!("(?i-u){url}|{token}|{keys}")).expect("the redaction patterns compile")
+        let separator = format!(
+            r#"(?:{}|{}|\\u003[da]|&#(?:61|58|x3[da]);|&equals;|&colon;)"#,
+            enc("=", "3d"),
+            enc(":", "3a"),
+        );
+        let token = format!(r#"{}(?:\\?"|')?\s{{0,32}}{separator}"#, token_word());
+        Regex::new(&format!("(?i-u){url}|{token}")).expect("the redaction patterns compile")
     })
 }
 
@@ -104,9 +141,20 @@ impl Redactor {
     }
 
     fn process(&mut self, at_end: bool) -> Vec<u8> {
+        // Matches that start here or later wait for more input: fewer than
+        // HOLD_BACK bytes follow them, so a longer read could decide them
+        // differently.
+        let decided = if at_end {
+            self.pending.len()
+        } else {
+            self.pending.len().saturating_sub(HOLD_BACK)
+        };
         let mut out = Vec::with_capacity(self.pending.len());
         let mut pos = 0;
         while let Some(found) = patterns().find_at(&self.pending, pos) {
+            if found.start() >= decided {
+                break;
+            }
             let skip = Skipping {
                 in_url_query: found.as_bytes()[..6].eq_ignore_ascii_case(b"chrome"),
                 opening: true,
@@ -125,18 +173,7 @@ impl Redactor {
                 }
             }
         }
-        let keep = if at_end {
-            self.pending.len()
-        } else {
-            // No pattern spans a newline before its separator, so complete
-            // lines go out at once; only a tail that might start one waits.
-            let tail = self.pending.len().saturating_sub(HOLD_BACK);
-            let line = self.pending[pos..]
-                .iter()
-                .rposition(|b| *b == b'\n')
-                .map(|i| pos + i + 1);
-            tail.max(line.unwrap_or(0)).max(pos)
-        };
+        let keep = decided.max(pos);
         out.extend_from_slice(&self.pending[pos..keep]);
         self.pending.drain(..keep);
         out
@@ -176,157 +213,194 @@ pub fn redact(text: &[u8]) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
 
     const SECRET: &str = "Zq3_secretTOKENvalue-0123456789abcdef";
     const ID: &str = "mmlmfjhmonkocbjadbfplnigmagldckm";
 
     fn redacted(text: &str) -> String {
-        String::from_utf8(redact(text.as_bytes())).unwrap()
+        String::from_utf8_lossy(&redact(text.as_bytes())).into_owned()
     }
 
-    /// Every way of cutting `text` into two reads, and byte by byte.
-    fn every_split(text: &str) -> Vec<String> {
-        let bytes = text.as_bytes();
-        let mut outs = Vec::new();
-        for cut in 0..=bytes.len() {
-            let mut r = Redactor::new();
-            let mut out = r.feed(&bytes[..cut]);
-            out.extend(r.feed(&bytes[cut..]));
-            out.extend(r.finish());
-            outs.push(String::from_utf8(out).unwrap());
-        }
+    /// `text` fed in reads of these sizes (the rest in one last read).
+    fn chunked(text: &[u8], sizes: &[usize]) -> Vec<u8> {
         let mut r = Redactor::new();
         let mut out = Vec::new();
-        for b in bytes {
-            out.extend(r.feed(std::slice::from_ref(b)));
+        let mut rest = text;
+        for size in sizes {
+            let (now, later) = rest.split_at((*size).min(rest.len()));
+            out.extend(r.feed(now));
+            rest = later;
         }
+        out.extend(r.feed(rest));
         out.extend(r.finish());
-        outs.push(String::from_utf8(out).unwrap());
-        outs
+        out
     }
 
-    fn never_leaks(text: &str) {
-        for out in every_split(text) {
-            assert!(!out.contains(&SECRET[..12]), "leaked from {text:?}: {out}");
+    /// Percent-encodes `text` `times` times over.
+    fn encoded(text: &str, times: usize) -> String {
+        let mut out = text.to_string();
+        for _ in 0..times {
+            out = out
+                .bytes()
+                .map(|b| match b {
+                    b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' => {
+                        (b as char).to_string()
+                    }
+                    other => format!("%{other:02X}"),
+                })
+                .collect();
         }
+        out
     }
 
-    #[test]
-    fn the_connect_url_query_is_redacted_in_every_form() {
-        let plain = format!(
-            "- 1: [chrome-extension://{ID}/connect.html?mcpRelayUrl=ws%3A%2F%2F127.0.0.1%3A1%2Fx&protocolVersion=2&token={SECRET}](chrome-error://chromewebdata/)\n"
+    /// Texts that carry SECRET, in every form the redactor knows.
+    fn leaking() -> Vec<String> {
+        let connect = format!(
+            "chrome-extension://{ID}/connect.html?mcpRelayUrl=ws%3A%2F%2F127.0.0.1%3A1%2Fx&token={SECRET}"
         );
-        assert_eq!(
-            redacted(&plain),
+        let mut texts = vec![
+            format!("- 1: [{connect}](chrome-error://chromewebdata/)\n"),
             format!(
-                "- 1: [chrome-extension://{ID}/connect.html?<redacted>](chrome-error://chromewebdata/)\n"
-            )
-        );
-        let json = format!(
-            r#"{{"url":"chrome-extension://{ID}/connect.html?protocolVersion=2\u0026token={SECRET}","title":"x"}}"#
-        );
-        assert!(!redacted(&json).contains(SECRET), "{}", redacted(&json));
-        assert!(
-            redacted(&json).ends_with(r#""title":"x"}"#),
-            "{}",
-            redacted(&json)
-        );
-        let encoded = format!(
-            "next=chrome-extension%3A%2F%2F{ID}%2Fconnect.html%3Fa%3D1%26token%3D{SECRET} ok"
-        );
-        assert_eq!(
-            redacted(&encoded),
-            format!("next=chrome-extension%3A%2F%2F{ID}%2Fconnect.html%3F<redacted> ok")
-        );
-        for text in [
+                r#"{{"url":"chrome-extension://{ID}/connect.html?protocolVersion=2\u0026token={SECRET}","title":"x"}}"#
+            ),
             format!(r#""chrome-extension:\/\/{ID}\/connect.html?token={SECRET}""#),
             format!(
                 "CHROME-EXTENSION://{}/CONNECT.HTML?TOKEN={SECRET}",
                 ID.to_uppercase()
             ),
-            format!(
-                "chrome-extension%253A%252F%252F{ID}%252Fconnect.html%253Fa%253D1%2526token%253D{SECRET}"
-            ),
-        ] {
-            never_leaks(&text);
+            format!("x?a=1&token={SECRET}&b=2"),
+            format!("token%3D{SECRET} done"),
+            format!("\"token\\u003d{SECRET}\""),
+            format!("token=\"{SECRET}\""),
+            format!("token='{SECRET}'"),
+            format!("token= {SECRET}"),
+            format!("token = {SECRET}"),
+            format!("token: {SECRET}"),
+            format!("Token :\t{SECRET}"),
+            format!("token=<{SECRET}>"),
+            format!("token=`{SECRET}`"),
+            format!("token&#61;{SECRET}"),
+            format!("token&#x3D;{SECRET}"),
+            format!("token&equals;{SECRET}"),
+            format!("to\u{AD}ken={SECRET}"),
+            format!("t\u{200B}o\u{200D}k\u{2060}e\u{FEFF}n={SECRET}"),
+            format!("t\u{43E}ken={SECRET}"),
+            format!("\u{442}\u{43E}\u{43A}\u{435}n: {SECRET}"),
+            format!(r#"{{"env":"PLAYWRIGHT_MCP_EXTENSION_TOKEN=\"{SECRET}\""}}"#),
+            format!("{{\"PLAYWRIGHT_MCP_EXTENSION_TOKEN\":\n          \"{SECRET}\"}}"),
+            format!(r#"{{"token":"{SECRET}"}}"#),
+            format!(r#"{{"token" : "{SECRET}"}}"#),
+            format!("{{\"token\"\n: \"{SECRET}\"}}\n"),
+            format!("{{\n  \"token\"\n\n  :\n  \"{SECRET}\"\n}}\n"),
+            format!("{{\\\"token\\\": \\\"{SECRET}\\\"}}"),
+            format!("auth-token: {SECRET}\n"),
+        ];
+        for times in 1..=ENCODINGS {
+            texts.push(format!("x?{}", encoded(&format!("token={SECRET}"), times)));
+            texts.push(format!("next={}", encoded(&connect, times)));
         }
+        texts
+    }
+
+    /// Texts that must come out as they went in.
+    fn ordinary() -> Vec<String> {
+        vec![
+            "### Open tabs\n- 0: (current) [Hello](http://127.0.0.1:8765/a.html)\n".into(),
+            "chrome-extension://abcdefghijklmnopabcdefghijklmnop/page.html?x=1".into(),
+            "tokens=5 and a tokenizer: fine\n".into(),
+            "x".repeat(2000),
+            "línea con acentos y — guiones\n".repeat(40),
+        ]
     }
 
     #[test]
-    fn any_token_value_is_redacted_however_it_is_written() {
+    fn every_known_form_is_redacted_and_ordinary_text_untouched() {
+        for text in leaking() {
+            let out = redacted(&text);
+            assert!(!out.contains(&SECRET[..12]), "leaked from {text:?}: {out}");
+            assert!(out.contains("<redacted>"), "{text:?}: {out}");
+        }
+        for text in ordinary() {
+            assert_eq!(redacted(&text), text);
+        }
         assert_eq!(
             redacted(&format!("x?a=1&token={SECRET}&b=2")),
             "x?a=1&token=<redacted>&b=2"
         );
         assert_eq!(
-            redacted(&format!("token%3D{SECRET} done")),
-            "token%3D<redacted> done"
+            redacted(&format!(
+                "[chrome-extension://{ID}/connect.html?token={SECRET}](x)"
+            )),
+            format!("[chrome-extension://{ID}/connect.html?<redacted>](x)")
         );
-        for text in [
-            format!("\"token\\u003d{SECRET}\""),
-            format!("token=\"{SECRET}\""),
-            format!("token='{SECRET}'"),
-            format!("token= {SECRET}"),
-            format!("token=<{SECRET}>"),
-            format!("token=`{SECRET}`"),
-            format!(r#"{{"env":"PLAYWRIGHT_MCP_EXTENSION_TOKEN=\"{SECRET}\""}}"#),
-            format!("{{\"PLAYWRIGHT_MCP_EXTENSION_TOKEN\":\n          \"{SECRET}\"}}"),
-            format!(r#"{{"token":"{SECRET}"}}"#),
-            format!(r#"{{"token" : "{SECRET}"}}"#),
-            format!("x?token%253D{SECRET}"),
-        ] {
-            never_leaks(&text);
-        }
-    }
-
-    #[test]
-    fn ordinary_output_is_untouched() {
-        let ordinary = "### Open tabs\n- 0: (current) [Hello](http://127.0.0.1:8765/a.html)\n";
-        assert_eq!(redacted(ordinary), ordinary);
-        let other_extension = "chrome-extension://abcdefghijklmnopabcdefghijklmnop/page.html?x=1";
-        assert_eq!(redacted(other_extension), other_extension);
-    }
-
-    #[test]
-    fn a_value_split_across_reads_never_escapes_and_splitting_changes_nothing() {
-        for text in [
-            format!(
-                "tabs: chrome-extension://{ID}/connect.html?protocolVersion=2&token={SECRET} end\n"
-            ),
-            format!("{{\"u\":\"x?token={SECRET}\"}}"),
-            format!("chrome-extension%3A%2F%2F{ID}%2Fconnect.html%3Ftoken%3D{SECRET}"),
-            format!("token= \"{SECRET}\" after"),
-        ] {
-            let whole = redacted(&text);
-            for out in every_split(&text) {
-                assert!(!out.contains(&SECRET[..12]), "{out}");
-                assert_eq!(out, whole, "splitting must not change the result");
-            }
-        }
-    }
-
-    #[test]
-    fn complete_lines_are_not_held_back() {
-        let mut r = Redactor::new();
-        let line = b"Waiting for the extension to connect...\n";
-        assert_eq!(r.feed(line), line);
-        let long = "x".repeat(1000);
+        // What opens the value (spaces, a quote) goes with it.
         assert_eq!(
-            r.feed(long.as_bytes()).len(),
-            1000 - HOLD_BACK,
-            "only a possible prefix waits"
+            redacted(&format!("{{\"token\"\n: \"{SECRET}\"}}\n")),
+            "{\"token\"\n:<redacted>\"}\n"
         );
+    }
+
+    #[test]
+    fn every_split_point_gives_the_single_read() {
+        for text in leaking().into_iter().chain(ordinary()) {
+            let bytes = text.as_bytes();
+            let whole = redact(bytes);
+            for cut in 0..=bytes.len() {
+                assert_eq!(chunked(bytes, &[cut]), whole, "{text:?} cut at {cut}");
+            }
+            assert_eq!(chunked(bytes, &vec![1; bytes.len()]), whole, "byte by byte");
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 3000, ..ProptestConfig::default() })]
+
+        #[test]
+        fn random_chunkings_give_the_single_read(
+            pick in any::<prop::sample::Index>(),
+            sizes in prop::collection::vec(0usize..300, 0..12),
+            before in "[ a-z\n\"{}:=]{0,300}",
+        ) {
+            let corpus: Vec<String> = leaking().into_iter().chain(ordinary()).collect();
+            let text = format!("{before}{}", corpus[pick.index(corpus.len())]);
+            let whole = redact(text.as_bytes());
+            prop_assert_eq!(chunked(text.as_bytes(), &sizes), whole);
+        }
+    }
+
+    #[test]
+    fn a_value_longer_than_any_read_is_dropped_as_it_comes() {
+        let long = "v".repeat(10_000);
+        let text = format!("token={long} after\n");
+        let out = chunked(text.as_bytes(), &[5, 100, 1000, 3000]);
+        assert_eq!(String::from_utf8(out).unwrap(), "token=<redacted> after\n");
+    }
+
+    #[test]
+    fn output_stays_only_a_hold_back_behind() {
+        let mut r = Redactor::new();
+        assert!(r.feed(b"Waiting for the extension...\n").is_empty());
+        let long = "x".repeat(1000);
+        assert_eq!(r.feed(long.as_bytes()).len(), 1029 - HOLD_BACK);
         assert_eq!(r.finish().len(), HOLD_BACK);
     }
 
     #[test]
-    fn hold_back_covers_the_longest_prefix() {
-        let longest = format!(
-            "chrome-extension%2525253A%2525252F%2525252F{ID}%2525252Fconnect.html%2525253F"
-        );
-        assert!(patterns().is_match(longest.as_bytes()));
-        assert!(longest.len() < HOLD_BACK, "{}", longest.len());
-        let key = format!("PLAYWRIGHT_MCP_EXTENSION_TOKEN\\\"{}:", " ".repeat(60));
-        assert!(patterns().is_match(key.as_bytes()) && key.len() < HOLD_BACK);
+    fn every_pattern_is_shorter_than_the_hold_back() {
+        let most = "%".to_string() + &"25".repeat(ENCODINGS - 1);
+        let url =
+            format!("chrome-extension{most}3a{most}2f{most}2f{ID}{most}2fconnect.html{most}3f");
+        // Each letter its longest lookalike, with its two longest invisibles.
+        let word: String = ['\u{442}', '\u{43E}', '\u{43A}', '\u{435}', '\u{578}']
+            .iter()
+            .map(|c| format!("{c}\u{200B}\u{200B}"))
+            .collect();
+        let token = format!("{word}\\\"{}{most}3d", " ".repeat(32));
+        for longest in [url, token] {
+            let found = patterns().find(longest.as_bytes()).expect("it matches");
+            assert_eq!(found.len(), longest.len(), "{longest}");
+            assert!(longest.len() <= LONGEST, "{} > {LONGEST}", longest.len());
+        }
     }
 }
