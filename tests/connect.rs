@@ -578,3 +578,28 @@ fn a_helper_changed_after_verification_runs_no_more() {
     assert!(!marker.exists());
     assert_nowhere(&w.token, w.sandbox.home.path(), &[&refused, &gone, &again]);
 }
+
+/// A browser command that never returns (the debugger never answers, as on
+/// a tab the session cannot drive) is stopped at its own bound, says so,
+/// and does not wedge the session for the commands after it.
+#[test]
+fn a_command_that_never_returns_is_stopped_at_its_bound_and_the_next_one_works() {
+    let mut w = world();
+    let chrome = w.chrome_with_faults("stall=NEVER_ANSWERED");
+    w.sandbox.set("MY_CHROME_COMMAND_TIMEOUT_SECS", "5");
+    w.sandbox.run(&["connect"]).expect(0, "");
+    let hung = w.sandbox.run(&["eval", "() => 'NEVER_ANSWERED'"]);
+    hung.expect(
+        124,
+        "did not finish within 5 s; its process group was killed",
+    );
+    assert!(
+        chrome.log().contains("fault: never answering"),
+        "{}",
+        chrome.log()
+    );
+    let next = w.sandbox.run(&["eval", "() => 40 + 2"]);
+    assert_eq!(next.code, 0, "{}{}", next.stdout, next.stderr);
+    assert!(next.stdout.contains("42"), "{}", next.stdout);
+    assert_eq!(w.sandbox.run(&["tab-list"]).code, 0);
+}

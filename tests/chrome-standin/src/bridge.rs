@@ -246,6 +246,12 @@ impl Bridge {
         let method = command["method"].as_str().unwrap_or_default().to_string();
         let params = &command["params"];
         if method == "chrome.debugger.sendCommand" {
+            if let Some(marker) = &self.faults.stall
+                && params.to_string().contains(marker.as_str())
+            {
+                log("fault: never answering a debugger command");
+                return;
+            }
             let sent = self
                 .tabs
                 .lock()

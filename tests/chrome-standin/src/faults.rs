@@ -18,6 +18,9 @@ pub struct Faults {
     /// `singleton=shutdown|silent|hang`: how the singleton answers a client
     /// instead of acting and answering `ACK`.
     pub singleton: Option<SingletonFault>,
+    /// `stall=TEXT`: a debugger command whose parameters contain TEXT is
+    /// never answered, as on a tab the debugger cannot drive.
+    pub stall: Option<String>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -46,6 +49,7 @@ impl Faults {
                 "delay-ms" => faults.delay = Some(Duration::from_millis(number()?)),
                 "spawn-second-main" => faults.spawn_second_main = true,
                 "exit-after" => faults.exit_after = Some(number()? as usize),
+                "stall" if !value.is_empty() => faults.stall = Some(value.to_string()),
                 "singleton" => {
                     faults.singleton = Some(match value {
                         "shutdown" => SingletonFault::Shutdown,
@@ -78,5 +82,10 @@ mod tests {
         );
         assert!(Faults::parse("singleton=maybe").is_err());
         assert!(Faults::parse("drop-after=x").is_err());
+        assert_eq!(
+            Faults::parse("stall=X1").unwrap().stall.as_deref(),
+            Some("X1")
+        );
+        assert!(Faults::parse("stall").is_err());
     }
 }
