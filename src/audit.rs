@@ -187,7 +187,8 @@ pub struct CleanupPlan {
 /// `cleanup-plan [--json]`: the open sessions in every workspace and the
 /// targeted action for each. It runs none of them.
 pub fn cleanup_plan(config: &Config, json: bool) -> Result<(), Error> {
-    let prepared = Prepared::open(config, Need::Intact, false)?;
+    // It runs the helper's `list`: a copy checked as for any browser command.
+    let prepared = Prepared::open(config, Need::Supported, false)?;
     let runtime = &prepared.runtime;
     let cli = prepared.cli();
     let listed = cli

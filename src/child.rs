@@ -43,12 +43,21 @@ pub struct ChildEnv {
 impl ChildEnv {
     /// The allowlist: `HOME`, `USER`, `LOGNAME`, `LANG`, `LC_*` from the
     /// caller; `TMPDIR` = our private temporary directory; `PATH` = fixed
-    /// system directories; `NO_UPDATE_NOTIFIER=1` so the CLI never phones home.
+    /// system directories; `NO_UPDATE_NOTIFIER=1` so the CLI never phones
+    /// home; and the three variables below.
     pub fn new(config: &Config, private_tmp: &Path) -> ChildEnv {
         let mut vars = config.child_vars.clone();
         vars.push(("TMPDIR".into(), private_tmp.into()));
         vars.push(("PATH".into(), SYSTEM_PATH.into()));
         vars.push(("NO_UPDATE_NOTIFIER".into(), "1".into()));
+        // Code the daemon would load from outside the verified tree, where a
+        // forwarded command may write files: the global CLI config (its
+        // `browser.initPage` is `require`d) is looked for in the private
+        // TMPDIR instead of HOME, and the WebSocket library's optional native
+        // add-ons are not looked for at all.
+        vars.push(("PWTEST_CLI_GLOBAL_CONFIG".into(), private_tmp.into()));
+        vars.push(("WS_NO_BUFFER_UTIL".into(), "1".into()));
+        vars.push(("WS_NO_UTF_8_VALIDATE".into(), "1".into()));
         ChildEnv { vars }
     }
 

@@ -6,6 +6,7 @@
 //! (`<runtime>/cli` included) or passes a symbolic link on its way.
 
 use std::fs;
+use std::os::unix::fs::MetadataExt;
 use std::path::{Component, Path, PathBuf};
 
 use crate::commands;
@@ -18,7 +19,10 @@ pub fn refusal(runtime: &Path, args: &[String]) -> Option<String> {
         Ok(parsed) => parsed,
         Err(minimist::ParseError(why)) => return Some(why),
     };
-    let name = parsed.positional.first()?;
+    let name = match parsed.positional.first()? {
+        minimist::Value::Text(name) => name,
+        _ => return None,
+    };
     let command = commands::find(name)?;
     let flags = command.file_flags.iter().flat_map(|flag| {
         let values = parsed.options.get(*flag).map(minimist::Value::texts);
@@ -27,9 +31,12 @@ pub fn refusal(runtime: &Path, args: &[String]) -> Option<String> {
             .into_iter()
             .map(move |value| (format!("--{flag}"), value))
     });
-    let positional = command.file_args.iter().filter_map(|at| {
-        let value = parsed.positional.get(at + 1)?;
-        Some((format!("argument {}", at + 1), value.as_str()))
+    let positional = command.file_args.iter().flat_map(|at| {
+        let value = parsed.positional.get(at + 1).map(minimist::Value::texts);
+        value
+            .unwrap_or_default()
+            .into_iter()
+            .map(move |value| (format!("argument {}", at + 1), value))
     });
     for (what, value) in flags.chain(positional).collect::<Vec<_>>() {
         if let Err(why) = check(runtime, value) {
@@ -60,16 +67,25 @@ pub fn resolve(runtime: &Path, raw: &str) -> PathBuf {
 }
 
 /// Fine for a file of a forwarded command: outside the runtime, and no
-/// symbolic link on its way.
+/// symbolic link on its way. The daemon's working directory is the
+/// runtime's real path (a link above it is resolved), so a relative name
+/// is resolved against that; and a directory on the way that *is* the
+/// runtime (same device and inode: another spelling of its path, a
+/// case-insensitive file system) counts as inside.
 pub fn check(runtime: &Path, raw: &str) -> Result<(), String> {
-    let path = resolve(runtime, raw);
-    let real_runtime = fs::canonicalize(runtime).unwrap_or_else(|_| runtime.to_path_buf());
-    if path.starts_with(runtime) || path.starts_with(&real_runtime) {
-        return Err(format!(
+    let inside = || {
+        Err(format!(
             "it would land inside my-chrome's private runtime ({})",
             runtime.display()
-        ));
+        ))
+    };
+    let real_runtime = fs::canonicalize(runtime).unwrap_or_else(|_| runtime.to_path_buf());
+    let path = resolve(&real_runtime, raw);
+    if path.starts_with(runtime) || path.starts_with(&real_runtime) {
+        return inside();
     }
+    let identity = |meta: &fs::Metadata| (meta.dev(), meta.ino());
+    let runtime_id = fs::metadata(&real_runtime).ok().map(|m| identity(&m));
     let mut prefix = PathBuf::new();
     for part in path.components() {
         prefix.push(part);
@@ -80,6 +96,7 @@ pub fn check(runtime: &Path, raw: &str) -> Result<(), String> {
                     prefix.display()
                 ));
             }
+            Ok(meta) if Some(identity(&meta)) == runtime_id => return inside(),
             Ok(_) => {}
             // What does not exist yet cannot be a link (the daemon creates
             // the file itself).
@@ -184,5 +201,24 @@ mod tests {
         ])
         .unwrap();
         assert!(why.contains("is a symbolic link"), "{why}");
+    }
+
+    #[test]
+    fn a_runtime_reached_through_a_link_is_still_the_runtime() {
+        // Configured as /…/via/runtime where `via` links to the real parent:
+        // the daemon's cwd is the real path, and `..` climbs from there.
+        let home = tempfile::tempdir().unwrap();
+        let real = home.path().join("x/y");
+        fs::create_dir_all(real.join("runtime")).unwrap();
+        std::os::unix::fs::symlink(&real, home.path().join("via")).unwrap();
+        let configured = home.path().join("via/runtime");
+        for line in [
+            &["state-save", "../../y/runtime/bootstrap.json"][..],
+            &["state-save", "../runtime/lease.json"],
+            &["pdf", "--filename=./cli/x"],
+        ] {
+            let args: Vec<String> = line.iter().map(|s| s.to_string()).collect();
+            assert!(refusal(&configured, &args).is_some(), "{line:?} passed");
+        }
     }
 }

@@ -386,8 +386,7 @@ mod tests {
         ] {
             assert_eq!(refusal(&args(line), "mychrome"), None, "{line:?}");
         }
-        // Every forwarded command is documented and none of them refused.
-        assert!(forwarded_commands().all(|c| commands::find(c).is_some()));
+        // None of the refused ones is forwarded.
         assert!(!forwarded_commands().any(|c| ["open", "close", "run-code"].contains(&c)));
     }
 

@@ -3,7 +3,12 @@
 //! minimist.js`, booleans from `help.json`), and my-chrome must read it the
 //! same way to know which word the daemon will take as which option or
 //! argument. No number coercion (the pinned copy does none); a repeated
-//! option becomes a list; `--no-x` is false; `--` ends the options.
+//! option becomes a list; `--no-x` is false; `--` ends the options; `_` is
+//! the positional list; a JavaScript `.` stops at line terminators. One
+//! known difference: JavaScript splits a short option made of a character
+//! outside the Basic Multilingual Plane (`-😀`) into two surrogate keys,
+//! where this keeps one; the words each takes are the same, and no such
+//! key names a file.
 
 use std::collections::BTreeMap;
 
@@ -26,10 +31,11 @@ impl Value {
     }
 }
 
-/// A parsed command line: positional words (`_`) and options.
+/// A parsed command line: positional words (`_`: texts, or a boolean that
+/// `--no-_` put there) and options.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct Parsed {
-    pub positional: Vec<String>,
+    pub positional: Vec<Value>,
     pub options: BTreeMap<String, Value>,
 }
 
@@ -53,15 +59,28 @@ fn ends_in_number(text: &str) -> bool {
     }
 }
 
-/// Parses `args` as the pinned client does, `booleans` being its boolean
-/// options.
-pub fn parse(args: &[String], booleans: &[&str]) -> Result<Parsed, ParseError> {
-    let is_bool = |key: &str| booleans.contains(&key);
-    let mut parsed = Parsed::default();
-    let set = |options: &mut BTreeMap<String, Value>, key: &str, value: Value| {
-        let merged = match options.remove(key) {
+/// JavaScript's line terminators, which a regex `.` does not match.
+fn is_line_terminator(c: char) -> bool {
+    matches!(c, '\n' | '\r' | '\u{2028}' | '\u{2029}')
+}
+
+/// What a JavaScript `.+` at the start of `text` can take: up to the first
+/// line terminator.
+fn first_line(text: &str) -> &str {
+    &text[..text.find(is_line_terminator).unwrap_or(text.len())]
+}
+
+impl Parsed {
+    /// minimist's `setArg`. `_` is the client's one string option and
+    /// already a list: whatever is set to it joins the positional words.
+    fn set(&mut self, key: &str, value: Value, is_bool: bool) {
+        if key == "_" {
+            self.positional.push(value);
+            return;
+        }
+        let merged = match self.options.remove(key) {
             None => value,
-            Some(_) if is_bool(key) => value,
+            Some(_) if is_bool => value,
             Some(Value::Bool(_)) => value,
             Some(Value::List(mut values)) => {
                 values.push(value);
@@ -69,25 +88,44 @@ pub fn parse(args: &[String], booleans: &[&str]) -> Result<Parsed, ParseError> {
             }
             Some(old) => Value::List(vec![old, value]),
         };
-        options.insert(key.to_string(), merged);
-    };
+        self.options.insert(key.to_string(), merged);
+    }
+}
+
+/// A bare option: `""` for the client's one string option (`_`), else true.
+fn bare(key: &str) -> Value {
+    if key == "_" {
+        Value::Text(String::new())
+    } else {
+        Value::Bool(true)
+    }
+}
+
+/// Parses `args` as the pinned client does, `booleans` being its boolean
+/// options (`program.js`: `minimist(argv, { boolean, string: ["_"] })`).
+pub fn parse(args: &[String], booleans: &[&str]) -> Result<Parsed, ParseError> {
+    let is_bool = |key: &str| booleans.contains(&key);
+    let mut parsed = Parsed::default();
     let (args, after_dashes) = match args.iter().position(|a| a == "--") {
         Some(at) => (&args[..at], &args[at + 1..]),
         None => (args, &args[args.len()..]),
     };
-    // A bare option is `true`: the pinned client declares no string option
-    // but `_`, so never `""`.
-    let bare = |_: &str| Value::Bool(true);
     let mut i = 0;
     while i < args.len() {
         let arg = args[i].as_str();
-        // minimist's /^--.+=/: an `=` after at least one character.
-        let assignment = arg
-            .strip_prefix("--")
-            .filter(|b| b.char_indices().skip(1).any(|(_, c)| c == '='));
+        let long = arg.strip_prefix("--");
+        // /^--.+=/: an `=` after at least one character, on the first line.
+        let assignment =
+            long.filter(|b| first_line(b).char_indices().skip(1).any(|(_, c)| c == '='));
+        // /^--no-.+/ and /^--.+/ take the key up to a line terminator.
+        let negated = long
+            .and_then(|b| b.strip_prefix("no-"))
+            .map(first_line)
+            .filter(|k| !k.is_empty());
+        let flag = long.map(first_line).filter(|k| !k.is_empty());
         if let Some(body) = assignment {
+            // /^--([^=]+)=([\s\S]*)$/; null (a TypeError) for `--=…`.
             let Some((key, value)) = body.split_once('=').filter(|(key, _)| !key.is_empty()) else {
-                // `--=…=`: the pinned parser fails on it (its match is null).
                 return Err(ParseError(format!("cannot parse the option {arg:?}")));
             };
             if is_bool(key) {
@@ -95,82 +133,88 @@ pub fn parse(args: &[String], booleans: &[&str]) -> Result<Parsed, ParseError> {
                     "boolean option '--{key}' should not be passed with '=value', use '--{key}' or '--no-{key}' instead"
                 )));
             }
-            set(&mut parsed.options, key, Value::Text(value.to_string()));
-        } else if let Some(key) = arg.strip_prefix("--no-").filter(|k| !k.is_empty()) {
-            set(&mut parsed.options, key, Value::Bool(false));
-        } else if let Some(key) = arg.strip_prefix("--").filter(|k| !k.is_empty()) {
+            parsed.set(key, Value::Text(value.to_string()), false);
+        } else if let Some(key) = negated {
+            parsed.set(key, Value::Bool(false), is_bool(key));
+        } else if let Some(key) = flag {
             let next = args.get(i + 1).map(String::as_str);
             match next {
                 Some(next) if !looks_like_option(next) && !is_bool(key) => {
-                    set(&mut parsed.options, key, Value::Text(next.to_string()));
+                    parsed.set(key, Value::Text(next.to_string()), false);
                     i += 1;
                 }
-                Some(flag @ ("true" | "false")) => {
-                    set(&mut parsed.options, key, Value::Bool(flag == "true"));
+                Some(word @ ("true" | "false")) => {
+                    parsed.set(key, Value::Bool(word == "true"), is_bool(key));
                     i += 1;
                 }
-                _ => set(&mut parsed.options, key, bare(key)),
+                _ => parsed.set(key, bare(key), is_bool(key)),
             }
         } else if arg.len() > 1 && arg.starts_with('-') && !arg[1..].starts_with('-') {
-            let chars: Vec<char> = arg.chars().collect();
-            let letters = &chars[1..chars.len() - 1];
-            let mut broken = false;
-            for (j, letter) in letters.iter().enumerate() {
-                let key = letter.to_string();
-                let next: String = chars[j + 2..].iter().collect();
-                if next == "-" {
-                    set(&mut parsed.options, &key, Value::Text(next));
-                    continue;
-                }
-                if letter.is_ascii_alphabetic() && next.starts_with('=') {
-                    set(
-                        &mut parsed.options,
-                        &key,
-                        Value::Text(next[1..].to_string()),
-                    );
-                    broken = true;
-                    break;
-                }
-                if letter.is_ascii_alphabetic() && ends_in_number(&next) {
-                    set(&mut parsed.options, &key, Value::Text(next));
-                    broken = true;
-                    break;
-                }
-                if letters
-                    .get(j + 1)
-                    .is_some_and(|c| !(c.is_ascii_alphanumeric() || *c == '_'))
-                {
-                    set(&mut parsed.options, &key, Value::Text(next));
-                    broken = true;
-                    break;
-                }
-                set(&mut parsed.options, &key, bare(&key));
-            }
-            let key = chars[chars.len() - 1].to_string();
-            if !broken && key != "-" {
-                let next = args
-                    .get(i + 1)
-                    .map(String::as_str)
-                    .filter(|n| !n.is_empty());
-                match next {
-                    Some(next) if !looks_like_option(next) && !is_bool(&key) => {
-                        set(&mut parsed.options, &key, Value::Text(next.to_string()));
-                        i += 1;
-                    }
-                    Some(flag @ ("true" | "false")) => {
-                        set(&mut parsed.options, &key, Value::Bool(flag == "true"));
-                        i += 1;
-                    }
-                    _ => set(&mut parsed.options, &key, bare(&key)),
-                }
-            }
+            short(
+                &mut parsed,
+                arg,
+                args.get(i + 1).map(String::as_str),
+                &is_bool,
+                &mut i,
+            );
         } else {
-            parsed.positional.push(arg.to_string());
+            parsed.positional.push(Value::Text(arg.to_string()));
         }
         i += 1;
     }
-    parsed.positional.extend(after_dashes.iter().cloned());
+    parsed
+        .positional
+        .extend(after_dashes.iter().map(|w| Value::Text(w.clone())));
     Ok(parsed)
+}
+
+/// `-abc [next]`: minimist's short options.
+fn short(
+    parsed: &mut Parsed,
+    arg: &str,
+    following: Option<&str>,
+    is_bool: &dyn Fn(&str) -> bool,
+    i: &mut usize,
+) {
+    let chars: Vec<char> = arg.chars().collect();
+    let letters = &chars[1..chars.len() - 1];
+    for (j, letter) in letters.iter().enumerate() {
+        let key = letter.to_string();
+        let next: String = chars[j + 2..].iter().collect();
+        if next == "-" {
+            parsed.set(&key, Value::Text(next), is_bool(&key));
+            continue;
+        }
+        let alphabetic = letter.is_ascii_alphabetic();
+        let followed_by_symbol = letters
+            .get(j + 1)
+            .is_some_and(|c| !(c.is_ascii_alphanumeric() || *c == '_'));
+        if (alphabetic && (next.starts_with('=') || ends_in_number(&next))) || followed_by_symbol {
+            let value = if alphabetic && next.starts_with('=') {
+                next[1..].to_string()
+            } else {
+                next
+            };
+            parsed.set(&key, Value::Text(value), is_bool(&key));
+            return;
+        }
+        parsed.set(&key, bare(&key), is_bool(&key));
+    }
+    let key = chars[chars.len() - 1].to_string();
+    if key == "-" {
+        return;
+    }
+    match following.filter(|n| !n.is_empty()) {
+        Some(next) if !looks_like_option(next) && !is_bool(&key) => {
+            parsed.set(&key, Value::Text(next.to_string()), false);
+            *i += 1;
+        }
+        Some(word @ ("true" | "false")) => {
+            parsed.set(&key, Value::Bool(word == "true"), is_bool(&key));
+            *i += 1;
+        }
+        _ => parsed.set(&key, bare(&key), is_bool(&key)),
+    }
 }
 
 #[cfg(test)]
@@ -179,6 +223,10 @@ mod tests {
 
     fn words(line: &[&str]) -> Vec<String> {
         line.iter().map(|s| s.to_string()).collect()
+    }
+
+    fn texts(line: &[&str]) -> Vec<Value> {
+        line.iter().map(|s| text(s)).collect()
     }
 
     fn text(s: &str) -> Value {
@@ -201,7 +249,7 @@ mod tests {
             &["full-page", "json", "raw"],
         )
         .unwrap();
-        assert_eq!(parsed.positional, words(&["screenshot", "e5", "--raw"]));
+        assert_eq!(parsed.positional, texts(&["screenshot", "e5", "--raw"]));
         assert_eq!(parsed.options["filename"], text("/x.png"));
         assert_eq!(parsed.options["full-page"], Value::Bool(true));
         assert_eq!(parsed.options["json"], Value::Bool(false));
@@ -211,7 +259,7 @@ mod tests {
         assert_eq!(parsed.options["filename"], Value::Bool(true));
         assert_eq!(parsed.options["y"], Value::Bool(true));
         assert_eq!(parsed.options["a"], text("-"));
-        assert_eq!(parsed.positional, words(&["x"]));
+        assert_eq!(parsed.positional, texts(&["x"]));
         // Repeated: a list; `=` keeps everything after the first `=`.
         let parsed = parse(&words(&["--f=a=b", "--f", "c"]), &[]).unwrap();
         assert_eq!(
@@ -221,7 +269,7 @@ mod tests {
         // `true`/`false` after a boolean are its value.
         let parsed = parse(&words(&["--raw", "false", "x"]), &["raw"]).unwrap();
         assert_eq!(parsed.options["raw"], Value::Bool(false));
-        assert_eq!(parsed.positional, words(&["x"]));
+        assert_eq!(parsed.positional, texts(&["x"]));
         assert!(parse(&words(&["--json=true"]), &["json"]).is_err());
     }
 
@@ -235,6 +283,24 @@ mod tests {
         assert_eq!(parsed.options["n"], text("5"));
         assert_eq!(parsed.options["x"], text("-"));
         assert!(parsed.positional.is_empty());
+    }
+
+    #[test]
+    fn the_underscore_and_line_breaks_follow_javascript() {
+        // `_` is the positional list itself.
+        let parsed = parse(
+            &words(&["state-save", "--_", "/x", "--_=/y", "-_", "/z"]),
+            &[],
+        )
+        .unwrap();
+        assert_eq!(parsed.positional, texts(&["state-save", "/x", "/y", "/z"]));
+        // A key ends at a line terminator, which `.` does not match.
+        let parsed = parse(&words(&["x", "--filename\n", "/p"]), &[]).unwrap();
+        assert_eq!(parsed.options["filename"], text("/p"));
+        let parsed = parse(&words(&["--\n/../a", "b"]), &[]).unwrap();
+        assert_eq!(parsed.positional, texts(&["--\n/../a", "b"]));
+        let parsed = parse(&words(&["--a\u{2028}=b"]), &[]).unwrap();
+        assert_eq!(parsed.options["a"], Value::Bool(true));
     }
 
     #[test]

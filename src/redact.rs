@@ -32,8 +32,14 @@ pub const REDACTED: &[u8] = b"<redacted>";
 /// `every_pattern_is_shorter_than_the_hold_back`).
 const LONGEST: usize = 256;
 
-/// How far behind the input the output stays: more than [`LONGEST`].
-const HOLD_BACK: usize = LONGEST + 1;
+/// After `token:`, how far the value may start (spaces, a quote): only a
+/// value that begins with a token character within it is redacted, so
+/// that a label ending in "token:" keeps what follows it.
+const OPENING_LIMIT: usize = 32;
+
+/// How far behind the input the output stays: a whole match and what
+/// decides it.
+const HOLD_BACK: usize = LONGEST + OPENING_LIMIT + 2;
 
 /// How often a character may be percent-encoded over (`%3D`, `%253D`, …).
 const ENCODINGS: usize = 9;
@@ -45,11 +51,11 @@ const INVISIBLE: &str = r"(?:\xC2\xAD|\xE2\x80[\x8B-\x8D]|\xE2\x81\xA0|\xEF\xBB\
 /// lookalike, with up to two invisible characters after each letter.
 fn token_word() -> String {
     let letters = [
-        r"(?:t|\xD1\x82|\xCF\x84)",          // т τ
-        r"(?:o|\xD0\xBE|\xCE\xBF|\xD6\x85)", // о ο օ
-        r"(?:k|\xD0\xBA|\xCE\xBA)",          // к κ
-        r"(?:e|\xD0\xB5|\xD2\xBD)",          // е ҽ
-        r"(?:n|\xD5\xB8|\xCE\xB7)",          // ո η
+        r"(?:t|\xD1\x82|\xCF\x84|\xD0\xA2|\xCE\xA4)", // т τ Т Τ
+        r"(?:o|\xD0\xBE|\xCE\xBF|\xD6\x85|\xD0\x9E|\xCE\x9F)", // о ο օ О Ο
+        r"(?:k|\xD0\xBA|\xCE\xBA|\xD0\x9A|\xCE\x9A)", // к κ К Κ
+        r"(?:e|\xD0\xB5|\xD2\xBD|\xD0\x95|\xCE\x95)", // е ҽ Е Ε
+        r"(?:n|\xD5\xB8|\xCE\xB7|\xCE\x9D)",          // ո η Ν
     ];
     letters
         .iter()
@@ -74,7 +80,7 @@ fn patterns() -> &'static Regex {
             enc("=", "3d"),
             enc(":", "3a"),
         );
-        let token = format!(r#"{}(?:\\?"|')?\s{{0,32}}{separator}"#, token_word());
+        let token = format!(r#"{}(?:\\{{0,3}}"|')?\s{{0,32}}{separator}"#, token_word());
         Regex::new(&format!("(?i-u){url}|{token}")).expect("the redaction patterns compile")
     })
 }
@@ -155,6 +161,12 @@ impl Redactor {
             if found.start() >= decided {
                 break;
             }
+            if is_colon(found.as_bytes()) && !value_follows(&self.pending[found.end()..]) {
+                // A label such as `"API token:" [ref=e5]`: left as it is.
+                out.extend_from_slice(&self.pending[pos..found.end()]);
+                pos = found.end();
+                continue;
+            }
             let skip = Skipping {
                 in_url_query: found.as_bytes()[..6].eq_ignore_ascii_case(b"chrome"),
                 opening: true,
@@ -178,6 +190,31 @@ impl Redactor {
         self.pending.drain(..keep);
         out
     }
+}
+
+/// Whether a match ends in a `:` (plain or encoded) rather than a `=`.
+fn is_colon(found: &[u8]) -> bool {
+    let lower = found.to_ascii_lowercase();
+    [
+        &b":"[..],
+        b"%3a",
+        b"\\u003a",
+        b"&#58;",
+        b"&#x3a;",
+        b"&colon;",
+    ]
+    .iter()
+    .any(|end| lower.ends_with(end))
+}
+
+/// Whether a token character starts the value within [`OPENING_LIMIT`]
+/// bytes of spaces and quotes.
+fn value_follows(after: &[u8]) -> bool {
+    after
+        .iter()
+        .take(OPENING_LIMIT + 1)
+        .find(|b| !opens_value(**b))
+        .is_some_and(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-'))
 }
 
 enum End {
@@ -287,6 +324,8 @@ mod tests {
             format!("t\u{200B}o\u{200D}k\u{2060}e\u{FEFF}n={SECRET}"),
             format!("t\u{43E}ken={SECRET}"),
             format!("\u{442}\u{43E}\u{43A}\u{435}n: {SECRET}"),
+            format!("\u{422}\u{41E}\u{41A}\u{415}\u{39D}={SECRET}"),
+            format!(r#"{{\\\"token\\\": \\\"{SECRET}\\\"}}"#),
             format!(r#"{{"env":"PLAYWRIGHT_MCP_EXTENSION_TOKEN=\"{SECRET}\""}}"#),
             format!("{{\"PLAYWRIGHT_MCP_EXTENSION_TOKEN\":\n          \"{SECRET}\"}}"),
             format!(r#"{{"token":"{SECRET}"}}"#),
@@ -309,6 +348,8 @@ mod tests {
             "### Open tabs\n- 0: (current) [Hello](http://127.0.0.1:8765/a.html)\n".into(),
             "chrome-extension://abcdefghijklmnopabcdefghijklmnop/page.html?x=1".into(),
             "tokens=5 and a tokenizer: fine\n".into(),
+            "- textbox \"API token:\" [ref=e5]\n- button \"Copy token:\" [ref=e6] [cursor=pointer]\n".into(),
+            "Your token: (hidden)\ntoken: \n".into(),
             "x".repeat(2000),
             "línea con acentos y — guiones\n".repeat(40),
         ]
@@ -396,7 +437,7 @@ mod tests {
             .iter()
             .map(|c| format!("{c}\u{200B}\u{200B}"))
             .collect();
-        let token = format!("{word}\\\"{}{most}3d", " ".repeat(32));
+        let token = format!("{word}\\\\\\\"{}{most}3d", " ".repeat(32));
         for longest in [url, token] {
             let found = patterns().find(longest.as_bytes()).expect("it matches");
             assert_eq!(found.len(), longest.len(), "{longest}");

@@ -535,8 +535,10 @@ fn a_helper_changed_after_verification_runs_no_more() {
         .cli()
         .join("node_modules/@playwright/cli/playwright-cli.js");
     let marker = w.sandbox.home.path().join("helper-code-ran");
-    // File times move in clock ticks: let one pass since the record.
+    // File times move in clock ticks: let one pass since the record. The
+    // sealed file is made writable first, as anyone but root would have to.
     thread::sleep(Duration::from_millis(30));
+    fs::set_permissions(&entry, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
     fs::write(
         &entry,
         format!(
@@ -602,4 +604,63 @@ fn a_command_that_never_returns_is_stopped_at_its_bound_and_the_next_one_works()
     assert_eq!(next.code, 0, "{}{}", next.stdout, next.stderr);
     assert!(next.stdout.contains("42"), "{}", next.stdout);
     assert_eq!(w.sandbox.run(&["tab-list"]).code, 0);
+}
+
+/// A cleanup record is checked before any use: one naming a directory
+/// outside the runtime stops nothing and deletes nothing (never tried with a
+/// system directory: as root the old code stopped every process naming it).
+#[test]
+fn a_bootstrap_record_naming_anything_else_is_refused_before_use() {
+    let sandbox = Sandbox::installed();
+    let elsewhere = tempfile::tempdir().unwrap();
+    let unique = elsewhere.path().join("not-a-bootstrap-dir");
+    fs::create_dir(&unique).unwrap();
+    let mut sleeper = std::process::Command::new("/bin/sh")
+        .args(["-c", "sleep 60", "sleeper"])
+        .arg(&unique)
+        .spawn()
+        .unwrap();
+    fs::create_dir_all(&sandbox.runtime).unwrap();
+    let record = sandbox.runtime.join("bootstrap.json");
+    fs::write(&record, serde_json::json!({"dir": unique}).to_string()).unwrap();
+    fs::set_permissions(&record, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
+
+    let run = sandbox.run(&["tab-list"]);
+    run.expect(6, "does not name a bootstrap directory of this runtime");
+    assert!(run.stderr.contains("rm "), "{}", run.stderr);
+    assert!(unique.is_dir(), "nothing was deleted");
+    assert!(sleeper.try_wait().unwrap().is_none(), "nothing was stopped");
+    sleeper.kill().unwrap();
+    sleeper.wait().unwrap();
+}
+
+/// Browser commands may write files outside the runtime; the CLI's daemon
+/// must not load code from there. Its global config in HOME (whose
+/// `browser.initPage` it would `require`) is not read.
+#[test]
+fn the_daemon_loads_no_code_from_the_users_home() {
+    let mut w = world();
+    let _chrome = w.chrome();
+    let marker = w.sandbox.home.path().join("init-page-ran");
+    let init = w.sandbox.home.path().join("init.js");
+    fs::write(
+        &init,
+        format!(
+            "require('fs').writeFileSync({:?}, 'ran'); module.exports = async () => {{}};\n",
+            marker.display().to_string()
+        ),
+    )
+    .unwrap();
+    let config_dir = w.sandbox.home.path().join(".playwright");
+    fs::create_dir(&config_dir).unwrap();
+    fs::write(
+        config_dir.join("cli.config.json"),
+        serde_json::json!({"browser": {"initPage": [init]}}).to_string(),
+    )
+    .unwrap();
+    w.sandbox.run(&["connect"]).expect(0, "");
+    let site = common::site::Site::start();
+    assert_eq!(w.sandbox.run(&["goto", &site.url("/")]).code, 0);
+    assert_eq!(w.sandbox.run(&["tab-new", &site.url("/second")]).code, 0);
+    assert!(!marker.exists(), "the daemon ran code from HOME");
 }

@@ -75,7 +75,9 @@ fn ported(words: &[String]) -> serde_json::Value {
     match minimist::parse(words, booleans()) {
         Ok(parsed) => {
             let mut out = serde_json::Map::new();
-            out.insert("_".into(), json!(parsed.positional));
+            let positional: Vec<serde_json::Value> =
+                parsed.positional.iter().map(as_json).collect();
+            out.insert("_".into(), json!(positional));
             for (key, value) in &parsed.options {
                 out.insert(key.clone(), as_json(value));
             }
@@ -136,6 +138,10 @@ fn the_port_reads_every_corpus_line_as_minimist_js_does() {
         &["--==", "x"],
         &["--=a=b"],
         &["--a==b", "--="],
+        &["state-save", "--_", "/x", "--_=/y", "-_", "/z", "--no-_"],
+        &["response-body", "1", "--filename\n", "/p"],
+        &["--\n/../bootstrap.json", "--a\u{2028}=b", "-\n", "x"],
+        &["screenshot", "--filename", "/tmp/😀.png", "x😀y", "--a=😀"],
     ];
     let mut reference = reference().lock().unwrap();
     for line in corpus {
@@ -155,6 +161,10 @@ fn word() -> impl Strategy<Value = String> {
         Just("false".to_string()),
         Just(".".to_string()),
         Just(" ".to_string()),
+        Just("_".to_string()),
+        Just("\n".to_string()),
+        Just("\u{2028}".to_string()),
+        Just("é".to_string()),
         "[a-c]{1,2}",
         "[0-9]{1,2}",
         prop::sample::select(vec![

@@ -128,8 +128,11 @@ fn children_see_only_the_allowlisted_environment() {
         "LOGNAME",
         "NO_UPDATE_NOTIFIER",
         "PATH",
+        "PWTEST_CLI_GLOBAL_CONFIG",
         "TMPDIR",
         "USER",
+        "WS_NO_BUFFER_UTIL",
+        "WS_NO_UTF_8_VALIDATE",
     ];
     assert_eq!(names, expected, "{env}");
     let me = nix::unistd::User::from_uid(nix::unistd::getuid())
@@ -142,6 +145,14 @@ fn children_see_only_the_allowlisted_environment() {
     );
     assert!(
         env.contains(&format!("TMPDIR={}", sandbox.runtime.join("tmp").display())),
+        "{env}"
+    );
+    // The CLI's global config is looked for in the private TMPDIR, not HOME.
+    assert!(
+        env.contains(&format!(
+            "PWTEST_CLI_GLOBAL_CONFIG={}\n",
+            sandbox.runtime.join("tmp").display()
+        )),
         "{env}"
     );
     assert!(

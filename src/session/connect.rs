@@ -214,21 +214,33 @@ pub(crate) fn recover(runtime: &Runtime, cli: &PinnedCli) -> Result<(), Error> {
         return Ok(());
     };
     let record: serde_json::Value = serde_json::from_slice(&record).unwrap_or_default();
-    let dir = record["dir"].as_str().map(PathBuf::from);
-    // What it started (the attach and its daemon) may still wait for the
-    // extension. They carry the bootstrap directory in their arguments:
-    // stop exactly those.
-    if let Some(dir) = &dir {
-        stop_processes(&ProcessTable::read()?.mentioning(dir));
-    }
-    let detached = cli.detach();
-    if let Some(dir) = dir.filter(|d| {
+    // The record is checked before any use: it must name a bootstrap
+    // directory of this runtime (our prefix, not a link). A record naming
+    // anything else would have us stop every process that mentions it.
+    let dir = record["dir"].as_str().map(PathBuf::from).filter(|d| {
         d.parent() == Some(runtime.root())
             && d.file_name()
                 .is_some_and(|n| n.to_string_lossy().starts_with(BOOTSTRAP_PREFIX))
-    }) {
-        let _ = fs::remove_dir_all(dir);
-    }
+            && !fs::symlink_metadata(d).is_ok_and(|m| m.file_type().is_symlink())
+    });
+    let Some(dir) = dir else {
+        let path = runtime.root().join(StateFile::Bootstrap.file_name());
+        return Err(fail(
+            Exit::Security,
+            format!(
+                "{} does not name a bootstrap directory of this runtime; nothing was stopped or \
+                 deleted. Remove it (`rm {}`) and run the command again",
+                path.display(),
+                path.display()
+            ),
+        ));
+    };
+    // What it started (the attach and its daemon) may still wait for the
+    // extension. They carry the bootstrap directory in their arguments:
+    // stop exactly those.
+    stop_processes(&ProcessTable::read()?.mentioning(&dir));
+    let detached = cli.detach();
+    let _ = fs::remove_dir_all(dir);
     runtime.remove_state(StateFile::Bootstrap)?;
     eprintln!(
         "my-chrome: an earlier connect was interrupted; its private output was scrubbed{}",

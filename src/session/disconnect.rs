@@ -10,7 +10,6 @@ use crate::chrome::{self, ChromeState};
 use crate::config::Config;
 use crate::error::{Error, Exit};
 use crate::helper::HelperError;
-use crate::helper::pin::Pin;
 use crate::procs::ProcessTable;
 use crate::runtime::{Runtime, StateFile};
 
@@ -68,18 +67,11 @@ fn detach(config: &Config) -> Result<(), Error> {
 /// the session's daemon is asked to stop through its own socket instead.
 fn stop_without_helper(config: &Config, changed: HelperError) -> Error {
     let stopped = Runtime::open(&config.runtime).ok().and_then(|runtime| {
-        let state = super::state::session_state(
-            &config.home,
-            &runtime,
-            &config.session,
-            Pin::shipped().core_version(),
-        );
-        match state {
-            super::state::SessionState::Ready(entry) => {
-                Some(crate::daemon::stop(&entry.socket_path, super::pinned::HELPER_TIMEOUT).is_ok())
-            }
-            _ => None,
-        }
+        // Any daemon of ours that answers (attached or not: setup would
+        // refuse while it runs), under the wrapper lock as any detach.
+        let _lock = runtime.lock(config.lock_wait).ok()?;
+        let socket = super::state::open_socket(&config.home, &runtime, &config.session)?;
+        Some(crate::daemon::stop(&socket, super::pinned::HELPER_TIMEOUT).is_ok())
     });
     let session = match stopped {
         Some(true) => {

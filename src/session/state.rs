@@ -66,6 +66,15 @@ pub fn session_state(
     SessionState::Ready(entry)
 }
 
+/// The socket of our session's daemon when one answers there, attached or
+/// not, made by any version: something to stop. Only inside our private
+/// TMPDIR, as for any use.
+pub fn open_socket(home: &Path, runtime: &Runtime, name: &str) -> Option<std::path::PathBuf> {
+    let entry = registry::read_entry(home, runtime.root(), name).ok()??;
+    check_socket_dir(runtime, &entry.socket_path).ok()?;
+    entry.is_open().then_some(entry.socket_path)
+}
+
 /// The daemon puts its socket under our private TMPDIR: anywhere else, or
 /// in a directory someone else could enter, it is not ours to trust. The
 /// path is resolved first, so `..` or a symlink cannot lead elsewhere.
