@@ -287,7 +287,8 @@ fn set_tree_modes(dir: &Path, mode: &dyn Fn(&std::fs::Metadata) -> u32) -> std::
     set(dir, &std::fs::symlink_metadata(dir)?)
 }
 
-fn io_error(action: &'static str) -> impl FnOnce(std::io::Error) -> HelperError {
+/// An I/O failure of `action`, as a helper error.
+pub(crate) fn io_error(action: &'static str) -> impl FnOnce(std::io::Error) -> HelperError {
     move |source| HelperError::Io {
         action: action.to_string(),
         source,

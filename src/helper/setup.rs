@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use tempfile::TempDir;
 
 use super::pin::Pin;
-use super::{Helper, HelperError, trusted_node};
+use super::{Helper, HelperError, io_error, trusted_node};
 use crate::child::{ChildCommand, ChildEnv, Output};
 use crate::config::Config;
 use crate::procs::ProcessTable;
@@ -256,11 +256,4 @@ fn leftovers(root: &Path) -> io::Result<Vec<PathBuf>> {
     }
     out.sort();
     Ok(out)
-}
-
-fn io_error(action: &'static str) -> impl FnOnce(io::Error) -> HelperError {
-    move |source| HelperError::Io {
-        action: action.to_string(),
-        source,
-    }
 }
