@@ -1,0 +1,196 @@
+//! A private HOME and runtime per test, and the one real install of the
+//! pinned CLI (made by `my-chrome setup` once per test run) that tests copy
+//! and tamper with.
+
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+use super::*;
+
+/// A private HOME with a custom runtime directory inside it.
+pub struct Sandbox {
+    pub home: tempfile::TempDir,
+    pub runtime: PathBuf,
+    env: Vec<(String, String)>,
+}
+
+impl Sandbox {
+    pub fn new() -> Sandbox {
+        let home = tempfile::tempdir().unwrap();
+        let runtime = home.path().join("runtime");
+        Sandbox {
+            home,
+            runtime,
+            env: Vec::new(),
+        }
+    }
+
+    /// A sandbox whose runtime holds a copy of the golden, supported install.
+    /// The copy has new inodes and times, so the golden record of the tree
+    /// (`cli-manifest.txt`) is left out: the first command that needs the
+    /// helper checks it in full and records it, as after an upgrade.
+    pub fn installed() -> Sandbox {
+        let sandbox = Sandbox::new();
+        copy_tree(golden_runtime(), &sandbox.runtime);
+        let _ = fs::remove_file(sandbox.runtime.join("cli-manifest.txt"));
+        sandbox
+    }
+
+    pub fn cli(&self) -> PathBuf {
+        self.runtime.join("cli")
+    }
+
+    /// Sets a variable for every later run.
+    pub fn set(&mut self, name: &str, value: impl AsRef<Path>) -> &mut Sandbox {
+        self.env
+            .push((name.into(), value.as_ref().to_string_lossy().into_owned()));
+        self
+    }
+
+    /// The binary with a cleared environment: HOME, a plain PATH, the
+    /// runtime directory, and whatever the test set.
+    pub fn command(&self, args: &[&str]) -> Command {
+        self.command_through(&[], args)
+    }
+
+    /// The same, started through `wrapper` (`unshare -m …`, say), which
+    /// ends by running the binary with `args`.
+    pub fn command_through(&self, wrapper: &[&str], args: &[&str]) -> Command {
+        let mut cmd = match wrapper {
+            [] => Command::new(BIN),
+            [program, rest @ ..] => {
+                let mut cmd = Command::new(program);
+                cmd.args(rest).arg(BIN);
+                cmd
+            }
+        };
+        cmd.args(args)
+            .env_clear()
+            .env("HOME", self.home.path())
+            .env("PATH", "/usr/bin:/bin")
+            .env("MY_CHROME_RUNTIME_DIR", &self.runtime)
+            .envs(self.env.iter().map(|(k, v)| (k, v)));
+        cmd
+    }
+
+    pub fn run(&self, args: &[&str]) -> Run {
+        Running::start(self.command(args)).wait()
+    }
+
+    /// Runs with `input` on standard input.
+    pub fn run_input(&self, args: &[&str], input: &str) -> Run {
+        Running::start_with_input(self.command(args), Some(input.as_bytes())).wait()
+    }
+
+    pub fn doctor(&self) -> serde_json::Value {
+        let run = self.run(&["doctor", "--json"]);
+        assert_eq!(run.code, 0, "doctor must not fail: {}", run.stderr);
+        run.json()
+    }
+
+    /// The digest of the installed tree, through the library.
+    pub fn cli_digest(&self) -> String {
+        my_chrome::helper::tree::tree_digest(&self.cli()).unwrap()
+    }
+
+    /// Names in the runtime that a setup left behind.
+    pub fn leftovers(&self) -> Vec<String> {
+        fs::read_dir(&self.runtime)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with(".cli-"))
+            .collect()
+    }
+
+    /// Makes the installed copy unsupported but intact (one file edited),
+    /// so that `setup` goes on to run npm.
+    pub fn tamper(&self) {
+        let file = self.cli().join("node_modules/@playwright/cli/README.md");
+        let mut text = fs::read(&file).unwrap();
+        text.extend_from_slice(b"\nedited after setup\n");
+        fs::write(file, text).unwrap();
+    }
+}
+
+pub fn mode(path: &Path) -> u32 {
+    fs::symlink_metadata(path).unwrap().permissions().mode() & 0o7777
+}
+
+pub fn copy_tree(from: &Path, to: &Path) {
+    let status = Command::new("/bin/cp")
+        .arg("-a")
+        .arg(from)
+        .arg(to)
+        .status()
+        .unwrap();
+    assert!(
+        status.success(),
+        "cp -a {} {}",
+        from.display(),
+        to.display()
+    );
+}
+
+/// One real install per test run, shared by every test binary: made (or
+/// confirmed) by `my-chrome setup` under a file lock in Cargo's test
+/// scratch directory, with the caller's HOME so npm's cache is reused.
+pub fn golden_runtime() -> &'static Path {
+    static GOLDEN: OnceLock<PathBuf> = OnceLock::new();
+    GOLDEN.get_or_init(|| {
+        let scratch = Path::new(env!("CARGO_TARGET_TMPDIR"));
+        fs::create_dir_all(scratch).unwrap();
+        let runtime = scratch.join("golden-runtime");
+        let lock = fs::File::create(scratch.join("golden.lock")).unwrap();
+        let _guard = nix::fcntl::Flock::lock(lock, nix::fcntl::FlockArg::LockExclusive).unwrap();
+        let home = std::env::var_os("HOME").expect("tests need HOME");
+        let out = Command::new(BIN)
+            .arg("setup")
+            .env_clear()
+            .env("HOME", home)
+            .env("PATH", "/usr/bin:/bin")
+            .env("MY_CHROME_RUNTIME_DIR", &runtime)
+            .output()
+            .unwrap();
+        let run = Run::from_output(out);
+        assert_eq!(run.code, 0, "golden setup failed:\n{}", run.stderr);
+        runtime
+    })
+}
+
+/// Whether this run can chown files to another user (root). Outside CI a
+/// non-root developer is told the test was skipped; CI runs as root and
+/// must not skip.
+pub fn can_give_files_away() -> bool {
+    if nix::unistd::geteuid().is_root() {
+        return true;
+    }
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "CI runs as root and must run this test"
+    );
+    eprintln!("SKIPPED: giving a file to another user needs root");
+    false
+}
+
+/// The snapshot's YAML: inline, or in the file the CLI points at.
+pub fn read_snapshot(sandbox: &Sandbox, output: &str) -> String {
+    if let Some(start) = output.find("[Snapshot](") {
+        let rest = &output[start + "[Snapshot](".len()..];
+        let file = &rest[..rest.find(')').unwrap()];
+        return fs::read_to_string(sandbox.runtime.join(file)).unwrap();
+    }
+    output.to_string()
+}
+
+/// The `[ref=…]` of the first snapshot line that mentions `label`.
+pub fn reference(snapshot: &str, label: &str) -> String {
+    let line = snapshot
+        .lines()
+        .find(|l| l.contains(label) && l.contains("[ref="))
+        .unwrap_or_else(|| panic!("no {label} in {snapshot}"));
+    let start = line.find("[ref=").unwrap() + 5;
+    line[start..start + line[start..].find(']').unwrap()].to_string()
+}
