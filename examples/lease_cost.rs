@@ -20,8 +20,9 @@ fn main() {
         vars.push(("MY_CHROME_AGENT".into(), agent.into()));
     }
     let config = Config::from_vars(vars).expect("configuration");
+    let runtime = my_chrome::runtime::Runtime::open(&config.runtime).expect("the runtime");
     let started = Instant::now();
-    let held = my_chrome::lease::acquire(&config, "tab-list").expect("the lease");
+    let held = my_chrome::lease::acquire(&config, &runtime, "tab-list").expect("the lease");
     drop(held);
     println!("{}", started.elapsed().as_micros());
 }

@@ -9,9 +9,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 say() { printf '\ndemo: %s\n' "$*"; }
 
-for tool in /usr/bin/chromium /usr/bin/dbus-daemon /usr/bin/gnome-keyring-daemon; do
-  [ -x "$tool" ] || { echo "demo: $tool is missing; scripts/test.sh installs what is needed (as root)" >&2; exit 1; }
-done
+say "what the demo needs from the system"
+scripts/prerequisites.sh demo
 say "building my-chrome and the Chrome stand-in"
 cargo build --quiet --workspace
 bin=$PWD/target/debug/my-chrome

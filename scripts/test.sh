@@ -7,43 +7,19 @@ cd "$(dirname "$0")/.."
 
 say() { printf 'test.sh: %s\n' "$*"; }
 
-# What the tests need from the system: Node.js and npm (the pinned CLI), a
-# real Secret Service (dbus, gnome-keyring, secret-tool for cross-checks), a
-# real X clipboard (Xvfb, xclip) and a real Chromium (behind the Chrome
-# stand-in, and headed under Xvfb with the real Playwright Extension, which
-# the tests build from ../shared/real-extension with npm). Installed with apt-get when we are root;
-# otherwise a missing one stops the run here, by name, rather than skipping.
-need() { # command package
-  [ -x "$1" ] || missing+=("$2")
-}
-missing=()
-[ -x /usr/local/bin/node ] || need /usr/bin/node nodejs
-[ -x /usr/local/bin/npm ] || need /usr/bin/npm npm
-need /usr/bin/dbus-daemon dbus
-need /usr/bin/dbus-send dbus-bin
-need /usr/bin/gnome-keyring-daemon gnome-keyring
-need /usr/bin/secret-tool libsecret-tools
-need /usr/bin/Xvfb xvfb
-need /usr/bin/xclip xclip
-need /usr/bin/chromium chromium
-# The real-extension tests: a private /etc/hosts in a mount namespace.
-need /usr/bin/unshare util-linux
-need /usr/bin/mount mount
-if [ ${#missing[@]} -gt 0 ]; then
-  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-    say "installing ${missing[*]} with apt-get"
-    apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-  else
-    say "missing packages: ${missing[*]}. Install them (Node.js must satisfy the pin's engines.node) and rerun." >&2
-    exit 1
-  fi
-fi
+# What the tests need from the system (scripts/prerequisites.sh says what
+# and why): installed with apt-get when we are root; otherwise a missing one
+# stops the run here, by name, rather than skipping.
+scripts/prerequisites.sh test
 
 say "cargo fmt --check"
 cargo fmt --all -- --check
 say "cargo clippy"
 cargo clippy --workspace --all-targets --quiet -- -D warnings
+# The macOS code (the Keychain store) is type-checked here too, not only read.
+say "cargo clippy --target aarch64-apple-darwin"
+rustup target list --installed | grep -qx aarch64-apple-darwin || rustup target add aarch64-apple-darwin
+cargo clippy --target aarch64-apple-darwin -p my-chrome --lib --bins --quiet -- -D warnings
 # The binary and the Chrome stand-in (tests/chrome-standin) the tests start.
 cargo build --workspace --quiet
 

@@ -5,6 +5,8 @@
 //! - a fixed working directory (the runtime, or a directory inside it);
 //! - its own process group, so a timeout or an interrupt kills exactly what
 //!   we started and nothing else;
+//! - on Linux, death with my-chrome (`PR_SET_PDEATHSIG`): a my-chrome killed
+//!   outright (SIGKILL) leaves no child of its own running;
 //! - a bounded wait.
 //!
 //! The umask (077) is set once for the whole process in `main` and inherited.
@@ -24,7 +26,7 @@ use nix::unistd::Pid;
 use zeroize::Zeroizing;
 
 use crate::config::Config;
-use crate::error::Exit;
+use crate::exit::Exit;
 use crate::signals;
 
 /// Fixed system directories: the only `PATH` a child sees (plus, for npm,
@@ -154,7 +156,7 @@ impl ChildError {
     pub fn exit(&self) -> Exit {
         match self {
             ChildError::TimedOut { .. } => Exit::Timeout,
-            ChildError::Interrupted { signal, .. } => Exit::Signal(*signal as i32),
+            ChildError::Interrupted { signal, .. } => Exit::from(*signal),
             ChildError::Spawn { .. } | ChildError::Wait { .. } => Exit::Failure,
         }
     }
@@ -220,6 +222,7 @@ impl ChildCommand {
             .envs(env.vars().iter().map(|(k, v)| (k, v)))
             .process_group(0)
             .stdin(Stdio::null());
+        die_with_parent(&mut command);
         command
     }
 
@@ -321,6 +324,30 @@ impl ChildCommand {
         })
     }
 }
+
+/// The child gets SIGKILL when my-chrome dies, however it dies. (Only the
+/// child itself: what it starts on purpose, such as the CLI's daemon, is
+/// found again by its private paths.) macOS has no such call: there the
+/// recovery by private paths is all.
+#[cfg(target_os = "linux")]
+fn die_with_parent(command: &mut Command) {
+    let parent = nix::unistd::getpid();
+    // SAFETY: between fork and exec the closure makes two system calls and
+    // allocates nothing.
+    unsafe {
+        command.pre_exec(move || {
+            nix::sys::prctl::set_pdeathsig(Signal::SIGKILL)?;
+            // my-chrome may have died before the call above took effect.
+            if nix::unistd::getppid() != parent {
+                return Err(std::io::Error::from_raw_os_error(nix::libc::ESRCH));
+            }
+            Ok(())
+        });
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn die_with_parent(_command: &mut Command) {}
 
 /// A child started with [`ChildCommand::spawn_to`].
 #[derive(Debug)]

@@ -7,8 +7,9 @@ use std::fs;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
-use crate::error::Exit;
+use crate::exit::Exit;
 use crate::procs::ProcessTable;
+use crate::token::shape;
 
 /// The Playwright Extension's id in the Chrome Web Store.
 pub const EXTENSION_ID: &str = "mmlmfjhmonkocbjadbfplnigmagldckm";
@@ -167,7 +168,8 @@ pub fn carries_token(text: &[u8]) -> bool {
 
 fn is_token_variable(entry: &[u8]) -> bool {
     entry
-        .strip_prefix(b"PLAYWRIGHT_MCP_EXTENSION_TOKEN=")
+        .strip_prefix(shape::VARIABLE.as_bytes())
+        .and_then(|rest| rest.strip_prefix(b"="))
         .is_some_and(|value| !value.is_empty())
 }
 

@@ -5,6 +5,8 @@ use std::ffi::OsString;
 
 use clap::{Parser, Subcommand};
 
+use crate::token::shape::redact_runs;
+
 #[derive(Debug, Parser)]
 #[command(
     name = "my-chrome",
@@ -175,7 +177,7 @@ fn parse_rest(args: Vec<OsString>) -> Cli {
     match Cli::try_parse_from(std::iter::once(OsString::from("my-chrome")).chain(args)) {
         Ok(cli) => cli,
         Err(e) => {
-            let text = redact_token_runs(&e.render().to_string());
+            let text = redact_runs(&e.render().to_string());
             if e.use_stderr() {
                 eprint!("{text}");
             } else {
@@ -190,41 +192,4 @@ fn parse_rest(args: Vec<OsString>) -> Cli {
 pub fn usage() -> String {
     use clap::CommandFactory;
     Cli::command().render_long_help().to_string()
-}
-
-/// Replaces every run of 32 or more token characters (`A-Za-z0-9_-`).
-pub fn redact_token_runs(text: &str) -> String {
-    let is_token_char = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
-    let mut out = String::with_capacity(text.len());
-    let mut run = String::new();
-    for c in text.chars().chain(std::iter::once('\0')) {
-        if is_token_char(c) {
-            run.push(c);
-            continue;
-        }
-        out.push_str(if run.len() >= 32 { "<redacted>" } else { &run });
-        run.clear();
-        if c != '\0' {
-            out.push(c);
-        }
-    }
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn token_shaped_runs_are_redacted_wherever_they_stand() {
-        let token = "Ab_-9".repeat(8);
-        assert_eq!(
-            redact_token_runs(&format!("unexpected value '{token}' for '--stdin'")),
-            "unexpected value '<redacted>' for '--stdin'"
-        );
-        assert_eq!(redact_token_runs(&format!("x={token}\n")), "x=<redacted>\n");
-        let ordinary = "error: unrecognized subcommand 'tab-list' (see --help)\n";
-        assert_eq!(redact_token_runs(ordinary), ordinary);
-        assert_eq!(redact_token_runs(&"a".repeat(31)), "a".repeat(31));
-    }
 }

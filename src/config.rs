@@ -120,9 +120,10 @@ const MAX_LOCK_WAIT_SECS: u64 = 3600;
 const DEFAULT_LEASE_WAIT_SECS: u64 = 120;
 const DEFAULT_LEASE_IDLE_SECS: u64 = 30;
 const MAX_LEASE_SECS: u64 = 3600;
-/// Agent names stay shorter than any token (32+ characters), so a token
-/// pasted as a name is refused rather than written to the lease log.
+/// Agent names stay shorter than any token, so a token pasted as a name is
+/// refused rather than written to the lease log.
 const MAX_AGENT_LEN: usize = 24;
+const _: () = assert!(MAX_AGENT_LEN < crate::token::shape::MIN_LEN);
 
 #[cfg(target_os = "macos")]
 const DEFAULT_CHROME: &str = "/Applications/Google Chrome.app/Contents/MacOS/Google Chrome";

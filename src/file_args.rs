@@ -11,6 +11,7 @@ use std::path::{Component, Path, PathBuf};
 
 use crate::commands;
 use crate::minimist;
+use crate::token::shape::redact_runs;
 
 /// Why the file arguments of `args` (a command line without session
 /// options) may not be passed on, if they may not.
@@ -43,7 +44,7 @@ pub fn refusal(runtime: &Path, args: &[String]) -> Option<String> {
             return Some(format!(
                 "`{name}` {what} {:?}: {why}. Give an absolute path outside my-chrome's runtime \
                  whose directories are no symbolic links",
-                crate::cli::redact_token_runs(value)
+                redact_runs(value)
             ));
         }
     }

@@ -8,8 +8,10 @@ use crate::child::{ChildCommand, Output};
 use crate::commands;
 use crate::config::Config;
 use crate::error::Error;
-use crate::session::ensure::require_ready;
-use crate::session::pinned::{Need, Prepared};
+use crate::exit::Exit;
+use crate::helper::check::Check;
+use crate::start::Start;
+use crate::token::shape::{looks_like_token, redact_runs};
 
 /// Commands my-chrome refuses, and what to use instead.
 const BLOCKED: [(&str, &str); 10] = [
@@ -134,7 +136,7 @@ pub fn refusal(args: &[String], session: &str) -> Option<String> {
         return Some(format!(
             "`{}` is not a command my-chrome forwards (only the pinned CLI's documented ones); \
              {hint}`my-chrome --help` lists them",
-            crate::cli::redact_token_runs(command)
+            redact_runs(command)
         ));
     }
     if NAVIGATING.contains(&command) {
@@ -216,22 +218,6 @@ fn split_session(args: &[String]) -> (Vec<String>, Vec<String>) {
     (rest, named)
 }
 
-/// A whole argument shaped like the token, or a `token=` (or `token%3D`)
-/// whose value is: an ordinary `?token=abc` in a URL passes.
-fn looks_like_token(arg: &str) -> bool {
-    let is_token_char = |b: u8| b.is_ascii_alphanumeric() || b == b'_' || b == b'-';
-    let shaped = |text: &str| (32..=128).contains(&text.len()) && text.bytes().all(is_token_char);
-    let lower = arg.to_ascii_lowercase();
-    shaped(arg)
-        || ["token=", "token%3d"].iter().any(|key| {
-            lower.match_indices(key).any(|(at, _)| {
-                let value = &arg.as_bytes()[at + key.len()..];
-                let run = value.iter().take_while(|b| is_token_char(**b)).count();
-                run >= 32
-            })
-        })
-}
-
 /// Without any session option: we add ours.
 fn without_session(args: &[String]) -> Vec<String> {
     split_session(args).0
@@ -243,7 +229,7 @@ pub fn cli_help(config: &Config) -> Option<String> {
     // `--help` creates no runtime; with one, the helper is checked as for
     // any forwarded command.
     crate::runtime::Runtime::inspect(&config.runtime).ok()??;
-    let prepared = Prepared::open(config, Need::Supported, false).ok()?;
+    let prepared = Start::new(config, Check::Supported).open().ok()?;
     let help = ChildCommand::new(
         "playwright-cli --help",
         &prepared.node.path,
@@ -263,25 +249,25 @@ pub fn forward(config: &Config, raw: &[OsString]) -> Result<(), Error> {
         .map(|a| a.to_string_lossy().into_owned())
         .collect();
     if let Some(why) = refusal(&args, &config.session) {
-        return Err(Error::Usage(crate::cli::redact_token_runs(&why)));
+        return Err(Error::usage(redact_runs(&why)));
     }
     let rest = without_session(&args);
     if let Some(why) = crate::file_args::refusal(&config.runtime.path, &rest) {
-        return Err(Error::Usage(crate::cli::redact_token_runs(&why)));
+        return Err(Error::usage(redact_runs(&why)));
     }
     let command = command_of(&rest);
     // `list` reports every session and needs none of ours: forwarded as is.
     let listing = command == Some("list");
     // Every command that may act on the browser waits for its turn first
     // (`my-chrome --json` alone only prints the CLI's usage).
-    let _lease = match command {
-        Some(name) if !listing => Some(crate::lease::acquire(config, name)?),
-        _ => None,
-    };
-    let prepared = if listing {
-        Prepared::open(config, Need::Supported, false)?
-    } else {
-        require_ready(config)?
+    let start = Start::new(config, Check::Supported);
+    let prepared = match command {
+        Some(name) if !listing => {
+            let started = start.turn(name).open()?;
+            started.require_ready()?;
+            started
+        }
+        _ => start.open()?,
     };
     let mut child = ChildCommand::new(
         "playwright-cli",
@@ -300,8 +286,8 @@ pub fn forward(config: &Config, raw: &[OsString]) -> Result<(), Error> {
         .run(&prepared.env)?;
     match finished.status.code() {
         Some(0) => Ok(()),
-        Some(code) => Err(Error::Forwarded(code)),
-        None => Err(Error::Forwarded(1)),
+        Some(code) => Err(Error::Silent(Exit::Code(code))),
+        None => Err(Error::Silent(Exit::Code(1))),
     }
 }
 
@@ -388,27 +374,6 @@ mod tests {
         }
         // None of the refused ones is forwarded.
         assert!(!forwarded_commands().any(|c| ["open", "close", "run-code"].contains(&c)));
-    }
-
-    #[test]
-    fn a_pasted_token_is_refused_and_an_ordinary_url_is_not() {
-        let token = "Ab_-9".repeat(9);
-        for arg in [
-            token.clone(),
-            format!("https://x.test/?token={token}"),
-            format!("PLAYWRIGHT_MCP_EXTENSION_TOKEN={token}"),
-            format!("a?TOKEN%3D{token}&b"),
-        ] {
-            assert!(looks_like_token(&arg), "{arg}");
-        }
-        for arg in [
-            "https://example.test/reset?token=abc123&next=/",
-            "https://example.test/?token=",
-            "the token= is short",
-            "a short sentence with several words in it",
-        ] {
-            assert!(!looks_like_token(arg), "{arg}");
-        }
     }
 
     #[test]

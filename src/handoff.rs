@@ -17,7 +17,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use crate::chrome::EXTENSION_ID;
-use crate::error::Exit;
+use crate::exit::Exit;
 use crate::procs::ProcessTable;
 use crate::runtime::Runtime;
 use crate::signals;
@@ -70,7 +70,7 @@ impl HandoffError {
             }
             HandoffError::Refused(_) => Exit::Failure,
             HandoffError::TimedOut(_) => Exit::Timeout,
-            HandoffError::Interrupted(signal) => Exit::Signal(*signal as i32),
+            HandoffError::Interrupted(signal) => Exit::from(*signal),
             HandoffError::Io(_) => Exit::Failure,
         }
     }

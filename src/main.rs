@@ -7,6 +7,7 @@ use nix::sys::stat::{Mode, umask};
 use my_chrome::cli::{self, Command, TokenCommand};
 use my_chrome::config::Config;
 use my_chrome::error::Error;
+use my_chrome::exit::Exit;
 use my_chrome::token::command as token;
 use my_chrome::{forward, handoff, helper, lease, report, signals};
 
@@ -25,18 +26,19 @@ fn main() -> ExitCode {
     {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            let message = e.to_string();
-            if !message.is_empty() {
-                eprintln!("my-chrome: {message}");
+            if !e.is_silent() {
+                eprintln!("my-chrome: {e}");
             }
-            ExitCode::from(e.exit().code() as u8)
+            // An interrupt ends with 128 + N, whatever step it cut short.
+            let exit = signals::pending().map_or(e.exit(), Exit::from);
+            ExitCode::from(exit.code() as u8)
         }
     }
 }
 
 /// The relay's `my-chrome <connect URL>` is a courier; anything else is a
 /// Playwright CLI command for the forwarder.
-fn external(config: &Config, args: &[std::ffi::OsString]) -> Result<(), Error> {
+fn browser_command(config: &Config, args: &[std::ffi::OsString]) -> Result<(), Error> {
     match args {
         [url] if url.to_string_lossy().starts_with("chrome-extension://") => Ok(handoff::courier(
             config.handoff.as_deref(),
@@ -69,7 +71,7 @@ fn run(command: Command, config: &Config) -> Result<(), Error> {
         Command::BeginTokenRotation => token::begin_rotation(config)?,
         Command::MarkTokenRegenerated => token::mark_regenerated(config)?,
         Command::RotationStatus => token::rotation_status(config)?,
-        Command::External(args) => external(config, &args)?,
+        Command::External(args) => browser_command(config, &args)?,
         Command::Help => {
             print!("{}", cli::usage());
             match forward::cli_help(config) {

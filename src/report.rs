@@ -7,7 +7,7 @@ use serde::Serialize;
 use crate::child::ChildEnv;
 use crate::chrome::{self, ChromeState, Exposure};
 use crate::config::Config;
-use crate::helper::check::{Depth, installed_version};
+use crate::helper::check::{Check, installed_version};
 use crate::helper::node::Node;
 use crate::helper::pin::{CLI_PACKAGE, Pin};
 use crate::helper::{Helper, HelperError, trusted_node};
@@ -216,7 +216,7 @@ fn cli_report(runtime: &Runtime, pin: &Pin, node: Option<&Node>, env: &ChildEnv)
     let compatibility = match (helper.unchanged(runtime), node) {
         (Err(e), _) => Err(e),
         (Ok(_), Some(node)) => helper.verify(pin, node, env, runtime.root()),
-        (Ok(_), None) => helper.check_supported(pin, Depth::Full),
+        (Ok(_), None) => helper.check(pin, Check::Verified),
     };
     let compatibility = match (compatibility, node) {
         (Err(e), _) => describe(e),
@@ -271,7 +271,7 @@ fn lease_report(config: &Config) -> LeaseReport {
 
 /// Whether our keyring item exists; its value is never read here.
 fn token_report(config: &Config) -> TokenReport {
-    let store = token::store::ours(config);
+    let store = token::keyring::configured(config);
     TokenReport {
         item: store.describe(),
         status: match store.exists() {

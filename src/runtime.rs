@@ -18,7 +18,7 @@ use nix::fcntl::{Flock, FlockArg};
 use nix::sys::signal::Signal;
 
 use crate::config::RuntimeLocation;
-use crate::error::Exit;
+use crate::exit::Exit;
 use crate::signals;
 
 pub const CLAIM_FILE: &str = ".my-chrome-runtime";
@@ -112,7 +112,7 @@ impl RuntimeError {
         match self {
             RuntimeError::Unsafe { .. } => Exit::Security,
             RuntimeError::Io { .. } => Exit::Failure,
-            RuntimeError::Interrupted(signal) => Exit::Signal(*signal as i32),
+            RuntimeError::Interrupted(signal) => Exit::from(*signal),
             RuntimeError::LockTimeout { .. } => Exit::Timeout,
         }
     }
@@ -197,7 +197,7 @@ impl Runtime {
     /// Takes the wrapper lock, waiting up to `wait` for other my-chrome
     /// commands (and giving up at once on SIGINT, SIGTERM or SIGHUP). The
     /// kernel frees it if we die.
-    pub fn lock(&self, wait: Duration) -> Result<WrapperLock, RuntimeError> {
+    pub fn wrapper_lock(&self, wait: Duration) -> Result<FileLock, RuntimeError> {
         self.lock_at(LOCK_FILE, wait, true)
     }
 
@@ -208,7 +208,7 @@ impl Runtime {
         &self,
         wait: Duration,
         interruptible: bool,
-    ) -> Result<WrapperLock, RuntimeError> {
+    ) -> Result<FileLock, RuntimeError> {
         self.lock_at(LEASE_LOCK_FILE, wait, interruptible)
     }
 
@@ -217,7 +217,7 @@ impl Runtime {
         name: &str,
         wait: Duration,
         interruptible: bool,
-    ) -> Result<WrapperLock, RuntimeError> {
+    ) -> Result<FileLock, RuntimeError> {
         let path = self.root.join(name);
         let mut file = OpenOptions::new()
             .read(true)
@@ -234,7 +234,7 @@ impl Runtime {
         let mut pause = Duration::from_millis(1);
         loop {
             match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
-                Ok(lock) => return Ok(WrapperLock { _lock: lock }),
+                Ok(lock) => return Ok(FileLock { _lock: lock }),
                 Err((back, nix::errno::Errno::EWOULDBLOCK)) => file = back,
                 Err((_, errno)) => return Err(io_error("lock", &path)(errno.into())),
             }
@@ -349,10 +349,10 @@ impl Runtime {
     }
 }
 
-/// Held while a my-chrome command changes shared state (the wrapper lock,
-/// or the lease's).
+/// An exclusive lock on one of the runtime's lock files (the wrapper lock or
+/// the lease's), held until dropped.
 #[derive(Debug)]
-pub struct WrapperLock {
+pub struct FileLock {
     _lock: Flock<File>,
 }
 

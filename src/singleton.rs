@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 
 use zeroize::Zeroizing;
 
-use crate::error::Exit;
+use crate::exit::Exit;
 
 const LOCK: &str = "SingletonLock";
 const COOKIE: &str = "SingletonCookie";

@@ -144,7 +144,7 @@ fn the_safety_audit_fails_while_a_process_carries_a_token() {
     carrier.stop(pid);
     exposed.expect(6, "safeguard process-token does not hold");
     let report = exposed.json();
-    let token = report
+    let token = report["safeguards"]
         .as_array()
         .unwrap()
         .iter()

@@ -14,7 +14,7 @@ use std::time::Duration;
 use common::site::Site;
 use common::standin::{Options, Standin};
 use common::{Sandbox, fresh_token};
-use my_chrome::error::Exit;
+use my_chrome::exit::Exit;
 use my_chrome::singleton::{DeliveryError, deliver};
 
 const BOUND: Duration = Duration::from_secs(8);

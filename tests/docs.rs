@@ -78,7 +78,7 @@ fn every_command_the_documents_name_exists() {
 
 #[test]
 fn readme_exit_codes_are_the_codes_of_the_binary() {
-    use my_chrome::error::Exit;
+    use my_chrome::exit::Exit;
     let readme = read("README.md");
     let table = &readme[readme.find("## Exit codes").unwrap()..];
     let listed: BTreeSet<String> = table

@@ -79,7 +79,7 @@ fn a_courier_from_outside_the_attach_tree_is_an_impostor() {
                 e.to_string().contains("was not started by the attach"),
                 "{e}"
             );
-            assert_eq!(e.exit(), my_chrome::error::Exit::Security);
+            assert_eq!(e.exit(), my_chrome::exit::Exit::Security);
         }
         Err(other) => panic!("expected an impostor, got {other}"),
         Ok(_) => panic!("expected an impostor, got a courier"),
@@ -105,7 +105,7 @@ fn a_bare_or_token_bearing_courier_is_refused() {
     );
     match handoff.accept(child.id(), Duration::from_secs(20)) {
         Err(e @ HandoffError::RefusedToken) => {
-            assert_eq!(e.exit(), my_chrome::error::Exit::Security);
+            assert_eq!(e.exit(), my_chrome::exit::Exit::Security);
             assert!(!e.to_string().contains("canary-not"), "{e}");
         }
         Err(other) => panic!("expected the courier's refusal, got {other}"),

@@ -8,7 +8,7 @@ use std::fs;
 use std::path::Path;
 
 use common::Sandbox;
-use my_chrome::helper::check::{Depth, Fault, check_intact, check_supported};
+use my_chrome::helper::check::{Check, Fault, check};
 use my_chrome::helper::pin::Pin;
 use my_chrome::helper::{Helper, HelperError};
 
@@ -30,8 +30,8 @@ fn the_golden_install_is_supported_and_intact() {
     let sandbox = Sandbox::installed();
     assert_eq!(compatibility(&sandbox), "supported");
     let pin = Pin::shipped();
-    check_supported(&sandbox.cli(), pin, Depth::Full).unwrap();
-    check_intact(&sandbox.cli(), pin).unwrap();
+    check(&sandbox.cli(), pin, Check::Verified).unwrap();
+    check(&sandbox.cli(), pin, Check::Intact).unwrap();
 }
 
 #[test]
@@ -47,7 +47,7 @@ fn a_lock_with_one_byte_changed_is_unsupported_and_not_intact() {
         "unsupported: package-lock.json differs from the shipped lock"
     );
     assert_eq!(
-        check_intact(&sandbox.cli(), Pin::shipped()),
+        check(&sandbox.cli(), Pin::shipped(), Check::Intact),
         Err(Fault::UnknownLock)
     );
 }
@@ -75,7 +75,7 @@ fn a_package_at_another_version_is_named_with_both_versions() {
         )
     );
     assert!(matches!(
-        check_intact(&sandbox.cli(), Pin::shipped()),
+        check(&sandbox.cli(), Pin::shipped(), Check::Intact),
         Err(Fault::WrongVersion { .. })
     ));
 }
@@ -104,7 +104,7 @@ fn a_missing_package_is_named() {
         "unsupported: missing node_modules/playwright"
     );
     assert_eq!(
-        check_intact(&sandbox.cli(), Pin::shipped()),
+        check(&sandbox.cli(), Pin::shipped(), Check::Intact),
         Err(Fault::Missing("node_modules/playwright".into()))
     );
 }
@@ -122,9 +122,9 @@ fn a_file_edited_or_added_after_setup_is_caught_by_the_tree_digest() {
             .starts_with("unsupported: installed files differ from the pin (tree digest")
     );
     // The quick check (every browser command) does not hash; the full one does.
-    check_supported(&sandbox.cli(), Pin::shipped(), Depth::Quick).unwrap();
+    check(&sandbox.cli(), Pin::shipped(), Check::Supported).unwrap();
     // Edited code still lets us detach: intact does not need the digest.
-    check_intact(&sandbox.cli(), Pin::shipped()).unwrap();
+    check(&sandbox.cli(), Pin::shipped(), Check::Intact).unwrap();
 
     fs::write(&file, original).unwrap();
     assert_eq!(compatibility(&sandbox), "supported");

@@ -164,6 +164,51 @@ fn the_fallback_names_the_calling_process_not_its_shell() {
 }
 
 #[test]
+fn a_script_is_one_agent_through_command_substitution_and_wrappers() {
+    let sandbox = Sandbox::installed();
+    let script = sandbox.home.path().join("agent.sh");
+    let bin = common::BIN;
+    // Each way a script commonly calls my-chrome, its output captured.
+    let calls = [
+        format!("{bin} lease --json"),
+        format!("( {bin} lease --json; true )"),
+        format!("echo lease --json | xargs {bin}"),
+        format!("nice -n 1 {bin} lease --json"),
+        format!("nohup {bin} lease --json 2>/dev/null"),
+        format!("stdbuf -o0 {bin} lease --json"),
+        format!("/usr/bin/time -o /dev/null {bin} lease --json"),
+    ];
+    let mut text = String::from("echo \"$$\"\n");
+    for call in &calls {
+        text.push_str(&format!("out=$({call})\nprintf '%s\\n---\\n' \"$out\"\n"));
+    }
+    fs::write(&script, text).unwrap();
+    let mut cmd = Command::new("/bin/bash");
+    cmd.arg(&script)
+        .env_clear()
+        .env("HOME", sandbox.home.path())
+        .env("PATH", "/usr/bin:/bin")
+        .env("MY_CHROME_RUNTIME_DIR", &sandbox.runtime);
+    let run = Running::start(cmd).wait();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let (pid, outputs) = run.stdout.split_once('\n').unwrap();
+    let script_agent = format!("bash@{pid}");
+    let names: Vec<String> = outputs
+        .split("---\n")
+        .filter(|o| !o.trim().is_empty())
+        .map(|o| {
+            let doc: serde_json::Value =
+                serde_json::from_str(o).unwrap_or_else(|e| panic!("{e}: {o}"));
+            doc["you"].as_str().unwrap().to_string()
+        })
+        .collect();
+    assert_eq!(names.len(), calls.len(), "{}", run.stdout);
+    for (call, name) in calls.iter().zip(&names) {
+        assert_eq!(name, &script_agent, "{call}");
+    }
+}
+
+#[test]
 fn a_busy_lease_fails_others_with_exit_7_and_a_failed_command_does_not_poison_it() {
     let mut sandbox = Sandbox::installed();
     sandbox.set("MY_CHROME_LEASE_WAIT_SECS", "0");

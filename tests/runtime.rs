@@ -305,11 +305,11 @@ fn the_wrapper_lock_excludes_a_second_holder_until_released() {
     let sandbox = Sandbox::new();
     let runtime = Runtime::open(&location(&sandbox)).unwrap();
     let wait = std::time::Duration::from_secs(30);
-    let first = runtime.lock(wait).unwrap();
+    let first = runtime.wrapper_lock(wait).unwrap();
     let (tx, rx) = std::sync::mpsc::channel();
     let second = runtime.clone();
     let waiter = std::thread::spawn(move || {
-        let _held = second.lock(wait).unwrap();
+        let _held = second.wrapper_lock(wait).unwrap();
         tx.send(()).unwrap();
     });
     assert!(
@@ -328,7 +328,9 @@ fn the_wrapper_lock_excludes_a_second_holder_until_released() {
 fn waiting_for_the_lock_is_bounded_and_interruptible() {
     let mut sandbox = Sandbox::installed();
     let runtime = Runtime::open(&location(&sandbox)).unwrap();
-    let held = runtime.lock(std::time::Duration::from_secs(1)).unwrap();
+    let held = runtime
+        .wrapper_lock(std::time::Duration::from_secs(1))
+        .unwrap();
 
     sandbox.set("MY_CHROME_LOCK_WAIT_SECS", "1");
     sandbox.run(&["setup"]).expect(124, "held the lock");

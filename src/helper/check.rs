@@ -1,11 +1,7 @@
 //! Is the CLI under `<runtime>/cli` the one we ship?
 //!
-//! *Supported*: its `package.json` and `package-lock.json` are byte-identical
-//! to the shipped pin, every locked package that applies to this platform is
-//! installed at its locked version, and `@playwright/cli` is the pinned
-//! version; at `Depth::Full` also its tree digest matches the shipped one.
-//! *Intact*: a complete install of a lock some release of ours shipped —
-//! enough to send a `detach`, never enough to attach.
+//! One vocabulary, three levels ([`Check`]), each including the one before:
+//! *intact*, *supported*, *verified*.
 
 use std::fs;
 use std::io;
@@ -16,13 +12,21 @@ use serde_json::Value;
 use super::pin::{CLI_PACKAGE, Lock, Pin};
 use super::tree::tree_digest;
 
-/// How far `check_supported` goes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Depth {
-    /// Manifest, lock and installed versions (cheap; every browser command).
-    Quick,
-    /// Also the tree digest over every installed file (setup, doctor, connect).
-    Full,
+/// How thoroughly an installed copy is checked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Check {
+    /// A complete install of a lock some release of ours shipped: enough to
+    /// send a `detach`, never enough to attach (disconnect, cleanup-plan).
+    Intact,
+    /// Its `package.json` and `package-lock.json` are byte-identical to the
+    /// shipped pin, every locked package that applies to this platform is
+    /// installed at its locked version, and `@playwright/cli` is the pinned
+    /// version (cheap: every browser command).
+    Supported,
+    /// Supported, and the tree digest over every installed file matches the
+    /// shipped one (setup, doctor, connect; `Helper::verify` also runs
+    /// `--version`).
+    Verified,
 }
 
 /// What is wrong with an installed copy, precisely enough to act on.
@@ -52,7 +56,15 @@ pub enum Fault {
     Unreadable { path: String, reason: String },
 }
 
-pub fn check_supported(dir: &Path, pin: &Pin, depth: Depth) -> Result<(), Fault> {
+/// Checks the copy in `dir` against `pin` at `level`.
+pub fn check(dir: &Path, pin: &Pin, level: Check) -> Result<(), Fault> {
+    match level {
+        Check::Intact => check_intact(dir, pin),
+        Check::Supported | Check::Verified => check_supported(dir, pin, level),
+    }
+}
+
+fn check_supported(dir: &Path, pin: &Pin, level: Check) -> Result<(), Fault> {
     if read(dir, "package-lock.json")? != pin.package_lock {
         return Err(Fault::LockDiffers);
     }
@@ -68,7 +80,7 @@ pub fn check_supported(dir: &Path, pin: &Pin, depth: Depth) -> Result<(), Fault>
             locked: pin.version.clone(),
         });
     }
-    if depth == Depth::Full {
+    if level == Check::Verified {
         let found = tree_digest(dir).map_err(|e| unreadable(&dir.join("node_modules"), e))?;
         if found != pin.tree_digest {
             return Err(Fault::TreeDiffers {
@@ -80,7 +92,7 @@ pub fn check_supported(dir: &Path, pin: &Pin, depth: Depth) -> Result<(), Fault>
     Ok(())
 }
 
-pub fn check_intact(dir: &Path, pin: &Pin) -> Result<(), Fault> {
+fn check_intact(dir: &Path, pin: &Pin) -> Result<(), Fault> {
     let lock_bytes = read(dir, "package-lock.json")?;
     if !pin.was_released(&lock_bytes) {
         return Err(Fault::UnknownLock);

@@ -11,13 +11,12 @@ pub mod tree;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use check::{Depth, Fault};
+use check::{Check, Fault};
 use node::{Node, NodeError};
 use pin::Pin;
 
 use crate::child::{ChildCommand, ChildEnv, ChildError};
-use crate::error::Exit;
-use crate::procs::ProcError;
+use crate::exit::Exit;
 use crate::runtime::{self, Runtime, RuntimeError, StateFile};
 use std::os::unix::fs::MetadataExt;
 
@@ -37,43 +36,6 @@ pub enum HelperError {
     Node(#[from] NodeError),
     #[error(transparent)]
     Child(#[from] ChildError),
-    #[error(transparent)]
-    Processes(#[from] ProcError),
-    #[error(
-        "the Playwright session {session:?} is open; setup was not started. \
-         Run `my-chrome disconnect` first, then `my-chrome setup`"
-    )]
-    SessionOpen { session: String },
-    #[error(
-        "processes {pids:?} are running code from {}; setup was not started. \
-         Run `my-chrome disconnect`, let them finish, then run `my-chrome setup` again",
-        .dir.display()
-    )]
-    InUse { dir: PathBuf, pids: Vec<u32> },
-    #[error(
-        "npm ci failed ({status}); nothing was installed and the previous copy, if any, is unchanged. \
-         npm's output above says why (often the network or a proxy); fix that and run `my-chrome setup` again"
-    )]
-    NpmFailed { status: String },
-    #[error(
-        "{0}. Nothing was installed and the previous copy, if any, is unchanged. Run `my-chrome setup` \
-         again (if npm is slow, check the network or raise MY_CHROME_SETUP_TIMEOUT_SECS)"
-    )]
-    NpmAborted(ChildError),
-    #[error(
-        "interrupted by {signal} before the new copy was put in place; the previous copy, if any, is unchanged"
-    )]
-    Interrupted { signal: nix::sys::signal::Signal },
-    #[error(
-        "the freshly installed copy failed verification ({fault}); it was removed and the previous copy, \
-         if any, is unchanged. With an unmodified my-chrome this should not happen: please report it"
-    )]
-    StagedUnsupported { fault: Fault },
-    #[error(
-        "cannot read the Playwright session registry ({reason}); setup was not started. If no my-chrome \
-         session is running, remove that file and run `my-chrome setup` again"
-    )]
-    SessionUnreadable { reason: String },
     /// The tree changed after its last full check: no code of it runs.
     #[error(
         "{} in the pinned @playwright/cli {what} after my-chrome verified it; none of its code was \
@@ -85,8 +47,6 @@ pub enum HelperError {
         path: String,
         what: &'static str,
     },
-    #[error("{0}")]
-    Swap(String),
     #[error("could not {action}: {source}")]
     Io {
         action: String,
@@ -99,18 +59,10 @@ impl HelperError {
         match self {
             HelperError::Unsafe(e) => e.exit(),
             HelperError::Changed { .. } => Exit::Security,
-            HelperError::Child(e) | HelperError::NpmAborted(e) => e.exit(),
-            HelperError::Interrupted { signal } => Exit::Signal(*signal as i32),
+            HelperError::Child(e) => e.exit(),
             HelperError::Node(e) => e.exit(),
             HelperError::Missing { .. } | HelperError::Unsupported { .. } => Exit::Usage,
-            HelperError::Processes(_)
-            | HelperError::SessionOpen { .. }
-            | HelperError::SessionUnreadable { .. }
-            | HelperError::InUse { .. }
-            | HelperError::NpmFailed { .. }
-            | HelperError::StagedUnsupported { .. }
-            | HelperError::Swap(_)
-            | HelperError::Io { .. } => Exit::Failure,
+            HelperError::Io { .. } => Exit::Failure,
         }
     }
 }
@@ -134,21 +86,16 @@ impl Helper {
         self.dir.join(ENTRY)
     }
 
-    /// Fails with `Missing`, `Unsafe` (exit 6: the directory is a symlink,
-    /// not ours or not 0700) or `Unsupported` with the exact fault.
-    pub fn check_supported(&self, pin: &Pin, depth: Depth) -> Result<(), HelperError> {
+    /// Checks the files at `level`: fails with `Missing`, `Unsafe` (exit 6:
+    /// the directory is a symlink, not ours or not 0700) or `Unsupported`
+    /// with the exact fault. Nothing is run.
+    pub fn check(&self, pin: &Pin, level: Check) -> Result<(), HelperError> {
         self.check_dir()?;
-        check::check_supported(&self.dir, pin, depth).map_err(|fault| self.unsupported(fault))
+        check::check(&self.dir, pin, level).map_err(|fault| self.unsupported(fault))
     }
 
-    /// Enough to detach: a complete install of a lock we once shipped.
-    pub fn check_intact(&self, pin: &Pin) -> Result<(), HelperError> {
-        self.check_dir()?;
-        check::check_intact(&self.dir, pin).map_err(|fault| self.unsupported(fault))
-    }
-
-    /// The full check of setup, doctor and connect: supported with the tree
-    /// digest, and `--version` run through node prints the pin.
+    /// The full check of setup, doctor and connect: the files verified, and
+    /// `--version` run through node prints the pin.
     pub fn verify(
         &self,
         pin: &Pin,
@@ -156,7 +103,7 @@ impl Helper {
         env: &ChildEnv,
         cwd: &Path,
     ) -> Result<(), HelperError> {
-        self.check_supported(pin, Depth::Full)?;
+        self.check(pin, Check::Verified)?;
         self.check_reported_version(pin, node, env, cwd)
     }
 

@@ -11,7 +11,7 @@ use nodejs_semver::Version;
 
 use super::pin::NodeRequirement;
 use crate::child::{ChildCommand, ChildEnv, ChildError};
-use crate::error::Exit;
+use crate::exit::Exit;
 
 const PROBE_TIMEOUT: Duration = Duration::from_secs(10);
 

@@ -12,16 +12,90 @@ use std::path::{Path, PathBuf};
 use tempfile::TempDir;
 
 use super::pin::Pin;
+use nix::sys::signal::Signal;
+
+use super::check::Fault;
+use super::node::NodeError;
 use super::{Helper, HelperError, io_error, trusted_node};
-use crate::child::{ChildCommand, ChildEnv, Output};
+use crate::child::{ChildCommand, ChildEnv, ChildError, Output};
 use crate::config::Config;
-use crate::procs::ProcessTable;
-use crate::runtime::Runtime;
+use crate::exit::Exit;
+use crate::procs::{ProcError, ProcessTable};
+use crate::runtime::{Runtime, RuntimeError};
 use crate::session::registry;
 use crate::signals;
 
 const STAGING_PREFIX: &str = ".cli-setup.";
 const ASIDE_PREFIX: &str = ".cli-old.";
+
+/// Why setup installed nothing (the previous copy, if any, is unchanged).
+#[derive(Debug, thiserror::Error)]
+pub enum SetupError {
+    #[error(transparent)]
+    Helper(#[from] HelperError),
+    #[error(transparent)]
+    Runtime(#[from] RuntimeError),
+    #[error(transparent)]
+    Node(#[from] NodeError),
+    #[error(transparent)]
+    Processes(#[from] ProcError),
+    #[error(
+        "the Playwright session {session:?} is open; setup was not started. \
+         Run `my-chrome disconnect` first, then `my-chrome setup`"
+    )]
+    SessionOpen { session: String },
+    #[error(
+        "processes {pids:?} are running code from {}; setup was not started. \
+         Run `my-chrome disconnect`, let them finish, then run `my-chrome setup` again",
+        .dir.display()
+    )]
+    InUse { dir: PathBuf, pids: Vec<u32> },
+    #[error(
+        "npm ci failed ({status}); nothing was installed and the previous copy, if any, is unchanged. \
+         npm's output above says why (often the network or a proxy); fix that and run `my-chrome setup` again"
+    )]
+    NpmFailed { status: String },
+    #[error(
+        "{0}. Nothing was installed and the previous copy, if any, is unchanged. Run `my-chrome setup` \
+         again (if npm is slow, check the network or raise MY_CHROME_SETUP_TIMEOUT_SECS)"
+    )]
+    NpmAborted(ChildError),
+    #[error(
+        "interrupted by {signal} before the new copy was put in place; the previous copy, if any, is unchanged"
+    )]
+    Interrupted { signal: Signal },
+    #[error(
+        "the freshly installed copy failed verification ({fault}); it was removed and the previous copy, \
+         if any, is unchanged. With an unmodified my-chrome this should not happen: please report it"
+    )]
+    StagedUnsupported { fault: Fault },
+    #[error(
+        "cannot read the Playwright session registry ({reason}); setup was not started. If no my-chrome \
+         session is running, remove that file and run `my-chrome setup` again"
+    )]
+    SessionUnreadable { reason: String },
+    #[error("{0}")]
+    Swap(String),
+}
+
+impl SetupError {
+    pub fn exit(&self) -> Exit {
+        match self {
+            SetupError::Helper(e) => e.exit(),
+            SetupError::Runtime(e) => e.exit(),
+            SetupError::Node(e) => e.exit(),
+            SetupError::NpmAborted(e) => e.exit(),
+            SetupError::Interrupted { signal } => Exit::from(*signal),
+            SetupError::Processes(_)
+            | SetupError::SessionOpen { .. }
+            | SetupError::SessionUnreadable { .. }
+            | SetupError::InUse { .. }
+            | SetupError::NpmFailed { .. }
+            | SetupError::StagedUnsupported { .. }
+            | SetupError::Swap(_) => Exit::Failure,
+        }
+    }
+}
 
 pub enum Outcome {
     Installed { dir: PathBuf },
@@ -29,7 +103,7 @@ pub enum Outcome {
 }
 
 /// `my-chrome setup`: runs [`setup`] and says what it did.
-pub fn run(config: &Config) -> Result<(), HelperError> {
+pub fn run(config: &Config) -> Result<(), SetupError> {
     let version = &Pin::shipped().version;
     match setup(config)? {
         Outcome::Installed { dir } => {
@@ -49,9 +123,9 @@ pub fn run(config: &Config) -> Result<(), HelperError> {
 }
 
 /// Runs setup under the wrapper lock.
-pub fn setup(config: &Config) -> Result<Outcome, HelperError> {
+pub fn setup(config: &Config) -> Result<Outcome, SetupError> {
     let runtime = Runtime::open(&config.runtime)?;
-    let _lock = runtime.lock(config.lock_wait)?;
+    let _lock = runtime.wrapper_lock(config.lock_wait)?;
     recover_abandoned(&runtime)?;
 
     let pin = Pin::shipped();
@@ -67,7 +141,7 @@ pub fn setup(config: &Config) -> Result<Outcome, HelperError> {
             });
         }
         Err(HelperError::Missing { .. } | HelperError::Unsupported { .. }) => {}
-        Err(other) => return Err(other),
+        Err(other) => return Err(other.into()),
     }
     let npm = node.npm()?;
     refuse_if_in_use(config, &runtime)?;
@@ -95,9 +169,9 @@ pub fn setup(config: &Config) -> Result<Outcome, HelperError> {
         .stdout(Output::Progress)
         .stderr(Output::Progress)
         .run(&npm_env)
-        .map_err(HelperError::NpmAborted)?;
+        .map_err(SetupError::NpmAborted)?;
     if !finished.status.success() {
-        return Err(HelperError::NpmFailed {
+        return Err(SetupError::NpmFailed {
             status: finished.status.to_string(),
         });
     }
@@ -106,13 +180,13 @@ pub fn setup(config: &Config) -> Result<Outcome, HelperError> {
     staged
         .verify(pin, &node, &env, runtime.root())
         .map_err(|e| match e {
-            HelperError::Unsupported { fault, .. } => HelperError::StagedUnsupported { fault },
-            other => other,
+            HelperError::Unsupported { fault, .. } => SetupError::StagedUnsupported { fault },
+            other => other.into(),
         })?;
     // npm may have run for minutes: the copy we replace must still be idle,
     // and a signal that arrived after the last child must still stop us.
     if let Some(signal) = signals::pending() {
-        return Err(HelperError::Interrupted { signal });
+        return Err(SetupError::Interrupted { signal });
     }
     refuse_if_in_use(config, &runtime)?;
     swap_into_place(&runtime, staging)?;
@@ -124,7 +198,7 @@ pub fn setup(config: &Config) -> Result<Outcome, HelperError> {
 
 /// A staging directory (0700, removed when dropped) holding the shipped
 /// manifest and lock.
-fn stage(runtime: &Runtime, pin: &Pin) -> Result<TempDir, HelperError> {
+fn stage(runtime: &Runtime, pin: &Pin) -> Result<TempDir, SetupError> {
     let staging = tempfile::Builder::new()
         .prefix(STAGING_PREFIX)
         .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700))
@@ -139,17 +213,17 @@ fn stage(runtime: &Runtime, pin: &Pin) -> Result<TempDir, HelperError> {
 
 /// Setup must not replace code that is running: not under an open session,
 /// not while any process runs code from `<runtime>/cli`.
-fn refuse_if_in_use(config: &Config, runtime: &Runtime) -> Result<(), HelperError> {
+fn refuse_if_in_use(config: &Config, runtime: &Runtime) -> Result<(), SetupError> {
     let entry =
         registry::read_entry(&config.home, runtime.root(), &config.session).map_err(|e| {
-            HelperError::SessionUnreadable {
+            SetupError::SessionUnreadable {
                 reason: e.to_string(),
             }
         })?;
     if let Some(entry) = entry
         && entry.is_open()
     {
-        return Err(HelperError::SessionOpen {
+        return Err(SetupError::SessionOpen {
             session: config.session.clone(),
         });
     }
@@ -164,14 +238,14 @@ fn refuse_if_in_use(config: &Config, runtime: &Runtime) -> Result<(), HelperErro
     if pids.is_empty() {
         Ok(())
     } else {
-        Err(HelperError::InUse { dir, pids })
+        Err(SetupError::InUse { dir, pids })
     }
 }
 
 /// Old copy aside, new copy in, old copy removed. If the new copy cannot
 /// take its place, the old one goes back; if even that fails, both are kept
 /// and named.
-fn swap_into_place(runtime: &Runtime, staging: TempDir) -> Result<(), HelperError> {
+fn swap_into_place(runtime: &Runtime, staging: TempDir) -> Result<(), SetupError> {
     let cli = runtime.cli_dir();
     let aside = runtime
         .root()
@@ -179,7 +253,7 @@ fn swap_into_place(runtime: &Runtime, staging: TempDir) -> Result<(), HelperErro
     let had_old = match fs::symlink_metadata(&cli) {
         Ok(_) => true,
         Err(e) if e.kind() == io::ErrorKind::NotFound => false,
-        Err(e) => return Err(io_error("inspect the installed copy")(e)),
+        Err(e) => return Err(io_error("inspect the installed copy")(e).into()),
     };
     if had_old {
         fs::rename(&cli, &aside).map_err(io_error("move the old copy aside"))?;
@@ -187,7 +261,7 @@ fn swap_into_place(runtime: &Runtime, staging: TempDir) -> Result<(), HelperErro
     if let Err(e) = fs::rename(staging.path(), &cli) {
         if had_old && let Err(back) = fs::rename(&aside, &cli) {
             let kept = staging.keep();
-            return Err(HelperError::Swap(format!(
+            return Err(SetupError::Swap(format!(
                 "could not move the new copy into place ({e}) nor the old copy back ({back}). \
                  Both are kept: the old copy at {}, the verified new copy at {}. \
                  Move one of them to {} by hand",
@@ -201,7 +275,7 @@ fn swap_into_place(runtime: &Runtime, staging: TempDir) -> Result<(), HelperErro
         } else {
             "nothing was installed"
         };
-        return Err(HelperError::Swap(format!(
+        return Err(SetupError::Swap(format!(
             "could not move the new copy into place ({e}); {kept}"
         )));
     }
@@ -219,7 +293,7 @@ fn swap_into_place(runtime: &Runtime, staging: TempDir) -> Result<(), HelperErro
 /// Under the lock, any staging or set-aside directory belongs to a setup
 /// that died. A set-aside copy with no `cli` beside it is the last good
 /// install of a setup killed mid-swap: it goes back first.
-fn recover_abandoned(runtime: &Runtime) -> Result<(), HelperError> {
+fn recover_abandoned(runtime: &Runtime) -> Result<(), SetupError> {
     let cli = runtime.cli_dir();
     let leftovers = leftovers(runtime.root()).map_err(io_error("list the runtime"))?;
     for path in &leftovers {

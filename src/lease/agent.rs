@@ -4,7 +4,9 @@
 //!
 //! The derived name is `<process>@<pid>` of the nearest ancestor that is not
 //! a pass-through: a shell running a command string (`bash -c …`, how agent
-//! hosts run each tool call) or a wrapper such as `env` or `timeout`. For an
+//! hosts run each tool call), a forked subshell (`out=$(my-chrome …)`: a copy
+//! of its parent, same name and command line), or a wrapper such as `env`,
+//! `timeout` or `xargs`. For an
 //! agent host that is the host process itself, so two hosts (two Claude Code
 //! or Codex sessions) are two agents while each host's consecutive commands
 //! stay one. It cannot tell apart agents that share one host process
@@ -45,7 +47,12 @@ pub fn identify(config: &Config) -> String {
 
 /// The name derived from an ancestry (parent first).
 pub fn derived(chain: &[Ancestor]) -> String {
-    match chain.iter().find(|a| !passes_through(a)) {
+    let agent = chain
+        .iter()
+        .enumerate()
+        .find(|(at, a)| !passes_through(a) && !is_subshell(a, chain.get(at + 1)))
+        .map(|(_, a)| a);
+    match agent {
         Some(agent) => format!("{}@{}", clean(&agent.name), agent.pid),
         // Every ancestor is a pass-through (or none is visible): the
         // outermost one we saw, or our own session.
@@ -62,6 +69,13 @@ pub fn derived(chain: &[Ancestor]) -> String {
 fn passes_through(ancestor: &Ancestor) -> bool {
     let name = ancestor.name.as_str();
     WRAPPERS.contains(&name) || (SHELLS.contains(&name) && runs_command_string(&ancestor.cmd))
+}
+
+/// A shell forked from its parent without an exec (command substitution,
+/// `( … )`, a pipeline's group): the parent's own name and command line.
+fn is_subshell(ancestor: &Ancestor, parent: Option<&Ancestor>) -> bool {
+    SHELLS.contains(&ancestor.name.as_str())
+        && parent.is_some_and(|p| p.name == ancestor.name && p.cmd == ancestor.cmd)
 }
 
 /// `-c`, or short options bundled with it (`-lc`, `-ec`), among the
@@ -141,6 +155,38 @@ mod tests {
             ancestor(1, "codex", &["codex"]),
         ];
         assert_eq!(derived(&container), "codex@1");
+    }
+
+    #[test]
+    fn a_forked_subshell_is_its_scripts_not_an_agent_of_its_own() {
+        // `out=$(my-chrome …)` and `( … )` in a script: copies of the script.
+        let script = ["bash", "agent.sh"];
+        let substitution = [
+            ancestor(702, "bash", &script),
+            ancestor(701, "bash", &script),
+            ancestor(700, "bash", &script),
+            ancestor(10, "tmux: server", &["tmux"]),
+        ];
+        assert_eq!(derived(&substitution), "bash@700");
+        let through_xargs = [
+            ancestor(703, "xargs", &["xargs", "my-chrome"]),
+            ancestor(702, "bash", &script),
+            ancestor(700, "bash", &script),
+        ];
+        assert_eq!(derived(&through_xargs), "bash@700");
+        // A script that starts another script is that script's agent: only
+        // an exact copy of the parent passes through.
+        let nested = [
+            ancestor(801, "bash", &["bash", "inner.sh"]),
+            ancestor(800, "bash", &script),
+        ];
+        assert_eq!(derived(&nested), "bash@801");
+        // An interactive shell started from another is its own.
+        let terminal = [
+            ancestor(901, "bash", &["bash"]),
+            ancestor(900, "zsh", &["-zsh"]),
+        ];
+        assert_eq!(derived(&terminal), "bash@901");
     }
 
     #[test]

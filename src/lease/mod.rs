@@ -18,7 +18,7 @@ use std::time::{Duration, Instant, SystemTime};
 use nix::sys::signal::Signal;
 
 use crate::config::Config;
-use crate::error::Exit;
+use crate::exit::Exit;
 use crate::procs::{ProcError, ProcessId};
 use crate::runtime::{Runtime, RuntimeError, StateFile};
 use crate::signals;
@@ -75,7 +75,7 @@ impl LeaseError {
             LeaseError::Malformed { .. } => Exit::Security,
             LeaseError::Runtime(e) => e.exit(),
             LeaseError::Processes(_) => Exit::Failure,
-            LeaseError::Interrupted(signal) => Exit::Signal(*signal as i32),
+            LeaseError::Interrupted(signal) => Exit::from(*signal),
         }
     }
 }
@@ -133,14 +133,14 @@ fn event(agent: &str, command: Option<&str>, event: &Event) -> String {
 
 /// The lease held for one command; its end is recorded when dropped.
 #[must_use = "the lease is held only while this lives"]
-pub struct Held {
+pub struct HeldLease {
     runtime: Runtime,
     agent: String,
     command: String,
     me: ProcessId,
 }
 
-impl Held {
+impl HeldLease {
     /// Gives the lease up entirely (after `disconnect`: nothing left to hold).
     pub fn release(self) -> Result<(), LeaseError> {
         let _lock = self.runtime.lease_lock(FINISH_LOCK_WAIT, false)?;
@@ -155,7 +155,7 @@ impl Held {
     }
 }
 
-impl Drop for Held {
+impl Drop for HeldLease {
     fn drop(&mut self) {
         // Best effort, even after a signal: if it fails, the record of a
         // command that no longer runs is ignored once its process is gone.
@@ -171,10 +171,10 @@ impl Drop for Held {
     }
 }
 
-/// Takes (or refreshes) the lease for `command`, waiting in line behind
-/// other agents for up to `config.lease_wait`.
-pub fn acquire(config: &Config, command: &str) -> Result<Held, LeaseError> {
-    let runtime = Runtime::open(&config.runtime)?;
+/// Takes (or refreshes) the lease for `command` in the opened `runtime`,
+/// waiting in line behind other agents for up to `config.lease_wait`.
+pub fn acquire(config: &Config, runtime: &Runtime, command: &str) -> Result<HeldLease, LeaseError> {
+    let runtime = runtime.clone();
     let agent = agent::identify(config);
     let command = log::command_name(command).to_string();
     let me = ProcessId::current()?;
@@ -222,7 +222,7 @@ pub fn acquire(config: &Config, command: &str) -> Result<Held, LeaseError> {
                              or go to your page again before relying on what it shows"
                         );
                     }
-                    return Ok(Held {
+                    return Ok(HeldLease {
                         runtime,
                         agent,
                         command,

@@ -7,32 +7,26 @@
 //! checked again. Any failure after the attach started kills the attach,
 //! detaches without the token, and scrubs the private bootstrap output.
 
-use std::fs;
-use std::os::unix::fs::DirBuilderExt;
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use serde_json::json;
 use zeroize::Zeroizing;
 
-use super::pinned::{Need, PinnedCli, Prepared};
-use super::state::{SessionState, session_state};
+use super::bootstrap::Bootstrap;
+use super::state::SessionState;
 use crate::child::{ChildCommand, Spawned};
 use crate::chrome::{self, Exposure};
 use crate::config::Config;
-use crate::error::{Error, Exit};
+use crate::error::Error;
+use crate::exit::Exit;
 use crate::handoff::{Handoff, HandoffError};
-use crate::helper::pin::Pin;
+use crate::helper::check::Check;
 use crate::procs::ProcessTable;
-use crate::runtime::{Runtime, StateFile};
 use crate::signals;
 use crate::singleton;
-use crate::token::store;
+use crate::start::Start;
+use crate::token::keyring;
 
 const DELIVERY_TIMEOUT: Duration = Duration::from_secs(10);
-const BOOTSTRAP_PREFIX: &str = "session-output.";
-/// The attached session's output directory (`outputDir`), in the runtime.
-pub const SESSION_OUTPUT: &str = "session-output";
 
 /// How an attach that started can fail. What reached Chrome decides the
 /// advice: the token only ever goes to the user's own Chrome, so only a
@@ -111,180 +105,22 @@ impl AttachError {
 const ROTATE_ADVICE: &str = " Treat the token as exposed: run `my-chrome begin-token-rotation` \
                              and follow `my-chrome rotation-status`";
 
-/// A refusal or failure of `connect`, with its exit code.
-#[derive(Debug, thiserror::Error)]
-#[error("{message}")]
-pub struct ConnectError {
-    pub exit: Exit,
-    pub message: String,
-}
-
-pub(crate) fn fail(exit: Exit, message: impl Into<String>) -> Error {
-    Error::Connect(ConnectError {
-        exit,
-        message: message.into(),
-    })
-}
-
-/// The private place the attach writes to, recorded until it is scrubbed.
-/// Deleted when dropped: an early failure scrubs it too. (A SIGKILL leaves
-/// it, with its record, for the next command to recover.)
-struct Bootstrap {
-    dir: PathBuf,
-    runtime: Runtime,
-}
-
-impl Bootstrap {
-    fn create(runtime: &Runtime) -> Result<Bootstrap, Error> {
-        let dir = tempfile::Builder::new()
-            .prefix(BOOTSTRAP_PREFIX)
-            .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700))
-            .tempdir_in(runtime.root())
-            .map_err(|e| {
-                fail(
-                    Exit::Failure,
-                    format!("cannot create the bootstrap directory: {e}"),
-                )
-            })?
-            .keep();
-        let record = json!({"dir": dir});
-        runtime.write_state(StateFile::Bootstrap, record.to_string().as_bytes())?;
-        // The session's own output (snapshots, downloads) goes to a fixed
-        // private directory that disconnect removes; this one is scrubbed
-        // as soon as the attach is checked.
-        let output_dir = runtime.root().join(SESSION_OUTPUT);
-        if let Err(e) = fs::DirBuilder::new().mode(0o700).create(&output_dir)
-            && e.kind() != std::io::ErrorKind::AlreadyExists
-        {
-            return Err(fail(
-                Exit::Failure,
-                format!("cannot create {}: {e}", output_dir.display()),
-            ));
-        }
-        crate::runtime::check_private_dir(&output_dir)?;
-        let config = json!({"outputDir": output_dir});
-        fs::write(dir.join("attach-config.json"), config.to_string()).map_err(|e| {
-            fail(
-                Exit::Failure,
-                format!("cannot write the attach config: {e}"),
-            )
-        })?;
-        Ok(Bootstrap {
-            dir,
-            runtime: runtime.clone(),
-        })
-    }
-
-    fn config(&self) -> PathBuf {
-        self.dir.join("attach-config.json")
-    }
-
-    fn output(&self) -> Result<fs::File, Error> {
-        fs::File::create(self.dir.join("attach-output.log")).map_err(|e| {
-            fail(
-                Exit::Failure,
-                format!("cannot create the attach output file: {e}"),
-            )
-        })
-    }
-
-    /// Deletes the output (it may show the helper tab's URL) and the record.
-    fn scrub(self) {
-        drop(self);
-    }
-}
-
-impl Drop for Bootstrap {
-    fn drop(&mut self) {
-        let _ = fs::remove_dir_all(&self.dir);
-        let _ = self.runtime.remove_state(StateFile::Bootstrap);
-    }
-}
-
-/// A connect that died (SIGKILL, power) left its record: detach without the
-/// token and scrub, before anything else happens.
-pub(crate) fn recover(runtime: &Runtime, cli: &PinnedCli) -> Result<(), Error> {
-    // Under the lock, any hand-off directory belongs to a connect that died.
-    for entry in fs::read_dir(runtime.root()).into_iter().flatten().flatten() {
-        if entry.file_name().to_string_lossy().starts_with("handoff.") {
-            let _ = fs::remove_dir_all(entry.path());
-        }
-    }
-    let Some(record) = runtime.read_state(StateFile::Bootstrap)? else {
-        return Ok(());
-    };
-    let record: serde_json::Value = serde_json::from_slice(&record).unwrap_or_default();
-    // The record is checked before any use: it must name a bootstrap
-    // directory of this runtime (our prefix, not a link). A record naming
-    // anything else would have us stop every process that mentions it.
-    let dir = record["dir"].as_str().map(PathBuf::from).filter(|d| {
-        d.parent() == Some(runtime.root())
-            && d.file_name()
-                .is_some_and(|n| n.to_string_lossy().starts_with(BOOTSTRAP_PREFIX))
-            && !fs::symlink_metadata(d).is_ok_and(|m| m.file_type().is_symlink())
-    });
-    let Some(dir) = dir else {
-        let path = runtime.root().join(StateFile::Bootstrap.file_name());
-        return Err(fail(
-            Exit::Security,
-            format!(
-                "{} does not name a bootstrap directory of this runtime; nothing was stopped or \
-                 deleted. Remove it (`rm {}`) and run the command again",
-                path.display(),
-                path.display()
-            ),
-        ));
-    };
-    // What it started (the attach and its daemon) may still wait for the
-    // extension. They carry the bootstrap directory in their arguments:
-    // stop exactly those.
-    stop_processes(&ProcessTable::read()?.mentioning(&dir));
-    let detached = cli.detach();
-    let _ = fs::remove_dir_all(dir);
-    runtime.remove_state(StateFile::Bootstrap)?;
-    eprintln!(
-        "my-chrome: an earlier connect was interrupted; its private output was scrubbed{}",
-        if detached {
-            " and its session detached"
-        } else {
-            ""
-        }
-    );
-    Ok(())
-}
-
-/// SIGINT to each (the CLI then stops its daemon), SIGKILL to what is
-/// left after a grace period.
-fn stop_processes(pids: &[u32]) {
-    use nix::sys::signal::{Signal, kill};
-    let alive = |pid: &u32| kill(nix::unistd::Pid::from_raw(*pid as i32), None).is_ok();
-    for pid in pids {
-        let _ = kill(nix::unistd::Pid::from_raw(*pid as i32), Signal::SIGINT);
-    }
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while Instant::now() < deadline && pids.iter().any(alive) {
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    for pid in pids.iter().filter(|p| alive(p)) {
-        let _ = kill(nix::unistd::Pid::from_raw(*pid as i32), Signal::SIGKILL);
-    }
-}
-
 pub fn connect(config: &Config) -> Result<(), Error> {
-    // Another agent's turn with the browser is not interrupted by a (re)connect.
-    let _lease = crate::lease::acquire(config, "connect")?;
-    let prepared = Prepared::open(config, Need::Verified, true)?;
+    // Another agent's turn with the browser is not interrupted by a
+    // (re)connect; the helper is verified in full before its attach runs.
+    let started = Start::new(config, Check::Verified)
+        .turn("connect")
+        .locked()
+        .open()?;
     let (runtime, helper, node, env) = (
-        &prepared.runtime,
-        &prepared.helper,
-        &prepared.node,
-        &prepared.env,
+        &started.runtime,
+        &started.helper,
+        &started.node,
+        &started.env,
     );
-    let pin = Pin::shipped();
-    let cli = prepared.cli();
-    recover(runtime, &cli)?;
+    let cli = started.cli();
 
-    match session_state(&config.home, runtime, &config.session, pin.core_version()) {
+    match started.session_state() {
         SessionState::Ready(_) => {
             println!(
                 "my-chrome: already connected as session {}; reusing it",
@@ -293,7 +129,7 @@ pub fn connect(config: &Config) -> Result<(), Error> {
             return Ok(());
         }
         SessionState::Unavailable(why) => {
-            return Err(fail(
+            return Err(Error::refused(
                 Exit::Failure,
                 format!("the session cannot be used ({why}); nothing was attached"),
             ));
@@ -308,21 +144,24 @@ pub fn connect(config: &Config) -> Result<(), Error> {
     let before = chrome::normal_chrome_pids(&ProcessTable::read()?, &config.chrome);
     let chrome_pid = chrome::require_single(&before).single(&config.chrome)?;
     if let Some(other) = cli.other_attached(runtime.root())? {
-        return Err(fail(
+        return Err(Error::refused(
             Exit::Failure,
             format!(
                 "another Playwright session is attached to Chrome: {other}; detach it first. Nothing was attached"
             ),
         ));
     }
-    let token = store::ours(config).read()?.ok_or_else(|| {
-        Error::TokenMissing("no token is stored; store it with `my-chrome token store`".into())
+    let token = keyring::configured(config).read()?.ok_or_else(|| {
+        Error::refused(
+            Exit::Token,
+            "no token is stored; store it with `my-chrome token store`",
+        )
     })?;
 
     let bootstrap = Bootstrap::create(runtime)?;
     let handoff = Handoff::open(runtime)?;
     let me = std::env::current_exe()
-        .map_err(|e| fail(Exit::Failure, format!("cannot find this program: {e}")))?;
+        .map_err(|e| Error::refused(Exit::Failure, format!("cannot find this program: {e}")))?;
     let attach_env = env
         .clone()
         .with("PLAYWRIGHT_MCP_EXECUTABLE_PATH", &me)
@@ -364,7 +203,7 @@ pub fn connect(config: &Config) -> Result<(), Error> {
         } else {
             "Nothing stayed attached"
         };
-        return Err(fail(
+        return Err(Error::refused(
             error.exit(),
             format!("{what} {cleaned} and the private bootstrap output deleted.{next}"),
         ));
@@ -465,7 +304,7 @@ fn attach_and_check(
         }
         if let Some(signal) = signals::pending() {
             return Err(after_delivery(
-                Exit::Signal(signal as i32),
+                Exit::from(signal),
                 format!("interrupted by {signal} during the attach."),
             ));
         }

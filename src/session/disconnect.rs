@@ -5,39 +5,42 @@
 
 use std::fs;
 
-use super::pinned::{Need, Prepared};
 use crate::chrome::{self, ChromeState};
 use crate::config::Config;
-use crate::error::{Error, Exit};
+use crate::error::Error;
+use crate::exit::Exit;
 use crate::helper::HelperError;
+use crate::helper::check::Check;
 use crate::procs::ProcessTable;
 use crate::runtime::{Runtime, StateFile};
+use crate::start::{Start, Started};
 
 pub fn disconnect(config: &Config) -> Result<(), Error> {
-    // Never pull the session from under another agent's turn; once detached
-    // there is nothing left to hold, so the lease goes too.
-    let lease = crate::lease::acquire(config, "disconnect")?;
-    detach(config)?;
-    lease.release()?;
-    Ok(())
-}
-
-fn detach(config: &Config) -> Result<(), Error> {
-    let prepared = match Prepared::open(config, Need::Intact, true) {
+    // Never pull the session from under another agent's turn; an intact
+    // copy is enough to let go.
+    let start = Start::new(config, Check::Intact)
+        .turn("disconnect")
+        .locked()
+        .open();
+    let started = match start {
         Err(Error::Helper(changed @ HelperError::Changed { .. })) => {
             return Err(stop_without_helper(config, changed));
         }
         other => other?,
     };
-    let runtime = &prepared.runtime;
-    let cli = prepared.cli();
-    super::connect::recover(runtime, &cli)?;
-    let detached = cli.detach();
+    detach(config, &started)?;
+    // Once detached there is nothing left to hold: the lease goes too.
+    started.release_lease()
+}
+
+fn detach(config: &Config, started: &Started) -> Result<(), Error> {
+    let runtime = &started.runtime;
+    let detached = started.cli().detach();
     for entry in fs::read_dir(runtime.root()).into_iter().flatten().flatten() {
         if entry
             .file_name()
             .to_string_lossy()
-            .starts_with(super::connect::SESSION_OUTPUT)
+            .starts_with(super::bootstrap::SESSION_OUTPUT)
         {
             let _ = fs::remove_dir_all(entry.path());
         }
@@ -69,9 +72,9 @@ fn stop_without_helper(config: &Config, changed: HelperError) -> Error {
     let stopped = Runtime::open(&config.runtime).ok().and_then(|runtime| {
         // Any daemon of ours that answers (attached or not: setup would
         // refuse while it runs), under the wrapper lock as any detach.
-        let _lock = runtime.lock(config.lock_wait).ok()?;
+        let _lock = runtime.wrapper_lock(config.lock_wait).ok()?;
         let socket = super::state::open_socket(&config.home, &runtime, &config.session)?;
-        Some(crate::daemon::stop(&socket, super::pinned::HELPER_TIMEOUT).is_ok())
+        Some(crate::daemon::stop(&socket, super::pinned::HOUSEKEEPING_TIMEOUT).is_ok())
     });
     let session = match stopped {
         Some(true) => {
@@ -80,5 +83,5 @@ fn stop_without_helper(config: &Config, changed: HelperError) -> Error {
         Some(false) => "The session's daemon could not be stopped through its socket either.",
         None => "No session was open.",
     };
-    super::connect::fail(Exit::Security, format!("{changed}. {session}"))
+    Error::refused(Exit::Security, format!("{changed}. {session}"))
 }

@@ -1,56 +1,22 @@
 //! `my-chrome ensure`: is our session ready? It never attaches: a missing or
 //! stale session is exit 4, and the user's approval of a fresh `connect`.
 
-use super::connect::fail;
-use super::pinned::{Need, Prepared};
-use super::state::{SessionState, session_state};
 use crate::config::Config;
-use crate::error::{Error, Exit};
-use crate::helper::pin::Pin;
-use crate::runtime::StateFile;
-
-const APPROVAL: &str = "no my-chrome session is connected. Ask the user to approve taking their \
-                        browser, then run `my-chrome connect`";
-
-/// Checks the supported helper and the session; `Ok` when commands can be
-/// forwarded. Shared by `ensure` and the forwarder. A connect that died left
-/// its record: that is scrubbed first, under the lock.
-pub fn require_ready(config: &Config) -> Result<Prepared, Error> {
-    let prepared = Prepared::open(config, Need::Supported, false)?;
-    if prepared.runtime.read_state(StateFile::Bootstrap)?.is_some() {
-        let _lock = prepared.runtime.lock(config.lock_wait)?;
-        super::connect::recover(&prepared.runtime, &prepared.cli())?;
-    }
-    let pin = Pin::shipped();
-    match session_state(
-        &config.home,
-        &prepared.runtime,
-        &config.session,
-        pin.core_version(),
-    ) {
-        SessionState::Ready(_) => Ok(prepared),
-        SessionState::Missing => Err(fail(Exit::NoSession, APPROVAL)),
-        SessionState::Stale(why) => Err(fail(
-            Exit::NoSession,
-            format!("the session is stale ({why}); {APPROVAL}"),
-        )),
-        SessionState::Unavailable(why) => Err(fail(
-            Exit::Failure,
-            format!("the session cannot be used ({why}); nothing was run"),
-        )),
-    }
-}
+use crate::error::Error;
+use crate::exit::Exit;
+use crate::helper::check::Check;
+use crate::start::Start;
 
 pub fn ensure(config: &Config) -> Result<(), Error> {
     // It may close and open tabs (`close_connect_tabs`): that is acting on
-    // the browser.
-    let _lease = crate::lease::acquire(config, "ensure")?;
-    let prepared = require_ready(config)?;
-    let cli = prepared.cli();
+    // the browser, in its turn.
+    let started = Start::new(config, Check::Supported).turn("ensure").open()?;
+    started.require_ready()?;
+    let cli = started.cli();
     if let Err(why) = cli.close_connect_tabs() {
         // Fail closed: no agent may keep a session that shows the token.
         let detached = cli.detach();
-        return Err(fail(
+        return Err(Error::refused(
             Exit::Failure,
             format!(
                 "the session shows the extension's connect tab, whose address carries the token, \

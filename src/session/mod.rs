@@ -1,6 +1,7 @@
 //! The shared Playwright session `mychrome`, read natively from the CLI's
 //! own registry.
 
+pub mod bootstrap;
 pub mod connect;
 pub mod disconnect;
 pub mod ensure;

@@ -1,98 +1,23 @@
-//! The pinned CLI as my-chrome runs it for our session: cleared environment,
-//! cwd = the runtime, token-free, bounded.
+//! The pinned CLI as my-chrome runs it for our session's housekeeping
+//! (list, detach, the connect tab): cleared environment, cwd = the runtime,
+//! token-free, bounded, its output captured and never shown.
 
 use std::fs;
 use std::path::Path;
 use std::time::Duration;
 
-use crate::child::{ChildCommand, ChildEnv, Finished};
-use crate::config::Config;
-use crate::error::{Error, Exit};
-use crate::helper::check::Depth;
+use crate::child::{ChildCommand, ChildEnv, ChildError, Finished};
+use crate::error::Error;
+use crate::exit::Exit;
+use crate::helper::Helper;
 use crate::helper::node::Node;
-use crate::helper::pin::Pin;
-use crate::helper::{Helper, HelperError, trusted_node};
-use crate::runtime::{Runtime, WrapperLock};
+use crate::runtime::Runtime;
 
 /// How many connect tabs one `close_connect_tabs` closes at most.
 const MAX_CONNECT_TABS: usize = 8;
 
-/// Bound on helper-tab and housekeeping commands (invariant 10).
-pub const HELPER_TIMEOUT: Duration = Duration::from_secs(8);
-
-/// How much of the installed helper a command needs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Need {
-    /// Supported with the tree digest and `--version` (connect).
-    Verified,
-    /// Supported, quick check (browser commands, ensure).
-    Supported,
-    /// Enough to detach (disconnect, cleanup-plan).
-    Intact,
-}
-
-/// What every session command starts from: the runtime (and, when asked,
-/// the wrapper lock, taken before anything is checked), the helper checked
-/// as far as the command needs, a trusted node, and the child environment.
-pub struct Prepared {
-    pub runtime: Runtime,
-    pub helper: Helper,
-    pub node: Node,
-    pub env: ChildEnv,
-    pub session: String,
-    _lock: Option<WrapperLock>,
-}
-
-impl Prepared {
-    pub fn open(config: &Config, need: Need, locked: bool) -> Result<Prepared, Error> {
-        let runtime = Runtime::open(&config.runtime)?;
-        let lock = if locked {
-            Some(runtime.lock(config.lock_wait)?)
-        } else {
-            None
-        };
-        let pin = Pin::shipped();
-        let helper = Helper::at(runtime.cli_dir());
-        match need {
-            Need::Supported => helper.check_supported(pin, Depth::Quick)?,
-            Need::Intact => helper.check_intact(pin)?,
-            Need::Verified => {}
-        }
-        let env = ChildEnv::new(config, &runtime.tmp_dir());
-        let node = trusted_node(config, pin, &env).map_err(HelperError::from)?;
-        // Before any of its code runs: the tree must be what the last full
-        // check recorded (exit 6 otherwise). Without a record (an install of
-        // an older release), a command that needs a supported copy checks
-        // it in full and records it; a detach makes do with intact.
-        let recorded = match need {
-            Need::Verified => false,
-            Need::Supported | Need::Intact => helper.unchanged(&runtime)?,
-        };
-        if need == Need::Verified || (need == Need::Supported && !recorded) {
-            helper.verify(pin, &node, &env, runtime.root())?;
-            helper.record(&runtime)?;
-        }
-        Ok(Prepared {
-            runtime,
-            helper,
-            node,
-            env,
-            session: config.session.clone(),
-            _lock: lock,
-        })
-    }
-
-    /// The pinned CLI, token-free, for our session.
-    pub fn cli(&self) -> PinnedCli<'_> {
-        PinnedCli {
-            node: &self.node,
-            helper: &self.helper,
-            env: &self.env,
-            runtime: &self.runtime,
-            session: &self.session,
-        }
-    }
-}
+/// Bound on housekeeping commands (invariant 10).
+pub const HOUSEKEEPING_TIMEOUT: Duration = Duration::from_secs(8);
 
 pub struct PinnedCli<'a> {
     pub node: &'a Node,
@@ -103,13 +28,18 @@ pub struct PinnedCli<'a> {
 }
 
 impl PinnedCli<'_> {
-    /// Runs a housekeeping command, its output captured (never shown).
-    pub fn run(&self, what: &str, args: &[&str]) -> Option<Finished> {
-        ChildCommand::new(what, &self.node.path, self.runtime.root(), HELPER_TIMEOUT)
-            .arg(self.helper.entry())
-            .args(args)
-            .run(self.env)
-            .ok()
+    /// Runs a housekeeping command, its output captured (never shown). An
+    /// interrupt or a timeout is an error, as is a failure to start.
+    pub fn run(&self, what: &str, args: &[&str]) -> Result<Finished, ChildError> {
+        ChildCommand::new(
+            what,
+            &self.node.path,
+            self.runtime.root(),
+            HOUSEKEEPING_TIMEOUT,
+        )
+        .arg(self.helper.entry())
+        .args(args)
+        .run(self.env)
     }
 
     /// `detach` of our session, never with a token in sight. It runs even
@@ -120,7 +50,7 @@ impl PinnedCli<'_> {
             "playwright-cli detach",
             &self.node.path,
             self.runtime.root(),
-            HELPER_TIMEOUT,
+            HOUSEKEEPING_TIMEOUT,
         )
         .arg(self.helper.entry())
         .args([session.as_str(), "detach"])
@@ -131,15 +61,13 @@ impl PinnedCli<'_> {
 
     /// Another attached Chrome session in any workspace, by name.
     pub fn other_attached(&self, workspace: &Path) -> Result<Option<String>, Error> {
-        let listed = self
-            .run("playwright-cli list", &["list", "--all", "--json"])
-            .filter(|f| f.status.success())
-            .ok_or_else(|| {
-                super::connect::fail(
-                    Exit::Failure,
-                    "cannot list the open Playwright sessions; nothing was attached",
-                )
-            })?;
+        let listed = self.run("playwright-cli list", &["list", "--all", "--json"])?;
+        if !listed.status.success() {
+            return Err(Error::refused(
+                Exit::Failure,
+                "cannot list the open Playwright sessions; nothing was attached",
+            ));
+        }
         let doc: serde_json::Value = serde_json::from_slice(&listed.stdout).unwrap_or_default();
         let ours = fs::canonicalize(workspace).unwrap_or_else(|_| workspace.to_path_buf());
         let other = doc["browsers"].as_array().into_iter().flatten().find(|b| {
@@ -166,6 +94,7 @@ impl PinnedCli<'_> {
         let session = format!("-s={}", self.session);
         let list = || {
             self.run("playwright-cli tab-list", &[&session, "tab-list"])
+                .ok()
                 .filter(|f| f.status.success())
                 .and_then(|f| connect_tabs(&f.stdout_text()))
                 .ok_or_else(|| "the session's tabs could not be listed".to_string())
@@ -181,6 +110,7 @@ impl PinnedCli<'_> {
             "playwright-cli tab-new",
             &[&session, "tab-new", "about:blank"],
         )
+        .ok()
         .filter(|f| f.status.success())
         .ok_or("no new tab could be opened in its place")?;
         // One at a time, from a fresh list: a tab that went away meanwhile
@@ -192,7 +122,8 @@ impl PinnedCli<'_> {
             self.run(
                 "playwright-cli tab-close",
                 &[&session, "tab-close", &last.to_string()],
-            );
+            )
+            .map_err(|e| e.to_string())?;
         }
         match list()?.len() {
             0 => Ok(()),

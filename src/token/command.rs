@@ -4,24 +4,24 @@ use std::ffi::OsString;
 
 use super::Token;
 use super::input::{clear_clipboard, read_clipboard, read_stdin};
+use super::keyring;
 use super::rotation::{self, RotationError, Status};
-use super::store;
 use crate::child::ChildEnv;
-use crate::cli::redact_token_runs;
 use crate::config::{Config, keychain_field};
 use crate::error::Error;
+use crate::exit::Exit;
 use crate::runtime::Runtime;
+use crate::token::shape::redact_runs;
 
 /// The token is never accepted as an argument; say why without echoing it.
 fn refuse_arguments(extra: &[OsString]) -> Result<(), Error> {
     if extra.is_empty() {
         return Ok(());
     }
-    Err(Error::Usage(
+    Err(Error::usage(
         "the token is never accepted as an argument: command lines are visible to every local user \
          and end up in shell history and agent logs. Nothing was stored. Copy the token to the \
-         clipboard and run `my-chrome token store`, or pipe it: `… | my-chrome token store --stdin`"
-            .into(),
+         clipboard and run `my-chrome token store`, or pipe it: `… | my-chrome token store --stdin`",
     ))
 }
 
@@ -37,7 +37,7 @@ pub fn store(config: &Config, from_stdin: bool, extra: &[OsString]) -> Result<()
     };
     let token = Token::parse(&raw, source).map_err(Error::Token)?;
     drop(raw);
-    let ours = store::ours(config);
+    let ours = keyring::configured(config);
     ours.write(&token)?;
     println!("my-chrome: stored the token in {}", ours.describe());
     if !from_stdin {
@@ -68,23 +68,26 @@ pub fn migrate(
         None => config.keychain_account.clone(),
     };
     if service == config.keychain_service && account == config.keychain_account {
-        return Err(Error::Usage(
-            "the source item is our own item; nothing to migrate".into(),
+        return Err(Error::usage(
+            "the source item is our own item; nothing to migrate",
         ));
     }
     let _lock = locked_runtime(config)?;
-    let source = store::open(config, &service, &account);
+    let source = keyring::item(config, &service, &account);
     let token = source.read()?.ok_or_else(|| {
-        Error::TokenMissing(redact_token_runs(&format!(
-            "{} does not exist; nothing was copied",
-            source.describe()
-        )))
+        Error::refused(
+            Exit::Token,
+            redact_runs(&format!(
+                "{} does not exist; nothing was copied",
+                source.describe()
+            )),
+        )
     })?;
-    let ours = store::ours(config);
+    let ours = keyring::configured(config);
     ours.write(&token)?;
     println!(
         "{}",
-        redact_token_runs(&format!(
+        redact_runs(&format!(
             "my-chrome: copied {} into {}; the source was left as it is",
             source.describe(),
             ours.describe()
@@ -96,7 +99,7 @@ pub fn migrate(
 /// `token forget`.
 pub fn forget(config: &Config) -> Result<(), Error> {
     let _lock = locked_runtime(config)?;
-    let ours = store::ours(config);
+    let ours = keyring::configured(config);
     if ours.delete()? {
         println!("my-chrome: deleted {}", ours.describe());
     } else {
@@ -105,16 +108,16 @@ pub fn forget(config: &Config) -> Result<(), Error> {
     Ok(())
 }
 
-fn locked_runtime(config: &Config) -> Result<(Runtime, crate::runtime::WrapperLock), Error> {
+fn locked_runtime(config: &Config) -> Result<(Runtime, crate::runtime::FileLock), Error> {
     let runtime = Runtime::open(&config.runtime)?;
-    let lock = runtime.lock(config.lock_wait)?;
+    let lock = runtime.wrapper_lock(config.lock_wait)?;
     Ok((runtime, lock))
 }
 
 /// `begin-token-rotation`.
 pub fn begin_rotation(config: &Config) -> Result<(), Error> {
     let (runtime, _lock) = locked_runtime(config)?;
-    rotation::begin(&runtime, store::ours(config).as_ref())?;
+    rotation::begin(&runtime, keyring::configured(config).as_ref())?;
     println!(
         "my-chrome: rotation begun. Next: regenerate the token in the Playwright Extension, store it \
          with `my-chrome token store`, then run `my-chrome mark-token-regenerated`"
@@ -125,7 +128,7 @@ pub fn begin_rotation(config: &Config) -> Result<(), Error> {
 /// `mark-token-regenerated`.
 pub fn mark_regenerated(config: &Config) -> Result<(), Error> {
     let (runtime, _lock) = locked_runtime(config)?;
-    let pid = rotation::mark(config, &runtime, store::ours(config).as_ref())?;
+    let pid = rotation::mark(config, &runtime, keyring::configured(config).as_ref())?;
     println!(
         "my-chrome: new token recorded. Next: quit Chrome (pid {pid}) completely, open it again, \
          then run `my-chrome rotation-status`"
@@ -136,7 +139,7 @@ pub fn mark_regenerated(config: &Config) -> Result<(), Error> {
 /// `rotation-status`.
 pub fn rotation_status(config: &Config) -> Result<(), Error> {
     let (runtime, _lock) = locked_runtime(config)?;
-    let status = rotation::status(config, &runtime, store::ours(config).as_ref())?;
+    let status = rotation::status(config, &runtime, keyring::configured(config).as_ref())?;
     println!("rotation: {}", status.line());
     println!("next: {}", status.next_step());
     if status == Status::Verified {

@@ -13,7 +13,7 @@ use zeroize::Zeroizing;
 
 use crate::child::{ChildCommand, ChildEnv, Output};
 use crate::config::Config;
-use crate::error::Exit;
+use crate::exit::Exit;
 
 const CLIPBOARD_TIMEOUT: Duration = Duration::from_secs(10);
 /// Far more than a token; anything longer is not one.

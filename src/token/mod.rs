@@ -3,7 +3,9 @@
 
 pub mod command;
 pub mod input;
+pub mod keyring;
 pub mod rotation;
+pub mod shape;
 pub mod store;
 
 #[cfg(target_os = "macos")]
@@ -14,11 +16,9 @@ mod secret_service;
 use sha2::{Digest, Sha256};
 use zeroize::Zeroizing;
 
-use crate::error::Exit;
+use crate::exit::Exit;
 
-const PREFIX: &str = "PLAYWRIGHT_MCP_EXTENSION_TOKEN=";
-const MIN_LEN: usize = 32;
-const MAX_LEN: usize = 128;
+use shape::{MAX_LEN, MIN_LEN};
 
 /// The extension token. Deliberately without `Debug`, `Display`, `Clone` or
 /// `Serialize`; zeroed when dropped. Its only ways out are
@@ -53,7 +53,10 @@ impl Token {
             source_name: source_name.clone(),
         })?;
         let text = text.trim();
-        let text = text.strip_prefix(PREFIX).unwrap_or(text);
+        let text = text
+            .strip_prefix(shape::VARIABLE)
+            .and_then(|rest| rest.strip_prefix('='))
+            .unwrap_or(text);
         if text.is_empty() {
             return Err(TokenError::Empty { source_name });
         }
@@ -67,10 +70,7 @@ impl Token {
         if !(MIN_LEN..=MAX_LEN).contains(&len) {
             return Err(TokenError::Length { source_name, len });
         }
-        if !text
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
-        {
+        if !text.bytes().all(shape::is_token_byte) {
             return Err(TokenError::Charset { source_name });
         }
         Ok(Token(Zeroizing::new(text.to_string())))
@@ -110,8 +110,8 @@ mod tests {
         let plain = Token::parse(GOOD.as_bytes(), "input").unwrap();
         for raw in [
             format!("  {GOOD}\n"),
-            format!("{PREFIX}{GOOD}"),
-            format!("\t{PREFIX}{GOOD}\r\n"),
+            format!("{}={GOOD}", shape::VARIABLE),
+            format!("\t{}={GOOD}\r\n", shape::VARIABLE),
         ] {
             assert_eq!(
                 Token::parse(raw.as_bytes(), "input").unwrap().sha256(),

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use super::store::{StoreError, TokenStore};
 use crate::chrome::{self, ChromeError, ChromeState, Exposure};
 use crate::config::Config;
-use crate::error::Exit;
+use crate::exit::Exit;
 use crate::procs::{ProcError, ProcessTable};
 use crate::runtime::{Runtime, RuntimeError, StateFile};
 

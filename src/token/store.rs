@@ -1,10 +1,9 @@
-//! Where the token lives: one small trait, one implementation per platform
-//! (the macOS login Keychain, the Linux Secret Service). There is no file
+//! Where the token lives: one small trait, implemented once per platform
+//! (`keychain`, `secret_service`; `keyring` picks one). There is no file
 //! fallback: when the keyring cannot be used, the answer is an error.
 
 use super::Token;
-use crate::config::Config;
-use crate::error::Exit;
+use crate::exit::Exit;
 
 /// One keyring item, named by service and account.
 pub trait TokenStore {
@@ -52,21 +51,4 @@ impl StoreError {
     pub fn exit(&self) -> Exit {
         Exit::Token
     }
-}
-
-/// The item for `service`/`account` in this platform's keyring.
-pub fn open(config: &Config, service: &str, account: &str) -> Box<dyn TokenStore> {
-    #[cfg(target_os = "linux")]
-    return Box::new(super::secret_service::SecretServiceStore::new(
-        config.dbus_session.clone(),
-        service,
-        account,
-    ));
-    #[cfg(target_os = "macos")]
-    return Box::new(super::keychain::KeychainStore::new(service, account));
-}
-
-/// Our own item: `MY_CHROME_KEYCHAIN_SERVICE` / `MY_CHROME_KEYCHAIN_ACCOUNT`.
-pub fn ours(config: &Config) -> Box<dyn TokenStore> {
-    open(config, &config.keychain_service, &config.keychain_account)
 }

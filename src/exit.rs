@@ -1,0 +1,62 @@
+//! The documented exit codes (README, "Exit codes"; docs/DESIGN.md). A leaf:
+//! every module's error names its code with this, and imports nothing back.
+
+use nix::sys::signal::Signal;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Exit {
+    /// A check could not run, or a child failed.
+    Failure,
+    /// Usage error, blocked command, unsupported or missing helper.
+    Usage,
+    /// Token missing or invalid, or the token store unusable.
+    Token,
+    /// No owned session, or a stale one: a fresh `connect` needs approval.
+    NoSession,
+    /// Chrome missing, ambiguous, or changed.
+    Chrome,
+    /// Unsafe runtime or helper directory, or another security fault.
+    Security,
+    /// Another agent holds the session's lease past the wait bound.
+    Busy,
+    /// A bounded step ran out of time.
+    Timeout,
+    /// Interrupted by a signal, after cleaning up: 128 + the signal number.
+    Signal(i32),
+    /// A forwarded command's own status, passed through.
+    Code(i32),
+}
+
+impl Exit {
+    pub fn code(self) -> i32 {
+        match self {
+            Exit::Failure => 1,
+            Exit::Usage => 2,
+            Exit::Token => 3,
+            Exit::NoSession => 4,
+            Exit::Chrome => 5,
+            Exit::Security => 6,
+            Exit::Busy => 7,
+            Exit::Timeout => 124,
+            Exit::Signal(n) => 128 + n,
+            Exit::Code(n) => n,
+        }
+    }
+}
+
+impl From<Signal> for Exit {
+    fn from(signal: Signal) -> Exit {
+        Exit::Signal(signal as i32)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_signal_exits_with_128_plus_its_number() {
+        assert_eq!(Exit::from(Signal::SIGINT).code(), 130);
+        assert_eq!(Exit::from(Signal::SIGTERM).code(), 143);
+    }
+}

@@ -1,0 +1,174 @@
+//! The attach's private bootstrap directory and its record: created by
+//! `connect`, scrubbed as soon as the attach is checked, and recovered by
+//! the next command when a connect died (SIGKILL, power) before it could.
+
+use std::fs;
+use std::os::unix::fs::DirBuilderExt;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use super::pinned::PinnedCli;
+use crate::error::Error;
+use crate::exit::Exit;
+use crate::procs::ProcessTable;
+use crate::runtime::{Runtime, StateFile};
+
+const BOOTSTRAP_PREFIX: &str = "session-output.";
+/// The attached session's output directory (`outputDir`), in the runtime.
+pub const SESSION_OUTPUT: &str = "session-output";
+
+/// The private place the attach writes to, recorded until it is scrubbed.
+/// Deleted when dropped: an early failure scrubs it too. (A SIGKILL leaves
+/// it, with its record, for the next command to recover.)
+pub struct Bootstrap {
+    dir: PathBuf,
+    runtime: Runtime,
+}
+
+impl Bootstrap {
+    pub fn create(runtime: &Runtime) -> Result<Bootstrap, Error> {
+        let dir = tempfile::Builder::new()
+            .prefix(BOOTSTRAP_PREFIX)
+            .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700))
+            .tempdir_in(runtime.root())
+            .map_err(|e| {
+                Error::refused(
+                    Exit::Failure,
+                    format!("cannot create the bootstrap directory: {e}"),
+                )
+            })?
+            .keep();
+        let record = json!({"dir": dir});
+        runtime.write_state(StateFile::Bootstrap, record.to_string().as_bytes())?;
+        // The session's own output (snapshots, downloads) goes to a fixed
+        // private directory that disconnect removes; this one is scrubbed
+        // as soon as the attach is checked.
+        let output_dir = runtime.root().join(SESSION_OUTPUT);
+        if let Err(e) = fs::DirBuilder::new().mode(0o700).create(&output_dir)
+            && e.kind() != std::io::ErrorKind::AlreadyExists
+        {
+            return Err(Error::refused(
+                Exit::Failure,
+                format!("cannot create {}: {e}", output_dir.display()),
+            ));
+        }
+        crate::runtime::check_private_dir(&output_dir)?;
+        let config = json!({"outputDir": output_dir});
+        fs::write(dir.join("attach-config.json"), config.to_string()).map_err(|e| {
+            Error::refused(
+                Exit::Failure,
+                format!("cannot write the attach config: {e}"),
+            )
+        })?;
+        Ok(Bootstrap {
+            dir,
+            runtime: runtime.clone(),
+        })
+    }
+
+    pub fn config(&self) -> PathBuf {
+        self.dir.join("attach-config.json")
+    }
+
+    pub fn output(&self) -> Result<fs::File, Error> {
+        fs::File::create(self.dir.join("attach-output.log")).map_err(|e| {
+            Error::refused(
+                Exit::Failure,
+                format!("cannot create the attach output file: {e}"),
+            )
+        })
+    }
+
+    /// Deletes the output (it may show the connect tab's URL) and the record.
+    pub fn scrub(self) {
+        drop(self);
+    }
+}
+
+impl Drop for Bootstrap {
+    fn drop(&mut self) {
+        let _ = fs::remove_dir_all(&self.dir);
+        let _ = self.runtime.remove_state(StateFile::Bootstrap);
+    }
+}
+
+/// A connect that died (SIGKILL, power) left its record: detach without the
+/// token and scrub, before anything else happens.
+pub fn recover(runtime: &Runtime, cli: &PinnedCli) -> Result<(), Error> {
+    // Under the lock, any hand-off directory belongs to a connect that died.
+    for entry in fs::read_dir(runtime.root()).into_iter().flatten().flatten() {
+        if entry.file_name().to_string_lossy().starts_with("handoff.") {
+            let _ = fs::remove_dir_all(entry.path());
+        }
+    }
+    let Some(dir) = recorded_dir(runtime)? else {
+        return Ok(());
+    };
+    // What it started (the attach and its daemon) may still wait for the
+    // extension. They carry the bootstrap directory in their arguments:
+    // stop exactly those.
+    stop_processes(&ProcessTable::read()?.mentioning(&dir));
+    let detached = cli.detach();
+    let _ = fs::remove_dir_all(dir);
+    runtime.remove_state(StateFile::Bootstrap)?;
+    eprintln!(
+        "my-chrome: an earlier connect was interrupted; its private output was scrubbed{}",
+        if detached {
+            " and its session detached"
+        } else {
+            ""
+        }
+    );
+    Ok(())
+}
+
+/// The bootstrap directory an interrupted connect recorded, checked before
+/// any use: it must be a bootstrap directory of this runtime (our prefix,
+/// not a link). A record naming anything else would have us stop every
+/// process that mentions it: it is refused (exit 6) and nothing is touched.
+pub fn recorded_dir(runtime: &Runtime) -> Result<Option<PathBuf>, Error> {
+    let Some(record) = runtime.read_state(StateFile::Bootstrap)? else {
+        return Ok(None);
+    };
+    let record: serde_json::Value = serde_json::from_slice(&record).unwrap_or_default();
+    let dir = record["dir"].as_str().map(PathBuf::from).filter(|d| {
+        d.parent() == Some(runtime.root())
+            && d.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with(BOOTSTRAP_PREFIX))
+            && !fs::symlink_metadata(d).is_ok_and(|m| m.file_type().is_symlink())
+    });
+    match dir {
+        Some(dir) => Ok(Some(dir)),
+        None => {
+            let path = runtime.root().join(StateFile::Bootstrap.file_name());
+            Err(Error::refused(
+                Exit::Security,
+                format!(
+                    "{} does not name a bootstrap directory of this runtime; nothing was stopped \
+                     or deleted. Remove it (`rm {}`) and run the command again",
+                    path.display(),
+                    path.display()
+                ),
+            ))
+        }
+    }
+}
+
+/// SIGINT to each (the CLI then stops its daemon), SIGKILL to what is
+/// left after a grace period.
+fn stop_processes(pids: &[u32]) {
+    use nix::sys::signal::{Signal, kill};
+    let alive = |pid: &u32| kill(nix::unistd::Pid::from_raw(*pid as i32), None).is_ok();
+    for pid in pids {
+        let _ = kill(nix::unistd::Pid::from_raw(*pid as i32), Signal::SIGINT);
+    }
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while Instant::now() < deadline && pids.iter().any(alive) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    for pid in pids.iter().filter(|p| alive(p)) {
+        let _ = kill(nix::unistd::Pid::from_raw(*pid as i32), Signal::SIGKILL);
+    }
+}

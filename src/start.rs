@@ -1,0 +1,178 @@
+//! Where every command that runs the pinned CLI starts (docs/DESIGN.md,
+//! "One start-up path"), in this order: the runtime opened and checked once;
+//! the command's turn with the browser (the lease), when it acts on the
+//! session; the wrapper lock, when it changes the session, taken before
+//! anything is checked; the helper checked as far as the command needs, and
+//! a trusted node; a connect that died recovered. What is left is the
+//! session's state, read from the same start.
+
+use std::path::PathBuf;
+
+use crate::child::ChildEnv;
+use crate::config::Config;
+use crate::error::Error;
+use crate::exit::Exit;
+use crate::helper::check::Check;
+use crate::helper::node::Node;
+use crate::helper::pin::Pin;
+use crate::helper::{Helper, HelperError, trusted_node};
+use crate::lease::{self, HeldLease};
+use crate::runtime::{FileLock, Runtime, StateFile};
+use crate::session::bootstrap;
+use crate::session::pinned::PinnedCli;
+use crate::session::state::{self, SessionState};
+
+const APPROVAL: &str = "no my-chrome session is connected. Ask the user to approve taking their \
+                        browser, then run `my-chrome connect`";
+
+/// What a command asks of its start.
+#[must_use]
+pub struct Start<'a> {
+    config: &'a Config,
+    check: Check,
+    turn: Option<&'a str>,
+    locked: bool,
+}
+
+impl<'a> Start<'a> {
+    /// A start that checks the helper at `check`, takes no lease and no lock.
+    pub fn new(config: &'a Config, check: Check) -> Start<'a> {
+        Start {
+            config,
+            check,
+            turn: None,
+            locked: false,
+        }
+    }
+
+    /// Waits for the browser's turn (the lease) as `command`, and recovers
+    /// a connect that died: the command acts on our session.
+    pub fn turn(self, command: &'a str) -> Start<'a> {
+        Start {
+            turn: Some(command),
+            ..self
+        }
+    }
+
+    /// Holds the wrapper lock for the whole command (connect, disconnect).
+    pub fn locked(self) -> Start<'a> {
+        Start {
+            locked: true,
+            ..self
+        }
+    }
+
+    pub fn open(self) -> Result<Started, Error> {
+        let config = self.config;
+        let runtime = Runtime::open(&config.runtime)?;
+        let lease = match self.turn {
+            Some(command) => Some(lease::acquire(config, &runtime, command)?),
+            None => None,
+        };
+        let lock = if self.locked {
+            Some(runtime.wrapper_lock(config.lock_wait)?)
+        } else {
+            None
+        };
+        let pin = Pin::shipped();
+        let helper = Helper::at(runtime.cli_dir());
+        if self.check < Check::Verified {
+            helper.check(pin, self.check)?;
+        }
+        let env = ChildEnv::new(config, &runtime.tmp_dir());
+        let node = trusted_node(config, pin, &env).map_err(HelperError::from)?;
+        // Before any of its code runs: the tree must be what the last full
+        // check recorded (exit 6 otherwise). Without a record (an install of
+        // an older release), a command that needs a supported copy verifies
+        // it and records it; a detach makes do with intact.
+        let recorded = self.check < Check::Verified && helper.unchanged(&runtime)?;
+        if self.check == Check::Verified || (self.check == Check::Supported && !recorded) {
+            helper.verify(pin, &node, &env, runtime.root())?;
+            helper.record(&runtime)?;
+        }
+        let started = Started {
+            runtime,
+            helper,
+            node,
+            env,
+            session: config.session.clone(),
+            home: config.home.clone(),
+            core_version: pin.core_version().to_string(),
+            lease,
+            lock,
+        };
+        if self.turn.is_some() {
+            started.recover(config)?;
+        }
+        Ok(started)
+    }
+}
+
+/// A command's start, done: everything it runs the pinned CLI with.
+pub struct Started {
+    pub runtime: Runtime,
+    pub helper: Helper,
+    pub node: Node,
+    pub env: ChildEnv,
+    session: String,
+    home: PathBuf,
+    core_version: String,
+    lease: Option<HeldLease>,
+    lock: Option<FileLock>,
+}
+
+impl Started {
+    /// The pinned CLI, token-free, for our session.
+    pub fn cli(&self) -> PinnedCli<'_> {
+        PinnedCli {
+            node: &self.node,
+            helper: &self.helper,
+            env: &self.env,
+            runtime: &self.runtime,
+            session: &self.session,
+        }
+    }
+
+    /// Our session, read natively (no Node process).
+    pub fn session_state(&self) -> SessionState {
+        state::session_state(&self.home, &self.runtime, &self.session, &self.core_version)
+    }
+
+    /// `Ok` when commands can be forwarded: a missing or stale session is
+    /// exit 4, the user's approval of a fresh `connect`.
+    pub fn require_ready(&self) -> Result<(), Error> {
+        match self.session_state() {
+            SessionState::Ready(_) => Ok(()),
+            SessionState::Missing => Err(Error::refused(Exit::NoSession, APPROVAL)),
+            SessionState::Stale(why) => Err(Error::refused(
+                Exit::NoSession,
+                format!("the session is stale ({why}); {APPROVAL}"),
+            )),
+            SessionState::Unavailable(why) => Err(Error::refused(
+                Exit::Failure,
+                format!("the session cannot be used ({why}); nothing was run"),
+            )),
+        }
+    }
+
+    /// Gives the lease up entirely (after `disconnect`: nothing left to hold).
+    pub fn release_lease(mut self) -> Result<(), Error> {
+        match self.lease.take() {
+            Some(lease) => Ok(lease.release()?),
+            None => Ok(()),
+        }
+    }
+
+    /// A connect that died left its record: its attach is stopped and its
+    /// output scrubbed under the wrapper lock, before anything else runs.
+    fn recover(&self, config: &Config) -> Result<(), Error> {
+        if self.lock.is_some() {
+            return bootstrap::recover(&self.runtime, &self.cli());
+        }
+        if self.runtime.read_state(StateFile::Bootstrap)?.is_some() {
+            let _lock = self.runtime.wrapper_lock(config.lock_wait)?;
+            bootstrap::recover(&self.runtime, &self.cli())?;
+        }
+        Ok(())
+    }
+}

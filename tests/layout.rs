@@ -1,0 +1,156 @@
+//! The house's shape, checked: no module of `src/` imports one that imports
+//! it back, and `config.rs` is the only reader of environment variables.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs;
+use std::path::Path;
+
+/// Every module of `src/` (`a::b`), with its code before any test module.
+fn modules() -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![Path::new(env!("CARGO_MANIFEST_DIR")).join("src")];
+    let root = stack[0].clone();
+    while let Some(dir) = stack.pop() {
+        for entry in fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+                continue;
+            }
+            let rel = path.strip_prefix(&root).unwrap().with_extension("");
+            let mut name = rel.to_string_lossy().replace('/', "::");
+            if let Some(parent) = name.strip_suffix("::mod") {
+                name = parent.to_string();
+            }
+            if name == "lib" || name == "main" {
+                continue;
+            }
+            let text = fs::read_to_string(&path).unwrap();
+            let code = text.split("#[cfg(test)]").next().unwrap().to_string();
+            out.insert(name, code);
+        }
+    }
+    out
+}
+
+/// The longest known module that `path` (`a::b::Item`) starts with.
+fn resolve<'a>(path: &str, known: &'a BTreeSet<String>) -> Option<&'a String> {
+    let parts: Vec<&str> = path.split("::").collect();
+    (1..=parts.len())
+        .rev()
+        .find_map(|n| known.get(&parts[..n].join("::")))
+}
+
+/// Which modules each module names through `crate::…` or `super::…`.
+fn imports(modules: &BTreeMap<String, String>) -> BTreeMap<String, BTreeSet<String>> {
+    let known: BTreeSet<String> = modules.keys().cloned().collect();
+    let path = |s: &str| -> String {
+        s.chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == ':')
+            .collect::<String>()
+            .trim_end_matches(':')
+            .to_string()
+    };
+    let mut graph = BTreeMap::new();
+    for (name, code) in modules {
+        let parent = name.rsplit_once("::").map(|(p, _)| p.to_string());
+        let mut targets = BTreeSet::new();
+        let mut add = |full: String| {
+            if let Some(t) = resolve(&full, &known)
+                && t != name
+                && !name.starts_with(&format!("{t}::"))
+            {
+                targets.insert(t.clone());
+            }
+        };
+        for (at, _) in code.match_indices("crate::") {
+            add(path(&code[at + "crate::".len()..]));
+        }
+        for (at, _) in code.match_indices("super::") {
+            let rest = path(&code[at + "super::".len()..]);
+            add(match &parent {
+                Some(p) => format!("{p}::{rest}"),
+                None => rest,
+            });
+        }
+        // `use crate::{a, b::c}`: each item of the group.
+        for group in code.split("use crate::{").skip(1) {
+            let inner = group.split("};").next().unwrap_or_default();
+            for item in inner.split([',', '{', '}', ' ', '\n']) {
+                add(path(item.trim()));
+            }
+        }
+        graph.insert(name.clone(), targets);
+    }
+    graph
+}
+
+/// A cycle through `from`, if there is one.
+fn cycle_through(graph: &BTreeMap<String, BTreeSet<String>>, from: &str) -> Option<Vec<String>> {
+    let mut stack = vec![(from.to_string(), vec![from.to_string()])];
+    let mut seen = BTreeSet::new();
+    while let Some((at, trail)) = stack.pop() {
+        for next in &graph[&at] {
+            if next == from {
+                let mut cycle = trail.clone();
+                cycle.push(from.to_string());
+                return Some(cycle);
+            }
+            if seen.insert(next.clone()) {
+                let mut longer = trail.clone();
+                longer.push(next.clone());
+                stack.push((next.clone(), longer));
+            }
+        }
+    }
+    None
+}
+
+#[test]
+fn no_module_imports_one_that_imports_it_back() {
+    let graph = imports(&modules());
+    assert!(graph.len() > 40, "modules found: {:?}", graph.keys());
+    // The reader itself: it sees the edges this layout relies on.
+    assert!(graph["error"].contains("helper"), "{:?}", graph["error"]);
+    assert!(graph["start"].contains("lease"), "{:?}", graph["start"]);
+    let cycles: Vec<String> = graph
+        .keys()
+        .filter_map(|m| cycle_through(&graph, m))
+        .map(|c| c.join(" -> "))
+        .collect();
+    assert!(cycles.is_empty(), "import cycles:\n{}", cycles.join("\n"));
+}
+
+#[test]
+fn the_reader_finds_a_cycle_when_there_is_one() {
+    let modules: BTreeMap<String, String> = [
+        ("a", "use crate::b::Thing;"),
+        ("b", "use crate::{c::d, x};"),
+        ("c", "pub mod d;\npub mod e;"),
+        ("c::d", "fn f() { crate::a::g() }"),
+        ("c::e", "use super::d::f;"),
+    ]
+    .into_iter()
+    .map(|(m, code)| (m.to_string(), code.to_string()))
+    .collect();
+    let graph = imports(&modules);
+    let cycle = cycle_through(&graph, "a").expect("a -> b -> c::d -> a");
+    assert_eq!(cycle, ["a", "b", "c::d", "a"]);
+    assert!(graph["c::e"].contains("c::d"), "{graph:?}");
+    assert_eq!(cycle_through(&graph, "c::e"), None);
+}
+
+#[test]
+fn only_config_reads_the_environment() {
+    for (name, code) in modules() {
+        if name == "config" {
+            continue;
+        }
+        for reader in ["env::var", "env::set_var", "env::remove_var"] {
+            assert!(
+                !code.contains(reader),
+                "src/{name}: reads the environment ({reader}); config.rs is the only reader"
+            );
+        }
+    }
+}
