@@ -104,7 +104,7 @@ pub struct ConfigError {
     pub problem: String,
 }
 
-fn bad(var: &str, problem: impl Into<String>) -> ConfigError {
+fn invalid(var: &str, problem: impl Into<String>) -> ConfigError {
     ConfigError {
         var: var.to_string(),
         problem: problem.into(),
@@ -164,13 +164,13 @@ impl Config {
                 Some((_, v)) => v
                     .to_str()
                     .map(|s| Some(s.to_string()))
-                    .ok_or_else(|| bad(name, "is not valid UTF-8")),
+                    .ok_or_else(|| invalid(name, "is not valid UTF-8")),
             }
         };
 
         let home = absolute_path(
             "HOME",
-            &get("HOME")?.ok_or_else(|| bad("HOME", "is not set"))?,
+            &get("HOME")?.ok_or_else(|| invalid("HOME", "is not set"))?,
         )?;
         let user = current_user_name()?;
 
@@ -178,13 +178,13 @@ impl Config {
             Some(raw) => {
                 let path = absolute_path("MY_CHROME_RUNTIME_DIR", &raw)?;
                 if path == Path::new("/") {
-                    return Err(bad(
+                    return Err(invalid(
                         "MY_CHROME_RUNTIME_DIR",
                         "must not be / (use a private directory of its own)",
                     ));
                 }
                 if path == home {
-                    return Err(bad(
+                    return Err(invalid(
                         "MY_CHROME_RUNTIME_DIR",
                         "must not be $HOME itself (use a private directory of its own)",
                     ));
@@ -346,19 +346,22 @@ fn default_user_data(home: &Path, xdg_config: Option<&str>) -> Result<PathBuf, C
 fn absolute_path(var: &str, raw: &str) -> Result<PathBuf, ConfigError> {
     let path = Path::new(raw);
     if !path.is_absolute() {
-        return Err(bad(var, format!("must be an absolute path, got {raw:?}")));
+        return Err(invalid(
+            var,
+            format!("must be an absolute path, got {raw:?}"),
+        ));
     }
     if path
         .components()
         .any(|c| matches!(c, Component::ParentDir | Component::CurDir))
     {
-        return Err(bad(
+        return Err(invalid(
             var,
             format!("must not contain '.' or '..' components, got {raw:?}"),
         ));
     }
     if raw.chars().any(char::is_control) {
-        return Err(bad(var, "must not contain control characters"));
+        return Err(invalid(var, "must not contain control characters"));
     }
     // Normalise trailing slashes and repeated separators.
     Ok(path.components().collect())
@@ -372,7 +375,7 @@ fn session_name(raw: &str) -> Result<String, ConfigError> {
     if ok {
         Ok(raw.to_string())
     } else {
-        Err(bad(
+        Err(invalid(
             "MY_CHROME_SESSION",
             format!("must be 1-64 letters, digits, '-' or '_', got {raw:?}"),
         ))
@@ -382,7 +385,7 @@ fn session_name(raw: &str) -> Result<String, ConfigError> {
 /// A keyring service or account name (also used for `token migrate`'s arguments).
 pub fn keychain_field(var: &str, raw: &str) -> Result<String, ConfigError> {
     if raw.len() > 255 || raw.chars().any(char::is_control) {
-        return Err(bad(
+        return Err(invalid(
             var,
             "must be at most 255 characters without control characters",
         ));
@@ -407,7 +410,7 @@ pub fn agent_name(var: &str, raw: &str) -> Result<String, ConfigError> {
     } else {
         format!("{raw:?}")
     };
-    Err(bad(
+    Err(invalid(
         var,
         format!(
             "must be a short name (1-{MAX_AGENT_LEN} letters, digits, '.', '_' or '-', starting \
@@ -423,7 +426,7 @@ fn seconds(var: &str, raw: &str, max: u64) -> Result<Duration, ConfigError> {
 fn seconds_from(var: &str, raw: &str, min: u64, max: u64) -> Result<Duration, ConfigError> {
     match raw.parse::<u64>() {
         Ok(n) if (min..=max).contains(&n) => Ok(Duration::from_secs(n)),
-        _ => Err(bad(
+        _ => Err(invalid(
             var,
             format!("must be a whole number of seconds from {min} to {max}, got {raw:?}"),
         )),
@@ -434,7 +437,7 @@ fn current_user_name() -> Result<String, ConfigError> {
     let uid = nix::unistd::getuid();
     match nix::unistd::User::from_uid(uid) {
         Ok(Some(user)) => Ok(user.name),
-        _ => Err(bad(
+        _ => Err(invalid(
             "user",
             format!("uid {uid} has no entry in the user database"),
         )),

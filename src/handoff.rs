@@ -90,8 +90,8 @@ pub struct ConnectUrl(String);
 
 impl ConnectUrl {
     pub fn parse(raw: &str) -> Result<ConnectUrl, HandoffError> {
-        let bad = |why: &str| HandoffError::BadUrl(why.to_string());
-        let url = url::Url::parse(raw).map_err(|_| bad("not a URL"))?;
+        let not_connect_url = |why: &str| HandoffError::BadUrl(why.to_string());
+        let url = url::Url::parse(raw).map_err(|_| not_connect_url("not a URL"))?;
         // Checked first, so that no other refusal can pass a token on.
         if url
             .query_pairs()
@@ -100,17 +100,18 @@ impl ConnectUrl {
             return Err(HandoffError::TokenInUrl);
         }
         if url.scheme() != "chrome-extension" || url.host_str() != Some(EXTENSION_ID) {
-            return Err(bad("not the Playwright Extension"));
+            return Err(not_connect_url("not the Playwright Extension"));
         }
         if url.path() != "/connect.html" || url.fragment().is_some() || !url.username().is_empty() {
-            return Err(bad("not its connect page"));
+            return Err(not_connect_url("not its connect page"));
         }
         let relay = url
             .query_pairs()
             .find(|(key, _)| key == "mcpRelayUrl")
             .map(|(_, value)| value.into_owned())
-            .ok_or_else(|| bad("no mcpRelayUrl"))?;
-        let relay = url::Url::parse(&relay).map_err(|_| bad("mcpRelayUrl is not a URL"))?;
+            .ok_or_else(|| not_connect_url("no mcpRelayUrl"))?;
+        let relay =
+            url::Url::parse(&relay).map_err(|_| not_connect_url("mcpRelayUrl is not a URL"))?;
         check_relay(&relay)?;
         Ok(ConnectUrl(raw.to_string()))
     }
@@ -125,7 +126,7 @@ impl ConnectUrl {
 fn check_relay(relay: &url::Url) -> Result<(), HandoffError> {
     use std::net::{Ipv4Addr, Ipv6Addr};
     use url::Host;
-    let bad = |why: String| Err(HandoffError::BadUrl(why));
+    let not_connect_url = |why: String| Err(HandoffError::BadUrl(why));
     let loopback = match relay.host() {
         Some(Host::Ipv4(address)) => address == Ipv4Addr::LOCALHOST,
         Some(Host::Ipv6(address)) => address == Ipv6Addr::LOCALHOST,
@@ -133,7 +134,7 @@ fn check_relay(relay: &url::Url) -> Result<(), HandoffError> {
     };
     if !loopback {
         let host = relay.host_str().unwrap_or("none");
-        return bad(format!(
+        return not_connect_url(format!(
             "mcpRelayUrl's host is {host}; the extension accepts only 127.0.0.1 and [::1]"
         ));
     }
@@ -146,7 +147,9 @@ fn check_relay(relay: &url::Url) -> Result<(), HandoffError> {
         && relay.username().is_empty()
         && relay.password().is_none();
     if !plain || !is_uuid {
-        return bad("mcpRelayUrl is not ws://<loopback>:<port>/extension/<uuid>".into());
+        return not_connect_url(
+            "mcpRelayUrl is not ws://<loopback>:<port>/extension/<uuid>".into(),
+        );
     }
     Ok(())
 }

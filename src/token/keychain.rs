@@ -29,7 +29,7 @@ impl KeychainStore {
         }
     }
 
-    fn fail(&self, e: Error) -> StoreError {
+    fn store_error(&self, e: Error) -> StoreError {
         let what = self.describe();
         match e.code() {
             INTERACTION_NOT_ALLOWED => StoreError::Locked {
@@ -60,7 +60,7 @@ impl TokenStore for KeychainStore {
         match found {
             Ok(items) => Ok(!items.is_empty()),
             Err(e) if e.code() == NOT_FOUND => Ok(false),
-            Err(e) => Err(self.fail(e)),
+            Err(e) => Err(self.store_error(e)),
         }
     }
 
@@ -69,7 +69,7 @@ impl TokenStore for KeychainStore {
         let secret = match generic_password(options) {
             Ok(bytes) => zeroize::Zeroizing::new(bytes),
             Err(e) if e.code() == NOT_FOUND => return Ok(None),
-            Err(e) => return Err(self.fail(e)),
+            Err(e) => return Err(self.store_error(e)),
         };
         Token::parse(&secret, "the stored item")
             .map(Some)
@@ -81,14 +81,14 @@ impl TokenStore for KeychainStore {
 
     fn write(&self, token: &Token) -> Result<(), StoreError> {
         set_generic_password(&self.service, &self.account, token.expose_to_store())
-            .map_err(|e| self.fail(e))
+            .map_err(|e| self.store_error(e))
     }
 
     fn delete(&self) -> Result<bool, StoreError> {
         match delete_generic_password(&self.service, &self.account) {
             Ok(()) => Ok(true),
             Err(e) if e.code() == NOT_FOUND => Ok(false),
-            Err(e) => Err(self.fail(e)),
+            Err(e) => Err(self.store_error(e)),
         }
     }
 

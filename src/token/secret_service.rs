@@ -63,11 +63,11 @@ impl SecretServiceStore {
         let ss = self.connect()?;
         let found = ss
             .search_items(self.attributes())
-            .map_err(|e| self.fail(e))?;
+            .map_err(|e| self.store_error(e))?;
         f(&found)
     }
 
-    fn fail(&self, e: secret_service::Error) -> StoreError {
+    fn store_error(&self, e: secret_service::Error) -> StoreError {
         let what = self.describe();
         match e {
             secret_service::Error::Locked => StoreError::Locked {
@@ -100,10 +100,11 @@ impl TokenStore for SecretServiceStore {
                 return if found.locked.is_empty() {
                     Ok(None)
                 } else {
-                    Err(self.fail(secret_service::Error::Locked))
+                    Err(self.store_error(secret_service::Error::Locked))
                 };
             };
-            let secret = zeroize::Zeroizing::new(item.get_secret().map_err(|e| self.fail(e))?);
+            let secret =
+                zeroize::Zeroizing::new(item.get_secret().map_err(|e| self.store_error(e))?);
             Token::parse(&secret, "the stored item")
                 .map(Some)
                 .map_err(|e| StoreError::Invalid {
@@ -115,9 +116,11 @@ impl TokenStore for SecretServiceStore {
 
     fn write(&self, token: &Token) -> Result<(), StoreError> {
         let ss = self.connect()?;
-        let collection = ss.get_default_collection().map_err(|e| self.fail(e))?;
-        if collection.is_locked().map_err(|e| self.fail(e))? {
-            return Err(self.fail(secret_service::Error::Locked));
+        let collection = ss
+            .get_default_collection()
+            .map_err(|e| self.store_error(e))?;
+        if collection.is_locked().map_err(|e| self.store_error(e))? {
+            return Err(self.store_error(secret_service::Error::Locked));
         }
         let label = format!("my-chrome extension token ({})", self.service);
         collection
@@ -128,17 +131,17 @@ impl TokenStore for SecretServiceStore {
                 true,
                 "text/plain",
             )
-            .map_err(|e| self.fail(e))?;
+            .map_err(|e| self.store_error(e))?;
         Ok(())
     }
 
     fn delete(&self) -> Result<bool, StoreError> {
         self.with_items(|found| {
             if !found.locked.is_empty() {
-                return Err(self.fail(secret_service::Error::Locked));
+                return Err(self.store_error(secret_service::Error::Locked));
             }
             for item in &found.unlocked {
-                item.delete().map_err(|e| self.fail(e))?;
+                item.delete().map_err(|e| self.store_error(e))?;
             }
             Ok(!found.unlocked.is_empty())
         })
