@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # Benchmarks: medians of repeated runs, printed; nothing here asserts a time.
-#   - my-chrome tab-list vs the raw pinned CLI's `-s=mychrome tab-list` on the
-#     same session, alternating (target: ratio <= 1.10);
+#   - my-chrome tab-list (the native client) vs the raw pinned CLI's
+#     `-s=mychrome tab-list` on the same session, alternating (target: ratio
+#     <= 0.05), and the same for `snapshot`;
+#   - the peak RSS of `my-chrome tab-list` (GNU time; target <= 15 MiB), and
+#     the daemon's own share of it: the request sent and its reply read
+#     inside a fresh process (examples/daemon_cost.rs);
 #   - connect (after disconnect), doctor --json, a no-op setup;
 #   - the lease's share of a forwarded command: one uncontended take and
 #     release timed inside a fresh process (examples/lease_cost.rs), with an
@@ -18,7 +22,8 @@ cd "$(dirname "$0")/.."
 runs=${1:-20}
 
 cargo build --release --quiet --workspace
-cargo build --release --quiet --example lease_cost --example manifest_cost
+cargo build --release --quiet --example lease_cost --example manifest_cost --example daemon_cost
+[ -x /usr/bin/time ] || { echo "bench: GNU time (/usr/bin/time) is missing: scripts/prerequisites.sh test installs it" >&2; exit 1; }
 bin=$PWD/target/release/my-chrome
 work=$(mktemp -d)
 pids=()
@@ -62,16 +67,29 @@ median_ms() { # command...
 }
 
 "$bin" connect >/dev/null
+"$bin" goto "about:blank" >/dev/null
 raw() { (cd "$MY_CHROME_RUNTIME_DIR" && umask 077 && env -i HOME="$HOME" PATH=/usr/bin:/bin \
   TMPDIR="$MY_CHROME_RUNTIME_DIR/tmp" NO_UPDATE_NOTIFIER=1 USER="$(id -un)" \
-  "$(command -v node)" cli/node_modules/@playwright/cli/playwright-cli.js -s=mychrome tab-list); }
-wrapped=() raws=()
-for _ in $(seq "$runs"); do
-  s=$(date +%s%N); "$bin" tab-list >/dev/null 2>&1; e=$(date +%s%N); wrapped+=($(( (e - s) / 1000000 )))
-  s=$(date +%s%N); raw >/dev/null 2>&1; e=$(date +%s%N); raws+=($(( (e - s) / 1000000 )))
-done
+  "$(command -v node)" cli/node_modules/@playwright/cli/playwright-cli.js -s=mychrome "$@"); }
 med() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-w=$(med "${wrapped[@]}"); r=$(med "${raws[@]}")
+# Alternating runs of `my-chrome ARGS` and the raw CLI with the same ARGS:
+# sets $w and $r, medians in microseconds, read from bash's own clock (a
+# `date` per reading would add its own start-up to a 15 ms command).
+alternate() {
+  local wrapped=() raws=() s e
+  for _ in $(seq "$runs"); do
+    s=${EPOCHREALTIME/[.,]/}; "$bin" "$@" >/dev/null 2>&1; e=${EPOCHREALTIME/[.,]/}; wrapped+=($((e - s)))
+    s=${EPOCHREALTIME/[.,]/}; raw "$@" >/dev/null 2>&1; e=${EPOCHREALTIME/[.,]/}; raws+=($((e - s)))
+  done
+  w=$(med "${wrapped[@]}"); r=$(med "${raws[@]}")
+}
+alternate tab-list; w_list=$w r_list=$r
+alternate snapshot; w_snap=$w r_snap=$r
+rss=$(for _ in $(seq "$runs"); do
+  /usr/bin/time -f %M "$bin" tab-list 2>&1 >/dev/null | tail -1
+done | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
+daemon=$(for _ in $(seq "$runs"); do target/release/examples/daemon_cost; done |
+  sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
 
 connects=()
 for _ in $(seq 5); do
@@ -91,10 +109,17 @@ lease_named=$(lease_us "$work/lease-named" bench)
 lease_derived=$(lease_us "$work/lease-derived")
 "$bin" disconnect >/dev/null 2>&1 || true
 
+ms() { awk -v u="$1" 'BEGIN { printf "%.1f ms", u / 1000 }'; }
 echo "runs: $runs each, alternating (release build, stand-in Chromium)"
-echo "raw playwright-cli -s=mychrome tab-list: median ${r} ms"
-echo "my-chrome tab-list:                      median ${w} ms"
-awk -v w="$w" -v r="$r" 'BEGIN { printf "ratio my-chrome / raw:                   %.2f (target <= 1.10)\n", w / r }'
+echo "raw playwright-cli -s=mychrome tab-list: median $(ms "$r_list")"
+echo "my-chrome tab-list:                      median $(ms "$w_list")"
+awk -v w="$w_list" -v r="$r_list" 'BEGIN { printf "ratio my-chrome / raw:                   %.3f (target <= 0.05)\n", w / r }'
+echo "raw playwright-cli -s=mychrome snapshot: median $(ms "$r_snap")"
+echo "my-chrome snapshot:                      median $(ms "$w_snap")"
+awk -v w="$w_snap" -v r="$r_snap" 'BEGIN { printf "ratio my-chrome / raw (snapshot):        %.3f\n", w / r }'
+awk -v k="$rss" 'BEGIN { printf "peak RSS of my-chrome tab-list:          median %.1f MiB (target <= 15)\n", k / 1024 }'
+echo "  of which the daemon's round trip:      median $(ms "$daemon")"
+awk -v w="$w_list" -v d="$daemon" 'BEGIN { printf "  start, lease and checks (the rest):    %.1f ms\n", (w - d) / 1000 }'
 echo "my-chrome connect (5 runs):              median ${c} ms"
 echo "my-chrome doctor --json:                 median ${doctor} ms"
 echo "my-chrome setup (no-op):                 median ${setup} ms"

@@ -7,6 +7,10 @@
 #   skill/cli/help.json            the pinned client's own command table, as it ships
 #   skill/cli/commands.txt         its documented commands and what of them names a file
 #                                  (scripts/cli-commands.sh, from that help.json)
+#   skill/cli/client.sha256        SHA-256 of the client files whose behaviour my-chrome's
+#                                  native client (src/daemon/) reproduces: a move that
+#                                  changes any of them fails tests/native.rs until the
+#                                  native client is checked against the new client again
 #
 # Usage: scripts/pin-cli.sh VERSION      (e.g. scripts/pin-cli.sh 0.1.17)
 #
@@ -73,6 +77,16 @@ cp "$work/package.json" "$work/package-lock.json" "$out/"
 cp "$work/install-linux/node_modules/playwright-core/lib/tools/cli-client/help.json" "$out/"
 "$root/scripts/cli-commands.sh" "$work/install-linux" >"$out/commands.txt"
 printf '%s\n' "${digests[@]}" >"$out/tree.sha256"
+(cd "$work/install-linux/node_modules" && sha256sum \
+  @playwright/cli/playwright-cli.js \
+  @playwright/cli/skillCheck.js \
+  playwright-core/lib/tools/cli-client/cli.js \
+  playwright-core/lib/tools/cli-client/program.js \
+  playwright-core/lib/tools/cli-client/session.js \
+  playwright-core/lib/tools/cli-client/registry.js \
+  playwright-core/lib/tools/cli-client/output.js \
+  playwright-core/lib/tools/cli-client/minimist.js \
+  playwright-core/lib/tools/utils/socketConnection.js) >"$out/client.sha256"
 lock_digest=$(sha256sum <"$out/package-lock.json" | cut -d' ' -f1)
 touch "$out/released-locks.sha256"
 grep -qx "$lock_digest  $version" "$out/released-locks.sha256" \

@@ -9,8 +9,9 @@
 #         demo's local page).
 #   test: the demo's, plus secret-tool (keyring cross-checks), Xvfb and xclip
 #         (a real X clipboard, and Chromium headed with the real extension),
-#         unshare and mount (a private /etc/hosts), and GNU time (a wrapper
-#         the agent-identity test runs through).
+#         unshare and mount (a private /etc/hosts), GNU time (a wrapper the
+#         agent-identity test runs through; bench.sh's peak RSS) and strace
+#         (the proof that forwarded commands start no child).
 set -euo pipefail
 
 say() { printf 'prerequisites: %s\n' "$*"; }
@@ -38,6 +39,7 @@ if [ "$1" = test ]; then
   need /usr/bin/unshare util-linux
   need /usr/bin/mount mount
   need /usr/bin/time time
+  need /usr/bin/strace strace
 fi
 
 [ ${#missing[@]} -eq 0 ] && exit 0

@@ -251,7 +251,7 @@ pub fn cleanup_plan(config: &Config, json: bool) -> Result<(), Error> {
     // It runs the helper's `list`: a copy checked as for any browser command.
     let prepared = Start::new(config, Check::Supported).open()?;
     let runtime = &prepared.runtime;
-    let cli = prepared.cli();
+    let cli = prepared.cli()?;
     let listed = cli.run("playwright-cli list", &["list", "--all", "--json"])?;
     if !listed.status.success() {
         return Err(Error::refused(

@@ -51,19 +51,52 @@ fn parse(text: &'static str) -> Vec<CliCommand> {
         .collect()
 }
 
+fn help_json() -> &'static serde_json::Value {
+    static HELP_JSON: OnceLock<serde_json::Value> = OnceLock::new();
+    HELP_JSON.get_or_init(|| serde_json::from_str(HELP).expect("the embedded help.json parses"))
+}
+
 /// The options the pinned client parses as booleans (never taking the next
 /// word as their value).
 pub fn booleans() -> &'static [&'static str] {
     static BOOLEANS: OnceLock<Vec<&'static str>> = OnceLock::new();
     BOOLEANS.get_or_init(|| {
-        static HELP_JSON: OnceLock<serde_json::Value> = OnceLock::new();
-        let help = HELP_JSON
-            .get_or_init(|| serde_json::from_str(HELP).expect("the embedded help.json parses"));
-        let listed = help["booleanOptions"].as_array().into_iter().flatten();
+        let listed = help_json()["booleanOptions"]
+            .as_array()
+            .into_iter()
+            .flatten();
         listed
             .filter_map(serde_json::Value::as_str)
             .chain(CLIENT_BOOLEANS)
             .collect()
+    })
+}
+
+/// A command as the pinned client's `help.json` describes it: what its
+/// client checks before anything is sent.
+#[derive(Debug)]
+pub struct HelpEntry {
+    /// The command's help text (printed after a refusal).
+    pub help: &'static str,
+    /// Its options, without `--`.
+    pub flags: Vec<&'static str>,
+    /// How many positional arguments it takes at most.
+    pub args: usize,
+    /// Whether the client always asks for raw output.
+    pub raw: bool,
+}
+
+/// `help.json`'s entry for `name`.
+pub fn help_entry(name: &str) -> Option<HelpEntry> {
+    let entry = help_json()["commands"].get(name)?;
+    Some(HelpEntry {
+        help: entry["help"].as_str().unwrap_or_default(),
+        flags: entry["flags"]
+            .as_object()
+            .map(|flags| flags.keys().map(String::as_str).collect())
+            .unwrap_or_default(),
+        args: entry["args"].as_array().map_or(0, Vec::len),
+        raw: entry["raw"] == true,
     })
 }
 
@@ -99,6 +132,15 @@ mod tests {
         // Undocumented commands of the pinned CLI are not in it.
         assert!(find("config-print").is_none() && find("tray").is_none());
         assert!(booleans().contains(&"full-page") && booleans().contains(&"json"));
+    }
+
+    #[test]
+    fn help_json_says_what_the_client_checks() {
+        let screenshot = help_entry("screenshot").unwrap();
+        assert!(screenshot.flags.contains(&"filename") && screenshot.args == 1);
+        assert!(screenshot.help.starts_with("playwright-cli screenshot"));
+        assert!(help_entry("cookie-list").unwrap().raw && !screenshot.raw);
+        assert!(help_entry("no-such-command").is_none());
     }
 
     #[test]

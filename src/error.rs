@@ -6,6 +6,7 @@
 use crate::child::ChildError;
 use crate::chrome::ChromeError;
 use crate::config::ConfigError;
+use crate::daemon::DaemonError;
 use crate::exit::Exit;
 use crate::handoff::HandoffError;
 use crate::helper::HelperError;
@@ -52,6 +53,8 @@ pub enum Error {
     Processes(#[from] ProcError),
     #[error(transparent)]
     Lease(#[from] LeaseError),
+    #[error(transparent)]
+    Daemon(#[from] DaemonError),
     /// A command refused or failed, with the reason and the next step.
     #[error(transparent)]
     Refused(#[from] Refusal),
@@ -104,6 +107,7 @@ impl Error {
             Error::Handoff(e) => e.exit(),
             Error::Processes(_) => Exit::Failure,
             Error::Lease(e) => e.exit(),
+            Error::Daemon(e) => e.exit(),
             Error::Refused(refusal) => refusal.exit,
             Error::Silent(exit) => *exit,
         }

@@ -26,7 +26,7 @@ pub fn refusal(runtime: &Path, args: &[String]) -> Option<String> {
     };
     let command = commands::find(name)?;
     let flags = command.file_flags.iter().flat_map(|flag| {
-        let values = parsed.options.get(*flag).map(minimist::Value::texts);
+        let values = parsed.options.get(flag).map(minimist::Value::texts);
         values
             .unwrap_or_default()
             .into_iter()

@@ -2,15 +2,19 @@
 //! through an allowlist and the redactor (invariants 8 and 9).
 
 use std::ffi::OsString;
+use std::io::Write;
 use std::time::Duration;
 
 use crate::child::{ChildCommand, Output};
 use crate::commands;
 use crate::config::Config;
+use crate::daemon::request::{self, Plan};
+use crate::daemon::{self, Reply};
 use crate::error::Error;
 use crate::exit::Exit;
 use crate::helper::check::Check;
-use crate::start::Start;
+use crate::redact::redact;
+use crate::start::{Start, Started};
 use crate::token::shape::{looks_like_token, redact_runs};
 
 /// Commands my-chrome refuses, and what to use instead.
@@ -229,16 +233,16 @@ pub fn cli_help(config: &Config) -> Option<String> {
     // `--help` creates no runtime; with one, the helper is checked as for
     // any forwarded command.
     crate::runtime::Runtime::inspect(&config.runtime).ok()??;
-    let prepared = Start::new(config, Check::Supported).open().ok()?;
+    let started = Start::new(config, Check::Supported).open().ok()?;
     let help = ChildCommand::new(
         "playwright-cli --help",
-        &prepared.node.path,
-        prepared.runtime.root(),
+        &started.node().ok()?.path,
+        started.runtime.root(),
         Duration::from_secs(30),
     )
-    .arg(prepared.helper.entry())
+    .arg(started.helper.entry())
     .arg("--help")
-    .run(&prepared.env)
+    .run(&started.env)
     .ok()?;
     help.status.success().then(|| help.stdout_text())
 }
@@ -255,35 +259,77 @@ pub fn forward(config: &Config, raw: &[OsString]) -> Result<(), Error> {
     if let Some(why) = crate::file_args::refusal(&config.runtime.path, &rest) {
         return Err(Error::usage(redact_runs(&why)));
     }
-    let command = command_of(&rest);
-    // `list` reports every session and needs none of ours: forwarded as is.
-    let listing = command == Some("list");
-    // Every command that may act on the browser waits for its turn first
-    // (`my-chrome --json` alone only prints the CLI's usage).
     let start = Start::new(config, Check::Supported);
-    let prepared = match command {
-        Some(name) if !listing => {
-            let started = start.turn(name).open()?;
-            started.require_ready()?;
-            started
-        }
-        _ => start.open()?,
+    // `list` reports every session and needs none of ours; a line without a
+    // command only prints the CLI's usage: the pinned client answers both.
+    let name = match command_of(&rest) {
+        Some(name) if name != "list" => name,
+        _ => return run_pinned(config, &start.open()?, &rest, false),
     };
+    // Every command that may act on the browser waits for its turn first.
+    let started = start.turn(name).open()?;
+    let session = started.require_registered()?;
+    let cwd = std::fs::canonicalize(started.runtime.root()).map_err(|e| {
+        Error::refused(
+            Exit::Failure,
+            format!("cannot resolve the runtime directory: {e}"),
+        )
+    })?;
+    match request::plan(&rest, &cwd) {
+        Plan::Run(line) => {
+            match daemon::run(&session.socket_path, &line, config.command_timeout)? {
+                Reply::Text(text) => {
+                    let text = text.as_deref().unwrap_or("undefined");
+                    print_redacted(&mut std::io::stdout(), &format!("{text}\n"));
+                    Ok(())
+                }
+                // The pinned client dies with a stack trace; its first line.
+                Reply::Error(message) => {
+                    print_redacted(&mut std::io::stderr(), &format!("Error: {message}\n"));
+                    Err(Error::Silent(Exit::Code(1)))
+                }
+            }
+        }
+        Plan::Refused(output) => {
+            print_redacted(&mut std::io::stdout(), &output.stdout);
+            print_redacted(&mut std::io::stderr(), &output.stderr);
+            Err(Error::Silent(Exit::Code(1)))
+        }
+        Plan::ClientOnly => run_pinned(config, &started, &rest, true),
+    }
+}
+
+/// `text` through the redactor. A closed output (a pipe whose reader left)
+/// is no failure of the command.
+fn print_redacted(out: &mut impl Write, text: &str) {
+    let _ = out
+        .write_all(&redact(text.as_bytes()))
+        .and_then(|()| out.flush());
+}
+
+/// The pinned CLI itself, for what its client answers alone (usage, help,
+/// `list`), its output through the redactor.
+fn run_pinned(
+    config: &Config,
+    started: &Started,
+    rest: &[String],
+    ours: bool,
+) -> Result<(), Error> {
     let mut child = ChildCommand::new(
         "playwright-cli",
-        &prepared.node.path,
-        prepared.runtime.root(),
+        &started.node()?.path,
+        started.runtime.root(),
         config.command_timeout,
     )
-    .arg(prepared.helper.entry());
-    if !listing {
+    .arg(started.helper.entry());
+    if ours {
         child = child.arg(format!("-s={}", config.session));
     }
     let finished = child
         .args(rest)
         .stdout(Output::Redacted)
         .stderr(Output::Redacted)
-        .run(&prepared.env)?;
+        .run(&started.env)?;
     match finished.status.code() {
         Some(0) => Ok(()),
         Some(code) => Err(Error::Silent(Exit::Code(code))),

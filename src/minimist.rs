@@ -10,8 +10,6 @@
 //! where this keeps one; the words each takes are the same, and no such
 //! key names a file.
 
-use std::collections::BTreeMap;
-
 /// An option's value.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Value {
@@ -36,7 +34,108 @@ impl Value {
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct Parsed {
     pub positional: Vec<Value>,
-    pub options: BTreeMap<String, Value>,
+    pub options: Options,
+}
+
+/// Options in the order JavaScript keeps an object's keys: where each was
+/// first set (a later value takes the first one's place).
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Options(Vec<(String, Value)>);
+
+impl Options {
+    pub fn get(&self, key: &str) -> Option<&Value> {
+        self.0.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+    }
+
+    pub fn contains(&self, key: &str) -> bool {
+        self.get(key).is_some()
+    }
+
+    /// Sets `key`, in its first place when it was set before.
+    pub fn insert(&mut self, key: &str, value: Value) {
+        match self.0.iter_mut().find(|(k, _)| k == key) {
+            Some((_, old)) => *old = value,
+            None => self.0.push((key.to_string(), value)),
+        }
+    }
+
+    pub fn remove(&mut self, key: &str) -> Option<Value> {
+        let at = self.0.iter().position(|(k, _)| k == key)?;
+        Some(self.0.remove(at).1)
+    }
+
+    /// In insertion order.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &Value)> {
+        self.0.iter().map(|(k, v)| (k.as_str(), v))
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl std::ops::Index<&str> for Options {
+    type Output = Value;
+
+    fn index(&self, key: &str) -> &Value {
+        self.get(key).unwrap_or_else(|| panic!("no option {key:?}"))
+    }
+}
+
+/// Whether JavaScript treats `key` as an array index, which an object
+/// lists before its other keys, in numeric order.
+fn is_array_index(key: &str) -> bool {
+    let canonical = key == "0" || (!key.starts_with('0') && !key.is_empty());
+    canonical
+        && key.bytes().all(|b| b.is_ascii_digit())
+        && key.parse::<u64>().is_ok_and(|n| n < u32::MAX as u64)
+}
+
+impl Value {
+    fn to_json(&self) -> serde_json::Value {
+        match self {
+            Value::Bool(b) => serde_json::Value::Bool(*b),
+            Value::Text(t) => serde_json::Value::String(t.clone()),
+            Value::List(values) => values.iter().map(Value::to_json).collect(),
+        }
+    }
+}
+
+impl Parsed {
+    /// The keys of minimist's result object as JavaScript orders them:
+    /// array indices first (ascending), then `_` (set when the object is
+    /// made), then the others where they were first set.
+    pub fn keys_in_js_order(&self) -> Vec<&str> {
+        let mut indices: Vec<&str> = self
+            .options
+            .iter()
+            .map(|(k, _)| k)
+            .filter(|k| is_array_index(k))
+            .collect();
+        indices.sort_by_key(|k| k.parse::<u64>().unwrap_or(0));
+        let others = self
+            .options
+            .iter()
+            .map(|(k, _)| k)
+            .filter(|k| !is_array_index(k));
+        indices.into_iter().chain(["_"]).chain(others).collect()
+    }
+
+    /// `JSON.stringify` of minimist's result object, byte for byte.
+    pub fn to_js_json(&self) -> String {
+        let fields: Vec<String> = self
+            .keys_in_js_order()
+            .into_iter()
+            .map(|key| {
+                let value = match key {
+                    "_" => self.positional.iter().map(Value::to_json).collect(),
+                    _ => self.options[key].to_json(),
+                };
+                format!("{}:{}", serde_json::Value::String(key.to_string()), value)
+            })
+            .collect();
+        format!("{{{}}}", fields.join(","))
+    }
 }
 
 /// Why the parser refuses a line (its own error, as the CLI would print it).
@@ -78,7 +177,7 @@ impl Parsed {
             self.positional.push(value);
             return;
         }
-        let merged = match self.options.remove(key) {
+        let merged = match self.options.get(key).cloned() {
             None => value,
             Some(_) if is_bool => value,
             Some(Value::Bool(_)) => value,
@@ -88,7 +187,7 @@ impl Parsed {
             }
             Some(old) => Value::List(vec![old, value]),
         };
-        self.options.insert(key.to_string(), merged);
+        self.options.insert(key, merged);
     }
 }
 

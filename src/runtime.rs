@@ -60,6 +60,15 @@ impl StateFile {
             StateFile::HelperManifest => "cli-manifest.txt",
         }
     }
+
+    /// Whether a write must reach the disk before it counts. The lease is
+    /// rewritten twice per browser command and means nothing after a
+    /// restart (a lease from before a reboot counts as expired), so it is
+    /// not synced: after a power loss it may be gone or empty, and an empty
+    /// lease file reads as a free lease.
+    fn durable(self) -> bool {
+        self != StateFile::Lease
+    }
 }
 
 /// The private logs. Appended to, never rewritten; one older generation
@@ -278,7 +287,8 @@ impl Runtime {
     }
 
     /// Writes a private state file atomically: a 0600 temporary file in the
-    /// runtime, synced, then renamed over the old one.
+    /// runtime, synced (when the file is durable), then renamed over the old
+    /// one.
     pub fn write_state(&self, which: StateFile, bytes: &[u8]) -> Result<(), RuntimeError> {
         let path = self.root.join(which.file_name());
         let mut temp = tempfile::Builder::new()
@@ -287,7 +297,9 @@ impl Runtime {
             .map_err(io_error("create a temporary file in", &self.root))?;
         temp.write_all(bytes)
             .map_err(io_error("write", temp.path()))?;
-        temp.as_file().sync_all().map_err(io_error("sync", &path))?;
+        if which.durable() {
+            temp.as_file().sync_all().map_err(io_error("sync", &path))?;
+        }
         temp.persist(&path)
             .map_err(|e| io_error("replace", &path)(e.error))?;
         Ok(())

@@ -2,11 +2,12 @@
 //! "One start-up path"), in this order: the runtime opened and checked once;
 //! the command's turn with the browser (the lease), when it acts on the
 //! session; the wrapper lock, when it changes the session, taken before
-//! anything is checked; the helper checked as far as the command needs, and
-//! a trusted node; a connect that died recovered. What is left is the
-//! session's state, read from the same start.
+//! anything is checked; the helper checked as far as the command needs; a
+//! connect that died recovered. What is left is the session's state, read
+//! from the same start. A trusted node is found only when the pinned CLI is
+//! to run: a browser command spoken natively to the daemon starts no child.
 
-use std::path::PathBuf;
+use std::cell::OnceCell;
 
 use crate::child::ChildEnv;
 use crate::config::Config;
@@ -20,6 +21,7 @@ use crate::lease::{self, HeldLease};
 use crate::runtime::{FileLock, Runtime, StateFile};
 use crate::session::bootstrap;
 use crate::session::pinned::PinnedCli;
+use crate::session::registry::SessionEntry;
 use crate::session::state::{self, SessionState};
 
 const APPROVAL: &str = "no my-chrome session is connected. Ask the user to approve taking their \
@@ -80,31 +82,47 @@ impl<'a> Start<'a> {
             helper.check(pin, self.check)?;
         }
         let env = ChildEnv::new(config, &runtime.tmp_dir());
-        let node = trusted_node(config, pin, &env).map_err(HelperError::from)?;
-        // Before any of its code runs: the tree must be what the last full
-        // check recorded (exit 6 otherwise). Without a record (an install of
-        // an older release), a command that needs a supported copy verifies
-        // it and records it; a detach makes do with intact.
-        let recorded = self.check < Check::Verified && helper.unchanged(&runtime)?;
-        if self.check == Check::Verified || (self.check == Check::Supported && !recorded) {
-            helper.verify(pin, &node, &env, runtime.root())?;
-            helper.record(&runtime)?;
-        }
         let started = Started {
             runtime,
             helper,
-            node,
+            node: OnceCell::new(),
             env,
-            session: config.session.clone(),
-            home: config.home.clone(),
+            config: config.clone(),
             core_version: pin.core_version().to_string(),
             lease,
             lock,
         };
+        // Before any of its code runs: the tree must be what the last full
+        // check recorded (exit 6 otherwise). Without a record (an install of
+        // an older release), a command that needs a supported copy verifies
+        // it and records it; a detach makes do with intact.
+        let recorded =
+            self.check < Check::Verified && started.helper.unchanged(&started.runtime)?;
+        if self.check == Check::Verified || (self.check == Check::Supported && !recorded) {
+            let node = started.node()?;
+            let (helper, runtime) = (&started.helper, &started.runtime);
+            helper.verify(pin, node, &started.env, runtime.root())?;
+            helper.record(runtime)?;
+        }
         if self.turn.is_some() {
-            started.recover(config)?;
+            started.recover()?;
         }
         Ok(started)
+    }
+}
+
+fn ready(state: SessionState) -> Result<SessionEntry, Error> {
+    match state {
+        SessionState::Ready(entry) => Ok(entry),
+        SessionState::Missing => Err(Error::refused(Exit::NoSession, APPROVAL)),
+        SessionState::Stale(why) => Err(Error::refused(
+            Exit::NoSession,
+            format!("the session is stale ({why}); {APPROVAL}"),
+        )),
+        SessionState::Unavailable(why) => Err(Error::refused(
+            Exit::Failure,
+            format!("the session cannot be used ({why}); nothing was run"),
+        )),
     }
 }
 
@@ -112,47 +130,62 @@ impl<'a> Start<'a> {
 pub struct Started {
     pub runtime: Runtime,
     pub helper: Helper,
-    pub node: Node,
     pub env: ChildEnv,
-    session: String,
-    home: PathBuf,
+    node: OnceCell<Node>,
+    config: Config,
     core_version: String,
     lease: Option<HeldLease>,
     lock: Option<FileLock>,
 }
 
 impl Started {
+    /// The trusted node, found (by running candidates' `--version`) the
+    /// first time it is needed.
+    pub fn node(&self) -> Result<&Node, Error> {
+        if let Some(node) = self.node.get() {
+            return Ok(node);
+        }
+        let node =
+            trusted_node(&self.config, Pin::shipped(), &self.env).map_err(HelperError::from)?;
+        Ok(self.node.get_or_init(|| node))
+    }
+
     /// The pinned CLI, token-free, for our session.
-    pub fn cli(&self) -> PinnedCli<'_> {
-        PinnedCli {
-            node: &self.node,
+    pub fn cli(&self) -> Result<PinnedCli<'_>, Error> {
+        Ok(PinnedCli {
+            node: self.node()?,
             helper: &self.helper,
             env: &self.env,
             runtime: &self.runtime,
-            session: &self.session,
-        }
+            session: &self.config.session,
+        })
     }
 
     /// Our session, read natively (no Node process).
     pub fn session_state(&self) -> SessionState {
-        state::session_state(&self.home, &self.runtime, &self.session, &self.core_version)
+        state::session_state(
+            &self.config.home,
+            &self.runtime,
+            &self.config.session,
+            &self.core_version,
+        )
     }
 
     /// `Ok` when commands can be forwarded: a missing or stale session is
     /// exit 4, the user's approval of a fresh `connect`.
-    pub fn require_ready(&self) -> Result<(), Error> {
-        match self.session_state() {
-            SessionState::Ready(_) => Ok(()),
-            SessionState::Missing => Err(Error::refused(Exit::NoSession, APPROVAL)),
-            SessionState::Stale(why) => Err(Error::refused(
-                Exit::NoSession,
-                format!("the session is stale ({why}); {APPROVAL}"),
-            )),
-            SessionState::Unavailable(why) => Err(Error::refused(
-                Exit::Failure,
-                format!("the session cannot be used ({why}); nothing was run"),
-            )),
-        }
+    pub fn require_ready(&self) -> Result<SessionEntry, Error> {
+        ready(self.session_state())
+    }
+
+    /// The same, from the registry alone: the caller's own connection to
+    /// the daemon tells whether it answers (`daemon::run`: exit 4 if not).
+    pub fn require_registered(&self) -> Result<SessionEntry, Error> {
+        ready(state::registered_state(
+            &self.config.home,
+            &self.runtime,
+            &self.config.session,
+            &self.core_version,
+        ))
     }
 
     /// Gives the lease up entirely (after `disconnect`: nothing left to hold).
@@ -165,13 +198,13 @@ impl Started {
 
     /// A connect that died left its record: its attach is stopped and its
     /// output scrubbed under the wrapper lock, before anything else runs.
-    fn recover(&self, config: &Config) -> Result<(), Error> {
+    fn recover(&self) -> Result<(), Error> {
         if self.lock.is_some() {
-            return bootstrap::recover(&self.runtime, &self.cli());
+            return bootstrap::recover(&self.runtime, || self.cli());
         }
         if self.runtime.read_state(StateFile::Bootstrap)?.is_some() {
-            let _lock = self.runtime.wrapper_lock(config.lock_wait)?;
-            bootstrap::recover(&self.runtime, &self.cli())?;
+            let _lock = self.runtime.wrapper_lock(self.config.lock_wait)?;
+            bootstrap::recover(&self.runtime, || self.cli())?;
         }
         Ok(())
     }

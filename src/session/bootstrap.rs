@@ -96,7 +96,12 @@ impl Drop for Bootstrap {
 
 /// A connect that died (SIGKILL, power) left its record: detach without the
 /// token and scrub, before anything else happens.
-pub fn recover(runtime: &Runtime, cli: &PinnedCli) -> Result<(), Error> {
+/// `cli` gives the pinned CLI (finding node) only when there is something
+/// to detach.
+pub fn recover<'a>(
+    runtime: &Runtime,
+    cli: impl FnOnce() -> Result<PinnedCli<'a>, Error>,
+) -> Result<(), Error> {
     // Under the lock, any hand-off directory belongs to a connect that died.
     for entry in fs::read_dir(runtime.root()).into_iter().flatten().flatten() {
         if entry.file_name().to_string_lossy().starts_with("handoff.") {
@@ -110,7 +115,7 @@ pub fn recover(runtime: &Runtime, cli: &PinnedCli) -> Result<(), Error> {
     // extension. They carry the bootstrap directory in their arguments:
     // stop exactly those.
     stop_processes(&ProcessTable::read()?.mentioning(&dir));
-    let detached = cli.detach();
+    let detached = cli()?.detach();
     let _ = fs::remove_dir_all(dir);
     runtime.remove_state(StateFile::Bootstrap)?;
     eprintln!(

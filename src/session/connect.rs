@@ -115,10 +115,10 @@ pub fn connect(config: &Config) -> Result<(), Error> {
     let (runtime, helper, node, env) = (
         &started.runtime,
         &started.helper,
-        &started.node,
+        started.node()?,
         &started.env,
     );
-    let cli = started.cli();
+    let cli = started.cli()?;
 
     match started.session_state() {
         SessionState::Ready(_) => {
@@ -277,14 +277,18 @@ fn attach_and_check(
     drop(url);
     courier.answer(delivery.is_ok());
     if let Err(e) = delivery {
-        let message = format!("{e}.");
+        // An interrupt cuts a wait on Chrome's socket short: say so.
+        let (exit, message) = match signals::pending() {
+            Some(signal) => (
+                Exit::from(signal),
+                format!("interrupted by {signal} ({e})."),
+            ),
+            None => (e.exit(), format!("{e}.")),
+        };
         return Err(if e.sent() {
-            AttachError::AfterDelivery {
-                exit: e.exit(),
-                message,
-            }
+            AttachError::AfterDelivery { exit, message }
         } else {
-            AttachError::not_sent(e.exit(), message)
+            AttachError::not_sent(exit, message)
         });
     }
     let after_delivery = |exit: Exit, message: String| AttachError::AfterDelivery { exit, message };

@@ -35,7 +35,7 @@ pub fn disconnect(config: &Config) -> Result<(), Error> {
 
 fn detach(config: &Config, started: &Started) -> Result<(), Error> {
     let runtime = &started.runtime;
-    let detached = started.cli().detach();
+    let detached = started.cli()?.detach();
     for entry in fs::read_dir(runtime.root()).into_iter().flatten().flatten() {
         if entry
             .file_name()

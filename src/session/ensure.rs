@@ -12,7 +12,7 @@ pub fn ensure(config: &Config) -> Result<(), Error> {
     // the browser, in its turn.
     let started = Start::new(config, Check::Supported).turn("ensure").open()?;
     started.require_ready()?;
-    let cli = started.cli();
+    let cli = started.cli()?;
     if let Err(why) = cli.close_connect_tabs() {
         // Fail closed: no agent may keep a session that shows the token.
         let detached = cli.detach();

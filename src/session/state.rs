@@ -32,12 +32,33 @@ impl SessionState {
 
 /// The state of session `name` in the (checked) runtime, whose children run
 /// with `TMPDIR=<runtime>/tmp`; `core_version` is the playwright-core version
-/// of the pin.
+/// of the pin. Its daemon must answer a connection.
 pub fn session_state(
     home: &Path,
     runtime: &Runtime,
     name: &str,
     core_version: &str,
+) -> SessionState {
+    classify(home, runtime, name, core_version, true)
+}
+
+/// The same, without knocking on the daemon: for a caller whose own request
+/// is the knock (a daemon that does not answer it is just as stale).
+pub fn registered_state(
+    home: &Path,
+    runtime: &Runtime,
+    name: &str,
+    core_version: &str,
+) -> SessionState {
+    classify(home, runtime, name, core_version, false)
+}
+
+fn classify(
+    home: &Path,
+    runtime: &Runtime,
+    name: &str,
+    core_version: &str,
+    probe: bool,
 ) -> SessionState {
     let entry = match registry::read_entry(home, runtime.root(), name) {
         Ok(Some(entry)) => entry,
@@ -55,7 +76,7 @@ pub fn session_state(
     if let Err(why) = check_socket_dir(runtime, &entry.socket_path) {
         return SessionState::Unavailable(why);
     }
-    if !entry.is_open() {
+    if probe && !entry.is_open() {
         return SessionState::Stale("its daemon does not answer".into());
     }
     // An open daemon that is not attached to Chrome (a failed attach left

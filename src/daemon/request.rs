@@ -1,0 +1,217 @@
+//! The `run` request, built from a command line exactly as the pinned
+//! client builds it (`program.js`, docs/DESIGN.md "The native client"): its
+//! minimist with `help.json`'s booleans, `-s` taken as the session, its
+//! checks of unknown options and too many arguments (with its own words),
+//! `raw` forced for the commands `help.json` marks raw, the global options
+//! taken out, and `JSON.stringify`'s bytes. What the client answers by
+//! itself (help, version, no command, an unknown command) is left to it.
+
+use std::path::Path;
+
+use crate::commands::{self, HelpEntry};
+use crate::minimist::{self, Parsed, Value};
+
+/// The options the client removes before it sends (`program.js`).
+const GLOBAL_OPTIONS: [&str; 3] = ["json", "raw", "session"];
+
+/// Keys every JavaScript object already has: the client's minimist and
+/// `key in flags` treat them unlike any other key, so a command line that
+/// uses one is left to the client itself.
+const OBJECT_PROTOTYPE: [&str; 12] = [
+    "__proto__",
+    "__defineGetter__",
+    "__defineSetter__",
+    "__lookupGetter__",
+    "__lookupSetter__",
+    "constructor",
+    "hasOwnProperty",
+    "isPrototypeOf",
+    "propertyIsEnumerable",
+    "toLocaleString",
+    "toString",
+    "valueOf",
+];
+
+/// What the pinned client would do with a command line.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Plan {
+    /// Send this request line (NDJSON, `\n` included) to the daemon.
+    Run(Vec<u8>),
+    /// The client refuses it itself; this is what it prints, exit 1.
+    Refused(ClientOutput),
+    /// The client answers it without the daemon (help, version, no or an
+    /// unknown command, a key of every JavaScript object).
+    ClientOnly,
+}
+
+/// What the client prints when it refuses a line.
+#[derive(Debug, PartialEq, Eq)]
+pub struct ClientOutput {
+    pub stdout: String,
+    pub stderr: String,
+}
+
+/// JavaScript's truthiness of an option's value.
+fn truthy(value: Option<&Value>) -> bool {
+    match value {
+        None | Some(Value::Bool(false)) => false,
+        Some(Value::Text(text)) => !text.is_empty(),
+        Some(_) => true,
+    }
+}
+
+/// The request for `args` (a command line without session options: the
+/// session is implied), as the client run with `cwd` would send it.
+pub fn plan(args: &[String], cwd: &Path) -> Plan {
+    let mut parsed = match minimist::parse(args, commands::booleans()) {
+        Ok(parsed) => parsed,
+        // minimist throws: the client dies with that error, exit 1.
+        Err(minimist::ParseError(why)) => {
+            return Plan::Refused(ClientOutput {
+                stdout: String::new(),
+                stderr: format!("Error: {why}\n"),
+            });
+        }
+    };
+    if parsed
+        .options
+        .iter()
+        .any(|(key, _)| OBJECT_PROTOTYPE.contains(&key))
+    {
+        return Plan::ClientOnly;
+    }
+    if truthy(parsed.options.get("s")) {
+        let session = parsed.options.remove("s").expect("just seen");
+        parsed.options.insert("session", session);
+    }
+    let json = truthy(parsed.options.get("json"));
+    let name = match parsed.positional.first() {
+        Some(Value::Text(name)) if !name.is_empty() => name.clone(),
+        _ => return Plan::ClientOnly,
+    };
+    let asks_client = ["version", "v", "help", "h"]
+        .iter()
+        .any(|key| truthy(parsed.options.get(key)));
+    let Some(entry) = commands::help_entry(&name).filter(|_| !asks_client) else {
+        return Plan::ClientOnly;
+    };
+    if let Some(refused) = check(&parsed, &entry, json) {
+        return Plan::Refused(refused);
+    }
+    if entry.raw {
+        parsed.options.insert("raw", Value::Bool(true));
+    }
+    let raw = truthy(parsed.options.get("raw"));
+    for global in GLOBAL_OPTIONS {
+        parsed.options.remove(global);
+    }
+    let cwd = serde_json::Value::String(cwd.to_string_lossy().into_owned());
+    let line = format!(
+        "{{\"id\":1,\"method\":\"run\",\"params\":{{\"args\":{},\"cwd\":{cwd},\"raw\":{raw},\"json\":{json}}}}}\n",
+        parsed.to_js_json()
+    );
+    Plan::Run(line.into_bytes())
+}
+
+/// The client's `validateFlags` and `validateArgs`, in its words.
+fn check(parsed: &Parsed, entry: &HelpEntry, json: bool) -> Option<ClientOutput> {
+    let unknown: Vec<&str> = parsed
+        .keys_in_js_order()
+        .into_iter()
+        .filter(|key| *key != "_" && !GLOBAL_OPTIONS.contains(key))
+        .filter(|key| !entry.flags.contains(key))
+        .collect();
+    let error = if !unknown.is_empty() {
+        let listed: Vec<String> = unknown.iter().map(|key| format!("--{key}")).collect();
+        format!(
+            "Unknown option{}: {}",
+            if unknown.len() > 1 { "s" } else { "" },
+            listed.join(", ")
+        )
+    } else {
+        let received = parsed.positional.len().saturating_sub(1);
+        if received <= entry.args {
+            return None;
+        }
+        format!(
+            "error: too many arguments: expected {}, received {received}",
+            entry.args
+        )
+    };
+    Some(if json {
+        // `JSON.stringify({ isError: true, error }, null, 2)`, in its order.
+        let error = serde_json::Value::String(error);
+        ClientOutput {
+            stdout: format!("{{\n  \"isError\": true,\n  \"error\": {error}\n}}\n"),
+            stderr: String::new(),
+        }
+    } else {
+        ClientOutput {
+            stdout: format!("\n{}\n", entry.help),
+            stderr: format!("{error}\n"),
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(line: &[&str]) -> Vec<String> {
+        line.iter().map(|s| s.to_string()).collect()
+    }
+
+    fn request(line: &[&str]) -> String {
+        match plan(&words(line), Path::new("/rt")) {
+            Plan::Run(bytes) => String::from_utf8(bytes).unwrap(),
+            other => panic!("{line:?}: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_run_request_as_the_client_writes_it() {
+        assert_eq!(
+            request(&["--json", "tab-list"]),
+            "{\"id\":1,\"method\":\"run\",\"params\":{\"args\":{\"_\":[\"tab-list\"]},\
+             \"cwd\":\"/rt\",\"raw\":false,\"json\":true}}\n"
+        );
+        // help.json marks cookie-list raw; the global options go.
+        assert_eq!(
+            request(&["cookie-list", "--domain", "x.test"]),
+            "{\"id\":1,\"method\":\"run\",\"params\":{\"args\":{\"_\":[\"cookie-list\"],\
+             \"domain\":\"x.test\"},\"cwd\":\"/rt\",\"raw\":true,\"json\":false}}\n"
+        );
+    }
+
+    #[test]
+    fn the_client_refusals_in_its_own_words() {
+        let Plan::Refused(out) = plan(&words(&["snapshot", "--bogus", "--x"]), Path::new("/"))
+        else {
+            panic!()
+        };
+        assert_eq!(out.stderr, "Unknown options: --bogus, --x\n");
+        assert!(out.stdout.starts_with("\nplaywright-cli snapshot"));
+        let Plan::Refused(out) = plan(&words(&["--json", "goto", "a", "b"]), Path::new("/")) else {
+            panic!()
+        };
+        assert_eq!(
+            out.stdout,
+            "{\n  \"isError\": true,\n  \"error\": \"error: too many arguments: expected 1, received 2\"\n}\n"
+        );
+        for client_only in [
+            &["--help", "snapshot"][..],
+            &["snapshot", "-h"],
+            &["--version"],
+            &[],
+            &["--json"],
+            &["frobnicate"],
+            &["snapshot", "--toString", "x"],
+        ] {
+            assert_eq!(
+                plan(&words(client_only), Path::new("/")),
+                Plan::ClientOnly,
+                "{client_only:?}"
+            );
+        }
+    }
+}

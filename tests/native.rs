@@ -1,0 +1,412 @@
+//! The native client (src/daemon/) against the pinned client it replaces.
+//! A recording daemon stands behind a session entry of our own: for every
+//! command my-chrome forwards, and for the option forms that matter, the
+//! request bytes my-chrome sends equal those the pinned CLI sends, and the
+//! same reply is rendered to the same stdout, stderr and exit code. Where
+//! byte identity is impossible (the pinned client dies with a Node stack
+//! trace on an `error` reply), the normalised form is its `Error: …` line.
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::fs;
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::net::UnixListener;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::{Arc, Mutex};
+
+use common::{Run, Running, Sandbox};
+use my_chrome::commands;
+use my_chrome::helper::pin::Pin;
+
+const ENTRY: &str = "cli/node_modules/@playwright/cli/playwright-cli.js";
+
+/// A daemon that records each request line and answers it with the reply
+/// set last; a connection that sends nothing (a liveness probe) is ignored.
+struct RecordingDaemon {
+    requests: Arc<Mutex<Vec<Vec<u8>>>>,
+    reply: Arc<Mutex<Vec<u8>>>,
+}
+
+impl RecordingDaemon {
+    /// Registers session `mychrome` for the sandbox's runtime, as the CLI's
+    /// daemon would, its socket in a private directory of the runtime's tmp.
+    fn start(sandbox: &Sandbox) -> RecordingDaemon {
+        let runtime = fs::canonicalize(&sandbox.runtime).unwrap();
+        let dir = runtime.join("tmp/recording-daemon");
+        fs::create_dir_all(&dir).unwrap();
+        fs::set_permissions(&dir, fs::Permissions::from_mode(0o700)).unwrap();
+        let socket = dir.join("d.sock");
+        let listener = UnixListener::bind(&socket).unwrap();
+        let registry =
+            my_chrome::session::registry::daemon_dir(sandbox.home.path(), &runtime).unwrap();
+        fs::create_dir_all(&registry).unwrap();
+        let entry = serde_json::json!({
+            "name": "mychrome",
+            "version": Pin::shipped().core_version(),
+            "socketPath": socket,
+            "workspaceDir": runtime,
+            "attached": true,
+            "timestamp": 1,
+        });
+        fs::write(registry.join("mychrome.session"), entry.to_string()).unwrap();
+        let daemon = RecordingDaemon {
+            requests: Arc::default(),
+            reply: Arc::default(),
+        };
+        let (requests, reply) = (daemon.requests.clone(), daemon.reply.clone());
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(stream) = stream else { continue };
+                let mut reader = BufReader::new(stream);
+                let mut line = Vec::new();
+                if reader.read_until(b'\n', &mut line).unwrap_or(0) == 0 {
+                    continue;
+                }
+                requests.lock().unwrap().push(line);
+                let answer = reply.lock().unwrap().clone();
+                let _ = reader.get_mut().write_all(&answer);
+            }
+        });
+        daemon
+    }
+
+    fn answer_with(&self, reply: &str) {
+        *self.reply.lock().unwrap() = reply.as_bytes().to_vec();
+    }
+
+    /// The request lines received since the last call.
+    fn take(&self) -> Vec<Vec<u8>> {
+        std::mem::take(&mut *self.requests.lock().unwrap())
+    }
+}
+
+/// The pinned CLI run as my-chrome ran it before the native client: in the
+/// runtime, with our session, the children's environment.
+fn pinned(sandbox: &Sandbox, args: &[String]) -> Run {
+    let mut cmd = Command::new(common::system_node());
+    cmd.arg(sandbox.runtime.join(ENTRY))
+        .arg("-s=mychrome")
+        .args(args)
+        .current_dir(&sandbox.runtime)
+        .env_clear()
+        .env("HOME", sandbox.home.path())
+        .env("PATH", my_chrome::child::SYSTEM_PATH)
+        .env("NO_UPDATE_NOTIFIER", "1")
+        .env("TMPDIR", sandbox.runtime.join("tmp"));
+    Running::start(cmd).wait()
+}
+
+/// A Node stack trace for a rejected promise, reduced to its `Error:` line.
+fn normalised(stderr: &str) -> String {
+    if !stderr.contains("\n    at ") {
+        return stderr.to_string();
+    }
+    let line = stderr
+        .lines()
+        .find(|l| l.starts_with("Error: "))
+        .unwrap_or_else(|| panic!("no Error line in:\n{stderr}"));
+    format!("{line}\n")
+}
+
+struct Bench {
+    sandbox: Sandbox,
+    daemon: RecordingDaemon,
+}
+
+fn bench() -> Bench {
+    let mut sandbox = Sandbox::installed();
+    // One agent throughout, however a command is started (strace, say).
+    sandbox.set("MY_CHROME_AGENT", "native-test");
+    let daemon = RecordingDaemon::start(&sandbox);
+    daemon.answer_with("{\"id\":1,\"result\":{\"text\":\"### Result\\nready\"}}\n");
+    // The first command verifies and records the copied tree.
+    let first = sandbox.run(&["tab-list"]);
+    assert_eq!(first.code, 0, "{}", first.stderr);
+    daemon.take();
+    Bench { sandbox, daemon }
+}
+
+impl Bench {
+    /// One line both ways, answered with `reply`: the same request bytes,
+    /// stdout, stderr (normalised) and exit code.
+    fn conforms(&self, line: &[String], reply: &str) -> Result<(), String> {
+        self.daemon.answer_with(reply);
+        let words: Vec<&str> = line.iter().map(String::as_str).collect();
+        let ours = self.sandbox.run(&words);
+        let our_request = self.daemon.take();
+        let theirs = pinned(&self.sandbox, line);
+        let their_request = self.daemon.take();
+        let text = |r: &[Vec<u8>]| -> Vec<String> {
+            r.iter()
+                .map(|b| String::from_utf8_lossy(b).into_owned())
+                .collect()
+        };
+        let mut differences = Vec::new();
+        if our_request != their_request {
+            differences.push(format!(
+                "request: ours {:?}, pinned {:?}",
+                text(&our_request),
+                text(&their_request)
+            ));
+        }
+        if ours.stdout != theirs.stdout {
+            differences.push(format!(
+                "stdout: ours {:?}, pinned {:?}",
+                ours.stdout, theirs.stdout
+            ));
+        }
+        if ours.stderr != normalised(&theirs.stderr) {
+            differences.push(format!(
+                "stderr: ours {:?}, pinned {:?}",
+                ours.stderr, theirs.stderr
+            ));
+        }
+        if ours.code != theirs.code {
+            differences.push(format!("exit: ours {}, pinned {}", ours.code, theirs.code));
+        }
+        if differences.is_empty() {
+            Ok(())
+        } else {
+            Err(format!("{line:?}:\n  {}", differences.join("\n  ")))
+        }
+    }
+}
+
+fn words(line: &[&str]) -> Vec<String> {
+    line.iter().map(|w| w.to_string()).collect()
+}
+
+const TEXT: &str = "{\"id\":1,\"result\":{\"text\":\"### Result\\n- done\"}}\n";
+
+/// Every command my-chrome forwards to the daemon (the documented ones,
+/// less the refused, the disconnect aliases, and `list`, which the client
+/// answers itself).
+fn forwarded() -> Vec<&'static str> {
+    let refused: BTreeSet<&str> = my_chrome::forward::blocked_commands()
+        .chain(["close", "detach", "list"])
+        .collect();
+    commands::table()
+        .iter()
+        .map(|c| c.name)
+        .filter(|name| !refused.contains(name))
+        .collect()
+}
+
+/// A command line for `name` with every argument filled and, with
+/// `options`, every option given: files outside the runtime, web addresses
+/// where a navigation needs one.
+fn line_for(name: &str, home: &Path, options: bool) -> Vec<String> {
+    let entry = commands::help_entry(name).unwrap();
+    let files = &commands::find(name).unwrap().file_args;
+    let file = |what: &str| home.join(what).to_string_lossy().into_owned();
+    let mut line = vec![name.to_string()];
+    for at in 0..entry.args {
+        line.push(if files.contains(&at) {
+            file(&format!("file-{at}"))
+        } else if ["goto", "tab-new"].contains(&name) {
+            "https://example.test/".to_string()
+        } else {
+            format!("a{at}")
+        });
+    }
+    if options {
+        let file_flags = &commands::find(name).unwrap().file_flags;
+        for flag in &entry.flags {
+            line.push(format!("--{flag}"));
+            if !commands::booleans().contains(flag) {
+                line.push(if file_flags.contains(flag) {
+                    file(flag)
+                } else {
+                    format!("v-{flag}")
+                });
+            }
+        }
+    }
+    line
+}
+
+#[test]
+fn every_forwarded_command_sends_the_pinned_clients_bytes_and_prints_its_output() {
+    let b = bench();
+    let home = b.sandbox.home.path().to_path_buf();
+    let names = forwarded();
+    assert!(names.len() > 60, "{names:?}");
+    let mut failures = Vec::new();
+    for name in &names {
+        let bare = line_for(name, &home, false);
+        let full = line_for(name, &home, true);
+        let mut json = vec!["--json".to_string()];
+        json.extend(bare.iter().cloned());
+        let mut raw = vec!["--raw".to_string()];
+        raw.extend(full.iter().cloned());
+        for line in [bare, full, json, raw] {
+            if let Err(e) = b.conforms(&line, TEXT) {
+                failures.push(e);
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn option_forms_and_the_clients_own_refusals_match() {
+    let b = bench();
+    let out = b.sandbox.home.path().join("shot.png");
+    let out = out.to_string_lossy();
+    let lines: Vec<Vec<&str>> = vec![
+        // A repeated option becomes a list; `--no-x` is false.
+        vec!["screenshot", "--filename", &out, "--filename", &out],
+        vec!["screenshot", "--no-full-page", "--hires", "false"],
+        vec!["--json", "--raw", "screenshot", "e3", "--full-page", "true"],
+        // `--` ends the options.
+        vec!["type", "--", "--not-an-option"],
+        vec!["fill", "e1", "--", "-5"],
+        // Negative numbers read as options, as the client reads them.
+        vec!["mousewheel", "0", "-100"],
+        vec!["mousewheel", "--", "0", "-100"],
+        vec!["mousewheel", "-3", "4"],
+        // Unknown options and too many arguments: the client's own words.
+        vec!["snapshot", "--bogus"],
+        vec!["snapshot", "--bogus", "--zz", "--a1"],
+        vec!["--json", "snapshot", "--bogus"],
+        vec!["goto", "https://example.test/", "extra"],
+        vec!["--json", "goto", "https://example.test/", "extra", "more"],
+        vec!["tab-list", "extra"],
+        // Quotes, controls and other scripts in values.
+        vec!["type", "a \"quoted\" \\ back\u{1}slash\ttab é 😀 \u{2028}"],
+        vec!["eval", "() => document.title"],
+        // Short options.
+        vec!["screenshot", "-x", "-yz", "e5"],
+    ];
+    let mut failures = Vec::new();
+    for line in &lines {
+        if let Err(e) = b.conforms(&words(line), TEXT) {
+            failures.push(e);
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn every_kind_of_reply_renders_as_the_pinned_client_renders_it() {
+    let b = bench();
+    let replies = [
+        TEXT,
+        // isError: printed, exit 0 all the same.
+        "{\"id\":1,\"result\":{\"isError\":true,\"text\":\"### Error\\nError: no such ref e9\"}}\n",
+        // No text at all: the client prints `undefined`.
+        "{\"id\":1,\"result\":{}}\n",
+        "{\"id\":1,\"result\":{\"text\":\"\"}}\n",
+        "{\"id\":1,\"result\":{\"text\":\"h\\u00e9 \\ud83d\\ude00 line\\nnext\\n\"}}\n",
+        // An error reply: a stack trace there, its Error line here; exit 1.
+        "{\"id\":1,\"error\":\"Target page, context or browser has been closed\"}\n",
+        // The daemon hangs up without a word.
+        "",
+    ];
+    let mut failures = Vec::new();
+    for reply in replies {
+        for line in [&["snapshot"][..], &["--json", "tab-list"]] {
+            if let Err(e) = b.conforms(&words(line), reply) {
+                failures.push(format!("reply {reply:?}: {e}"));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn a_reply_carrying_a_connect_url_is_redacted() {
+    let b = bench();
+    let secret = common::fresh_token();
+    b.daemon.answer_with(&format!(
+        "{{\"id\":1,\"result\":{{\"text\":\"- 0: [x](chrome-extension://mmlmfjhmonkocbjadbfplnigmagldckm/connect.html?mcpRelayUrl=ws&token={secret})\"}}}}\n"
+    ));
+    let run = b.sandbox.run(&["tab-list"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stdout.contains("<redacted>"), "{}", run.stdout);
+    b.daemon
+        .answer_with(&format!("{{\"id\":1,\"error\":\"token={secret}\"}}\n"));
+    let failed = b.sandbox.run(&["tab-list"]);
+    assert_eq!(failed.code, 1, "{}", failed.stderr);
+    common::assert_nowhere(&secret, b.sandbox.home.path(), &[&run, &failed]);
+}
+
+/// With the native client, no forwarded command executes anything: 100 in a
+/// row, traced, start no process but themselves.
+#[test]
+fn a_hundred_forwarded_commands_start_no_child() {
+    let b = bench();
+    let log = b.sandbox.home.path().join("execve.log");
+    let script = format!(
+        "i=0; while [ $i -lt 100 ]; do {} tab-list >/dev/null || exit 1; i=$((i+1)); done",
+        common::BIN
+    );
+    let mut cmd = b.sandbox.command(&[]);
+    let env: Vec<(String, String)> = cmd
+        .get_envs()
+        .filter_map(|(k, v)| Some((k.to_str()?.into(), v?.to_str()?.into())))
+        .collect();
+    let mut traced = Command::new("/usr/bin/strace");
+    traced
+        .args(["-f", "-qq", "-e", "trace=execve", "-o"])
+        .arg(&log)
+        .args(["/bin/sh", "-c", &script])
+        .env_clear()
+        .envs(env);
+    cmd = traced;
+    let run = Running::start(cmd).wait();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(
+        b.daemon.take().len(),
+        100,
+        "every command reached the daemon"
+    );
+    let trace = fs::read_to_string(&log).unwrap();
+    let started: Vec<&str> = trace
+        .lines()
+        .filter_map(|l| l.split_once("execve(\"").map(|(_, rest)| rest))
+        .filter_map(|rest| rest.split_once('"').map(|(program, _)| program))
+        .collect();
+    let ours = started.iter().filter(|p| **p == common::BIN).count();
+    let others: Vec<&&str> = started
+        .iter()
+        .filter(|p| **p != common::BIN && **p != "/bin/sh")
+        .collect();
+    assert_eq!(ours, 100, "{trace}");
+    assert!(others.is_empty(), "children started: {others:?}");
+}
+
+/// The pin guards the protocol: the client files the native client
+/// reproduces are recorded by scripts/pin-cli.sh, match the installed copy,
+/// and are exactly those it was checked against here. A pin move that
+/// changes any of them fails until the native client is checked again.
+#[test]
+fn the_pinned_client_is_the_one_the_native_client_was_checked_against() {
+    let recorded =
+        fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("skill/cli/client.sha256"))
+            .unwrap();
+    let node_modules: PathBuf = common::golden_runtime().join("cli/node_modules");
+    let mut checked = 0;
+    for line in recorded.lines() {
+        let (digest, file) = line.split_once("  ").unwrap();
+        let bytes = fs::read(node_modules.join(file)).unwrap();
+        let found = sha256_hex(&bytes);
+        assert_eq!(found, digest, "{file} is not the recorded client file");
+        checked += 1;
+    }
+    assert_eq!(checked, 9, "{recorded}");
+    assert_eq!(
+        recorded,
+        my_chrome::daemon::CHECKED_CLIENT,
+        "skill/cli/client.sha256 moved: check src/daemon/ against the new client \
+         (tests/native.rs), then update CHECKED_CLIENT"
+    );
+}
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    hex::encode(sha2::Sha256::digest(bytes))
+}
