@@ -203,6 +203,8 @@ fn split_session(args: &[String]) -> (Vec<String>, Vec<String>) {
     while let Some(arg) = iter.next() {
         match arg.as_str() {
             "-s" | "--s" | "--session" => named.push(iter.next().cloned().unwrap_or_default()),
+            // Names no session of ours either.
+            "--no-s" | "--no-session" => named.push("false".into()),
             other => {
                 let value = ["-s=", "--s=", "--session="]
                     .iter()
@@ -373,6 +375,8 @@ mod tests {
             &["-s=other", "tab-list"][..],
             &["--session", "other", "tab-list"],
             &["tab-list", "-s", "x"],
+            &["tab-list", "--no-s"],
+            &["--no-session", "tab-list"],
         ] {
             assert!(refusal(&args(list), "mychrome").is_some(), "{list:?}");
         }

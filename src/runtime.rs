@@ -64,8 +64,8 @@ impl StateFile {
     /// Whether a write must reach the disk before it counts. The lease is
     /// rewritten twice per browser command and means nothing after a
     /// restart (a lease from before a reboot counts as expired), so it is
-    /// not synced: after a power loss it may be gone or empty, and an empty
-    /// lease file reads as a free lease.
+    /// not synced: after a power loss it may be gone, empty or zero-filled,
+    /// and such a lease file reads as a free lease.
     fn durable(self) -> bool {
         self != StateFile::Lease
     }

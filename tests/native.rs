@@ -126,6 +126,10 @@ fn bench() -> Bench {
     let first = sandbox.run(&["tab-list"]);
     assert_eq!(first.code, 0, "{}", first.stderr);
     daemon.take();
+    // From here on no node can be found for my-chrome: a line the native
+    // client wrongly left to the pinned client fails instead of passing
+    // with the client's own bytes.
+    sandbox.set("MY_CHROME_NODE", "/nonexistent/node");
     Bench { sandbox, daemon }
 }
 
@@ -301,6 +305,9 @@ fn every_kind_of_reply_renders_as_the_pinned_client_renders_it() {
         "{\"id\":1,\"result\":{}}\n",
         "{\"id\":1,\"result\":{\"text\":\"\"}}\n",
         "{\"id\":1,\"result\":{\"text\":\"h\\u00e9 \\ud83d\\ude00 line\\nnext\\n\"}}\n",
+        // A lone surrogate (a page's title can hold one): U+FFFD both ways.
+        "{\"id\":1,\"result\":{\"text\":\"a\\ud800b \\\\ud800\"}}\n",
+        "{\"id\":1,\"error\":{\"code\":1}}\n",
         // An error reply: a stack trace there, its Error line here; exit 1.
         "{\"id\":1,\"error\":\"Target page, context or browser has been closed\"}\n",
         // The daemon hangs up without a word.
@@ -409,4 +416,27 @@ fn the_pinned_client_is_the_one_the_native_client_was_checked_against() {
 fn sha256_hex(bytes: &[u8]) -> String {
     use sha2::Digest;
     hex::encode(sha2::Sha256::digest(bytes))
+}
+
+/// A signal that came while my-chrome checked things sends nothing: the
+/// daemon never sees a connection. (Library level: the flag is this test
+/// process's own; the other tests here run the binary.)
+#[test]
+fn a_signal_that_came_first_sends_nothing() {
+    use nix::sys::signal::Signal;
+    let dir = tempfile::tempdir().unwrap();
+    let socket = dir.path().join("d.sock");
+    let listener = UnixListener::bind(&socket).unwrap();
+    listener.set_nonblocking(true).unwrap();
+    my_chrome::signals::install().unwrap();
+    nix::sys::signal::raise(Signal::SIGINT).unwrap();
+    let outcome = my_chrome::daemon::run(&socket, b"{}\n", std::time::Duration::from_secs(5));
+    assert!(
+        matches!(
+            outcome,
+            Err(my_chrome::daemon::DaemonError::NotSent(Signal::SIGINT))
+        ),
+        "{outcome:?}"
+    );
+    assert!(listener.accept().is_err(), "something connected");
 }

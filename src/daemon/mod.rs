@@ -65,6 +65,8 @@ pub enum DaemonError {
     TimedOut(Duration),
     #[error("interrupted by {0}; the browser command was abandoned")]
     Interrupted(Signal),
+    #[error("interrupted by {0}; the browser command was not sent")]
+    NotSent(Signal),
     #[error("the session's daemon sent a reply my-chrome does not understand ({0})")]
     Malformed(String),
 }
@@ -75,7 +77,7 @@ impl DaemonError {
             DaemonError::Unreachable(_) => Exit::NoSession,
             DaemonError::Io(_) | DaemonError::Malformed(_) => Exit::Failure,
             DaemonError::TimedOut(_) => Exit::Timeout,
-            DaemonError::Interrupted(signal) => Exit::from(*signal),
+            DaemonError::Interrupted(signal) | DaemonError::NotSent(signal) => Exit::from(*signal),
         }
     }
 }
@@ -85,23 +87,36 @@ impl DaemonError {
 /// interrupt, for its reply. Dropping the connection early abandons the
 /// command in the daemon.
 pub fn run(socket: &Path, line: &[u8], bound: Duration) -> Result<Reply, DaemonError> {
-    let mut stream = UnixStream::connect(socket).map_err(DaemonError::Unreachable)?;
+    let deadline = Instant::now() + bound;
+    // A signal that came during the checks: nothing is sent.
+    if let Some(signal) = signals::pending() {
+        return Err(DaemonError::NotSent(signal));
+    }
+    let mut stream = connect(socket, deadline, bound)?;
     stream
         .set_write_timeout(Some(bound))
         .and_then(|()| stream.write_all(line))
         .and_then(|()| stream.set_read_timeout(Some(POLL)))
         .map_err(DaemonError::Io)?;
-    let deadline = Instant::now() + bound;
     let mut received = Vec::new();
     let mut chunk = [0u8; 64 * 1024];
     loop {
-        if let Some(end) = received.iter().position(|b| *b == b'\n') {
-            received.truncate(end);
-            return parse_reply(&received);
+        if let Some(signal) = signals::pending() {
+            return Err(DaemonError::Interrupted(signal));
+        }
+        if Instant::now() >= deadline {
+            return Err(DaemonError::TimedOut(bound));
         }
         match stream.read(&mut chunk) {
             Ok(0) => return Ok(Reply::Error("Session closed".into())),
-            Ok(n) => received.extend_from_slice(&chunk[..n]),
+            Ok(n) => {
+                // Only the new bytes can hold the end of the line.
+                if let Some(end) = chunk[..n].iter().position(|b| *b == b'\n') {
+                    received.extend_from_slice(&chunk[..end]);
+                    return parse_reply(&received);
+                }
+                received.extend_from_slice(&chunk[..n]);
+            }
             Err(e)
                 if matches!(
                     e.kind(),
@@ -110,18 +125,50 @@ pub fn run(socket: &Path, line: &[u8], bound: Duration) -> Result<Reply, DaemonE
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             Err(e) => return Err(DaemonError::Io(e)),
         }
+    }
+}
+
+/// Connects without blocking past `deadline`: a daemon whose backlog is
+/// full (its event loop stuck) makes a blocking connect wait forever.
+fn connect(socket: &Path, deadline: Instant, bound: Duration) -> Result<UnixStream, DaemonError> {
+    use nix::errno::Errno;
+    use nix::fcntl::{FcntlArg, FdFlag, fcntl};
+    use nix::sys::socket::{AddressFamily, SockFlag, SockType, UnixAddr};
+    use std::os::fd::AsRawFd;
+    let unreachable = |e: Errno| DaemonError::Unreachable(e.into());
+    let fd = nix::sys::socket::socket(
+        AddressFamily::Unix,
+        SockType::Stream,
+        SockFlag::empty(),
+        None,
+    )
+    .map_err(unreachable)?;
+    fcntl(&fd, FcntlArg::F_SETFD(FdFlag::FD_CLOEXEC)).map_err(unreachable)?;
+    let stream = UnixStream::from(fd);
+    stream.set_nonblocking(true).map_err(DaemonError::Io)?;
+    let address = UnixAddr::new(socket).map_err(unreachable)?;
+    loop {
+        match nix::sys::socket::connect(stream.as_raw_fd(), &address) {
+            Ok(()) => break,
+            Err(Errno::EAGAIN | Errno::EINTR) => {}
+            Err(e) => return Err(unreachable(e)),
+        }
         if let Some(signal) = signals::pending() {
-            return Err(DaemonError::Interrupted(signal));
+            return Err(DaemonError::NotSent(signal));
         }
         if Instant::now() >= deadline {
             return Err(DaemonError::TimedOut(bound));
         }
+        std::thread::sleep(Duration::from_millis(5));
     }
+    stream.set_nonblocking(false).map_err(DaemonError::Io)?;
+    Ok(stream)
 }
 
 /// `{"id":1,"result":{"text":…}}` or `{"id":1,"error":…}`.
 fn parse_reply(line: &[u8]) -> Result<Reply, DaemonError> {
-    let reply: serde_json::Value = serde_json::from_slice(line)
+    let line = without_lone_surrogates(line);
+    let reply: serde_json::Value = serde_json::from_slice(&line)
         .map_err(|e| DaemonError::Malformed(format!("not JSON: {e}")))?;
     if reply["id"] != 1 {
         return Err(DaemonError::Malformed(
@@ -136,10 +183,7 @@ fn parse_reply(line: &[u8]) -> Result<Reply, DaemonError> {
         _ => true,
     };
     if is_truthy {
-        return Ok(Reply::Error(match error {
-            serde_json::Value::String(s) => s.clone(),
-            other => other.to_string(),
-        }));
+        return Ok(Reply::Error(js_string(error)));
     }
     match &reply["result"] {
         serde_json::Value::Object(result) => match result.get("text") {
@@ -148,6 +192,74 @@ fn parse_reply(line: &[u8]) -> Result<Reply, DaemonError> {
             Some(_) => Err(DaemonError::Malformed("its text is not a string".into())),
         },
         _ => Err(DaemonError::Malformed("no result".into())),
+    }
+}
+
+/// JavaScript's `String(value)`, what `new Error(value)` takes as its
+/// message.
+fn js_string(value: &serde_json::Value) -> String {
+    match value {
+        serde_json::Value::Null => "null".into(),
+        serde_json::Value::Bool(b) => b.to_string(),
+        serde_json::Value::Number(n) => n.to_string(),
+        serde_json::Value::String(s) => s.clone(),
+        serde_json::Value::Array(items) => items
+            .iter()
+            .map(|item| match item {
+                serde_json::Value::Null => String::new(),
+                other => js_string(other),
+            })
+            .collect::<Vec<_>>()
+            .join(","),
+        serde_json::Value::Object(_) => "[object Object]".into(),
+    }
+}
+
+/// `JSON.stringify` writes a lone UTF-16 surrogate (a page can have one in
+/// its title) as a `\udXXX` escape, which is no Unicode scalar; Node prints
+/// it as U+FFFD. The same here: each lone surrogate escape becomes `\ufffd`
+/// before the line is parsed.
+fn without_lone_surrogates(line: &[u8]) -> std::borrow::Cow<'_, [u8]> {
+    let unit = |at: usize| -> Option<u16> {
+        let hex = line.get(at..at + 6)?;
+        if hex[0] != b'\\' || hex[1] != b'u' {
+            return None;
+        }
+        u16::from_str_radix(std::str::from_utf8(&hex[2..]).ok()?, 16).ok()
+    };
+    let is_high = |u: u16| (0xD800..0xDC00).contains(&u);
+    let is_low = |u: u16| (0xDC00..0xE000).contains(&u);
+    let mut out: Option<Vec<u8>> = None;
+    let mut i = 0;
+    while i < line.len() {
+        if line[i] != b'\\' {
+            if let Some(out) = out.as_mut() {
+                out.push(line[i]);
+            }
+            i += 1;
+            continue;
+        }
+        let step = match unit(i) {
+            Some(high) if is_high(high) && unit(i + 6).is_some_and(is_low) => 12,
+            Some(u) if is_high(u) || is_low(u) => {
+                let out = out.get_or_insert_with(|| line[..i].to_vec());
+                out.extend_from_slice(b"\\ufffd");
+                i += 6;
+                continue;
+            }
+            Some(_) => 6,
+            // Any other escape is two bytes (`\\` among them).
+            None => 2,
+        };
+        let end = (i + step).min(line.len());
+        if let Some(out) = out.as_mut() {
+            out.extend_from_slice(&line[i..end]);
+        }
+        i = end;
+    }
+    match out {
+        Some(out) => std::borrow::Cow::Owned(out),
+        None => std::borrow::Cow::Borrowed(line),
     }
 }
 
@@ -192,6 +304,20 @@ mod tests {
         assert_eq!(
             text(r#"{"id":1,"error":"","result":{"text":"t"}}"#),
             Reply::Text(Some("t".into()))
+        );
+        // A page title with a lone surrogate: U+FFFD, as Node prints it;
+        // an escaped backslash before `u` is no escape.
+        assert_eq!(
+            text(r#"{"id":1,"result":{"text":"a\ud800b\ud83d\ude00\\ud800\udc00"}}"#),
+            Reply::Text(Some("a\u{fffd}b😀\\ud800\u{fffd}".into()))
+        );
+        assert_eq!(
+            text(r#"{"id":1,"error":{"a":1}}"#),
+            Reply::Error("[object Object]".into())
+        );
+        assert_eq!(
+            text(r#"{"id":1,"error":[1,null,"x"]}"#),
+            Reply::Error("1,,x".into())
         );
         for bad in [r#"{"id":2,"result":{}}"#, "not json", r#"{"id":1}"#] {
             assert!(parse_reply(bad.as_bytes()).is_err(), "{bad}");

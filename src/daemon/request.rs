@@ -80,8 +80,10 @@ pub fn plan(args: &[String], cwd: &Path) -> Plan {
     {
         return Plan::ClientOnly;
     }
-    if truthy(parsed.options.get("s")) {
-        let session = parsed.options.remove("s").expect("just seen");
+    // my-chrome ran the client as `-s=<session> …`, so `s` was always
+    // truthy there (our name, or a list starting with it) and became the
+    // session, which is not sent: whatever else names `s` goes with it.
+    if let Some(session) = parsed.options.remove("s") {
         parsed.options.insert("session", session);
     }
     let json = truthy(parsed.options.get("json"));

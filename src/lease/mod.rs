@@ -96,10 +96,11 @@ pub fn now_ms() -> u64 {
 /// The lease file, or a fresh one. A file that is not private is refused by
 /// the runtime (exit 6); one that is not ours is refused here.
 pub fn read(runtime: &Runtime) -> Result<Lease, LeaseError> {
-    // An empty file is what a power loss can leave of an unsynced write.
+    // An empty, blank or zero-filled file is what a power loss can leave
+    // of an unsynced write.
     let Some(bytes) = runtime
         .read_state(StateFile::Lease)?
-        .filter(|bytes| !bytes.is_empty())
+        .filter(|bytes| !bytes.iter().all(|b| *b == 0 || b.is_ascii_whitespace()))
     else {
         return Ok(Lease::new());
     };
