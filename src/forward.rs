@@ -271,12 +271,7 @@ pub fn forward(config: &Config, raw: &[OsString]) -> Result<(), Error> {
     // Every command that may act on the browser waits for its turn first.
     let started = start.turn(name).open()?;
     let session = started.require_registered()?;
-    let cwd = std::fs::canonicalize(started.runtime.root()).map_err(|e| {
-        Error::refused(
-            Exit::Failure,
-            format!("cannot resolve the runtime directory: {e}"),
-        )
-    })?;
+    let cwd = started.daemon_cwd()?;
     match request::plan(&rest, &cwd) {
         Plan::Run(line) => {
             match daemon::run(&session.socket_path, &line, config.command_timeout)? {

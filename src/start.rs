@@ -161,6 +161,17 @@ impl Started {
         })
     }
 
+    /// The working directory the pinned client would report to the daemon
+    /// (`process.cwd()`: the runtime's real path).
+    pub fn daemon_cwd(&self) -> Result<std::path::PathBuf, Error> {
+        std::fs::canonicalize(self.runtime.root()).map_err(|e| {
+            Error::refused(
+                Exit::Failure,
+                format!("cannot resolve the runtime directory: {e}"),
+            )
+        })
+    }
+
     /// Our session, read natively (no Node process).
     pub fn session_state(&self) -> SessionState {
         state::session_state(

@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 use zeroize::Zeroizing;
 
 use super::bootstrap::Bootstrap;
+use super::connect_tab;
 use super::state::SessionState;
 use crate::child::{ChildCommand, Spawned};
 use crate::chrome::{self, Exposure};
@@ -185,7 +186,15 @@ pub fn connect(config: &Config) -> Result<(), Error> {
     attach.stop_group(Duration::from_secs(5));
     // The connect tab keeps the token in its address: no session page may.
     let outcome = outcome.and_then(|()| {
-        cli.close_connect_tabs()
+        let socket = match started.session_state() {
+            SessionState::Ready(entry) => Ok(entry.socket_path),
+            other => Err(format!("the session is {}", other.name())),
+        };
+        socket
+            .and_then(|socket| {
+                let cwd = started.daemon_cwd().map_err(|e| e.to_string())?;
+                connect_tab::close_all(&socket, &cwd)
+            })
             .map_err(|why| AttachError::AfterDelivery {
                 exit: Exit::Failure,
                 message: format!(

@@ -5,17 +5,17 @@ use crate::config::Config;
 use crate::error::Error;
 use crate::exit::Exit;
 use crate::helper::check::Check;
+use crate::session::connect_tab;
 use crate::start::Start;
 
 pub fn ensure(config: &Config) -> Result<(), Error> {
-    // It may close and open tabs (`close_connect_tabs`): that is acting on
+    // It may close and open tabs (`connect_tab::close_all`): that is acting on
     // the browser, in its turn.
     let started = Start::new(config, Check::Supported).turn("ensure").open()?;
-    started.require_ready()?;
-    let cli = started.cli()?;
-    if let Err(why) = cli.close_connect_tabs() {
+    let session = started.require_ready()?;
+    if let Err(why) = connect_tab::close_all(&session.socket_path, &started.daemon_cwd()?) {
         // Fail closed: no agent may keep a session that shows the token.
-        let detached = cli.detach();
+        let detached = started.cli()?.detach();
         return Err(Error::refused(
             Exit::Failure,
             format!(

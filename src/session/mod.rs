@@ -3,6 +3,7 @@
 
 pub mod bootstrap;
 pub mod connect;
+pub mod connect_tab;
 pub mod disconnect;
 pub mod ensure;
 pub mod pinned;

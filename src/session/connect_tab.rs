@@ -1,0 +1,112 @@
+//! The extension's connect tab, taken out of our session. With a token, the
+//! extension attaches the session to that very tab, whose address carries
+//! the token: a new tab takes its place (closing the last tab would end the
+//! connection), then every connect tab is closed, and the session must show
+//! none (docs/DESIGN.md, invariant 8). The commands go to the session's
+//! daemon through the native client; their output is never shown.
+
+use std::path::Path;
+
+use crate::daemon::request::{Plan, plan};
+use crate::daemon::{self, Reply};
+use crate::session::pinned::HOUSEKEEPING_TIMEOUT;
+
+/// How many connect tabs one `close_all` closes at most.
+const MAX_CONNECT_TABS: usize = 8;
+
+/// One browser command for the daemon behind `socket` (run with `cwd`, the
+/// runtime's real path): its text, or why there is none.
+fn send(socket: &Path, cwd: &Path, args: &[&str]) -> Result<String, String> {
+    let words: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+    let Plan::Run(line) = plan(&words, cwd) else {
+        return Err(format!("`{}` is not a daemon command", args.join(" ")));
+    };
+    match daemon::run(socket, &line, HOUSEKEEPING_TIMEOUT) {
+        Ok(Reply::Text(Some(text))) => Ok(text),
+        Ok(Reply::Text(None)) => Err("no answer".into()),
+        Ok(Reply::Error(message)) => Err(message),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// Takes every connect tab out of the session behind `socket`.
+pub fn close_all(socket: &Path, cwd: &Path) -> Result<(), String> {
+    let list = || {
+        send(socket, cwd, &["tab-list"])
+            .ok()
+            .and_then(|text| connect_tabs(&text))
+            .ok_or_else(|| "the session's tabs could not be listed".to_string())
+    };
+    let found = list()?;
+    if found.is_empty() {
+        return Ok(());
+    }
+    // Opened on an explicit address: a tab opened without one can leave
+    // `eval` waiting forever through the extension (seen with 0.2.1 to
+    // main-2026-08-21).
+    send(socket, cwd, &["tab-new", "about:blank"])
+        .map_err(|why| format!("no new tab could be opened in its place ({why})"))?;
+    // One at a time, from a fresh list: a tab that went away meanwhile
+    // must not shift an index onto one of the user's tabs.
+    for _ in 0..MAX_CONNECT_TABS {
+        let Some(&last) = list()?.last() else {
+            return Ok(());
+        };
+        // A failure shows in the next list.
+        let _ = send(socket, cwd, &["tab-close", &last.to_string()]);
+    }
+    match list()?.len() {
+        0 => Ok(()),
+        left => Err(format!("{left} connect tab(s) still open after closing")),
+    }
+}
+
+/// The indices of the extension's connect tabs in `tab-list` output
+/// (`- 0: (current) [title](url)`): its address in the URL, or in the
+/// title (a page that failed to load is titled with its address); `None`
+/// when it lists no tab at all (an error text: the CLI exits 0 with those
+/// too), since an attached session always has one.
+pub fn connect_tabs(listing: &str) -> Option<Vec<usize>> {
+    let page = format!(
+        "chrome-extension://{}/connect.html",
+        crate::chrome::EXTENSION_ID
+    );
+    let tabs: Vec<(usize, &str)> = listing
+        .lines()
+        .filter_map(|line| {
+            let (index, tab) = line.strip_prefix("- ")?.split_once(": ")?;
+            Some((index.parse().ok()?, tab))
+        })
+        .collect();
+    if tabs.is_empty() {
+        return None;
+    }
+    let found = tabs.into_iter().filter(|(_, tab)| tab.contains(&page));
+    Some(found.map(|(index, _)| index).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::connect_tabs;
+
+    #[test]
+    fn connect_tabs_are_found_by_their_address() {
+        let listing = "### Result\n\
+            - 0: [Welcome](chrome-extension://mmlmfjhmonkocbjadbfplnigmagldckm/connect.html?mcpRelayUrl=x)\n\
+            - 1: (current) [](about:blank)\n\
+            - 2: [connect.html](https://example.test/connect.html)\n\
+            - 3: [x](chrome-extension://abcdefghijklmnopabcdefghijklmnop/connect.html?a)\n\
+            - 4: (current) [](chrome-extension://mmlmfjhmonkocbjadbfplnigmagldckm/connect.html?<redacted>)\n\
+            - 5: [chrome-extension://mmlmfjhmonkocbjadbfplnigmagldckm/connect.html?x](chrome-error://chromewebdata/)\n";
+        assert_eq!(connect_tabs(listing), Some(vec![0, 4, 5]));
+        assert_eq!(
+            connect_tabs("### Result\n- 0: (current) [](about:blank)\n"),
+            Some(vec![])
+        );
+        // An error text lists no tab: that is no answer, not "none open".
+        assert_eq!(
+            connect_tabs("### Error\nError: Browser has been closed\n"),
+            None
+        );
+    }
+}
