@@ -4,6 +4,7 @@
 use std::ffi::OsString;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
+use std::sync::{Mutex, OnceLock};
 
 use sysinfo::{ProcessRefreshKind, ProcessesToUpdate, System, UpdateKind};
 
@@ -110,8 +111,13 @@ struct OneProcess {
     cmd: Vec<OsString>,
 }
 
+/// One process, read alone. The reader (whose set-up reads the boot time
+/// and CPU counters) is made once per my-chrome run: a lineage walk and the
+/// lease's checks read a dozen processes.
 fn one_process(pid: u32) -> Option<OneProcess> {
-    let mut system = System::new().ok()?;
+    static READER: OnceLock<Option<Mutex<System>>> = OnceLock::new();
+    let reader = READER.get_or_init(|| System::new().ok().map(Mutex::new));
+    let mut system = reader.as_ref()?.lock().unwrap_or_else(|e| e.into_inner());
     let target = sysinfo::Pid::from_u32(pid);
     let kind = ProcessRefreshKind::nothing()
         .with_cmd(UpdateKind::Always)
