@@ -9,7 +9,7 @@ use crate::child::{ChildCommand, Output};
 use crate::commands;
 use crate::config::Config;
 use crate::daemon::request::{self, Plan};
-use crate::daemon::{self, Reply};
+use crate::daemon::{self, DaemonError, Reply};
 use crate::error::Error;
 use crate::exit::Exit;
 use crate::helper::check::Check;
@@ -274,7 +274,11 @@ pub fn forward(config: &Config, raw: &[OsString]) -> Result<(), Error> {
     let cwd = started.daemon_cwd()?;
     match request::plan(&rest, &cwd) {
         Plan::Run(line) => {
-            match daemon::run(&session.socket_path, &line, config.command_timeout)? {
+            let reply = daemon::run(&session.socket_path, &line, config.command_timeout);
+            match reply.map_err(|e| match e {
+                DaemonError::Unreachable(why) => crate::start::stale(why),
+                other => other.into(),
+            })? {
                 Reply::Text(text) => {
                     let text = text.as_deref().unwrap_or("undefined");
                     print_redacted(&mut std::io::stdout(), &format!("{text}\n"));

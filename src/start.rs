@@ -88,7 +88,6 @@ impl<'a> Start<'a> {
             node: OnceCell::new(),
             env,
             config: config.clone(),
-            core_version: pin.core_version().to_string(),
             lease,
             lock,
         };
@@ -109,6 +108,14 @@ impl<'a> Start<'a> {
         }
         Ok(started)
     }
+}
+
+/// A session whose daemon did not answer: stale, as for any command.
+pub fn stale(why: impl std::fmt::Display) -> Error {
+    ready(SessionState::Stale(format!(
+        "its daemon does not answer: {why}"
+    )))
+    .expect_err("a stale session is refused")
 }
 
 fn ready(state: SessionState) -> Result<SessionEntry, Error> {
@@ -133,7 +140,6 @@ pub struct Started {
     pub env: ChildEnv,
     node: OnceCell<Node>,
     config: Config,
-    core_version: String,
     lease: Option<HeldLease>,
     lock: Option<FileLock>,
 }
@@ -178,7 +184,7 @@ impl Started {
             &self.config.home,
             &self.runtime,
             &self.config.session,
-            &self.core_version,
+            Pin::shipped().core_version(),
         )
     }
 
@@ -189,13 +195,13 @@ impl Started {
     }
 
     /// The same, from the registry alone: the caller's own connection to
-    /// the daemon tells whether it answers (`daemon::run`: exit 4 if not).
+    /// the daemon tells whether it answers (if not, [`stale`]: exit 4).
     pub fn require_registered(&self) -> Result<SessionEntry, Error> {
         ready(state::registered_state(
             &self.config.home,
             &self.runtime,
             &self.config.session,
-            &self.core_version,
+            Pin::shipped().core_version(),
         ))
     }
 

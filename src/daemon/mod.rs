@@ -50,10 +50,9 @@ pub enum Reply {
 
 #[derive(Debug, thiserror::Error)]
 pub enum DaemonError {
-    #[error(
-        "the session is stale (its daemon does not answer: {0}); no my-chrome session is \
-         connected. Ask the user to approve taking their browser, then run `my-chrome connect`"
-    )]
+    /// The daemon does not take connections: the session is stale (callers
+    /// say so as for any stale session).
+    #[error("the session's daemon does not answer ({0})")]
     Unreachable(io::Error),
     #[error("talking to the session's daemon failed ({0}); nothing more was sent")]
     Io(io::Error),
