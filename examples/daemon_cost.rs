@@ -28,6 +28,7 @@ fn main() {
     let Plan::Run(line) = plan(&["tab-list".to_string()], &cwd) else {
         panic!("tab-list is sent to the daemon");
     };
-    my_chrome::daemon::run(&entry.socket_path, &line, Duration::from_secs(30)).expect("a reply");
+    my_chrome::daemon::run(&entry.socket_path, &line, Duration::from_secs(30), 16 << 20)
+        .expect("a reply");
     println!("{}", started.elapsed().as_micros());
 }

@@ -28,6 +28,7 @@ use zeroize::Zeroizing;
 use crate::config::Config;
 use crate::exit::Exit;
 use crate::signals;
+use crate::token::fingerprint::Fingerprint;
 
 /// Fixed system directories: the only `PATH` a child sees (plus, for npm,
 /// the trusted node's own directory).
@@ -46,7 +47,7 @@ impl ChildEnv {
     /// The allowlist: `HOME`, `USER`, `LOGNAME`, `LANG`, `LC_*` from the
     /// caller; `TMPDIR` = our private temporary directory; `PATH` = fixed
     /// system directories; `NO_UPDATE_NOTIFIER=1` so the CLI never phones
-    /// home; and the three variables below.
+    /// home; and the four variables below.
     pub fn new(config: &Config, private_tmp: &Path) -> ChildEnv {
         let mut vars = config.child_vars.clone();
         vars.push(("TMPDIR".into(), private_tmp.into()));
@@ -60,6 +61,13 @@ impl ChildEnv {
         vars.push(("PWTEST_CLI_GLOBAL_CONFIG".into(), private_tmp.into()));
         vars.push(("WS_NO_BUFFER_UTIL".into(), "1".into()));
         vars.push(("WS_NO_UTF_8_VALIDATE".into(), "1".into()));
+        // Programs Playwright looks up at run time (ffmpeg for `video-start`,
+        // browsers) come from `<playwright-core>/.local-browsers`: inside the
+        // verified tree, sealed and recorded, so nothing is there unless a
+        // full check saw it. Never from the user's `ms-playwright` cache,
+        // where any process of the user (or a forwarded command, before the
+        // file roots) could plant one.
+        vars.push(("PLAYWRIGHT_BROWSERS_PATH".into(), "0".into()));
         ChildEnv { vars }
     }
 
@@ -114,6 +122,8 @@ pub struct ChildCommand {
     stderr: Output,
     /// Cleanup that must run even after an interrupting signal.
     despite_signals: bool,
+    /// The stored token's fingerprint, for [`Output::Redacted`].
+    known: Option<Fingerprint>,
 }
 
 /// Captured output is zeroed when dropped: a clipboard tool's stdout is the token.
@@ -179,7 +189,14 @@ impl ChildCommand {
             stdout: Output::Capture,
             stderr: Output::Capture,
             despite_signals: false,
+            known: None,
         }
+    }
+
+    /// Redacted output also hides the token `known` describes.
+    pub fn known_token(mut self, known: Option<Fingerprint>) -> ChildCommand {
+        self.known = known;
+        self
     }
 
     pub fn arg(mut self, arg: impl AsRef<OsStr>) -> ChildCommand {
@@ -278,11 +295,11 @@ impl ChildCommand {
             .stderr(stdio(self.stderr).map_err(spawn_error)?);
         let mut child = command.spawn().map_err(spawn_error)?;
         let stdout = child.stdout.take().map(|pipe| match self.stdout {
-            Output::Redacted => relay(pipe, false),
+            Output::Redacted => relay(pipe, false, self.known.clone()),
             _ => collect(pipe),
         });
         let stderr = child.stderr.take().map(|pipe| match self.stderr {
-            Output::Redacted => relay(pipe, true),
+            Output::Redacted => relay(pipe, true, self.known.clone()),
             _ => collect(pipe),
         });
 
@@ -440,11 +457,12 @@ fn collect(mut pipe: impl Read + Send + 'static) -> mpsc::Receiver<Zeroizing<Vec
 fn relay(
     mut pipe: impl Read + Send + 'static,
     to_stderr: bool,
+    known: Option<Fingerprint>,
 ) -> mpsc::Receiver<Zeroizing<Vec<u8>>> {
     use std::io::Write;
     let (tx, rx) = mpsc::channel();
     thread::spawn(move || {
-        let mut redactor = crate::redact::Redactor::new();
+        let mut redactor = crate::redact::Redactor::new(known);
         let mut buf = Zeroizing::new([0u8; 8192]);
         let emit = |bytes: &[u8]| {
             let _ = if to_stderr {

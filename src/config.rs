@@ -68,6 +68,16 @@ pub struct Config {
     /// Proxy settings, passed to `npm ci` only: the lock's integrity hashes,
     /// not the network path, decide what gets installed.
     pub proxy_vars: Vec<(OsString, OsString)>,
+    /// The caller's working directory (its real path), when it can be read:
+    /// the default root for a forwarded command's files.
+    pub cwd: Option<PathBuf>,
+    /// More roots for a forwarded command's files (`MY_CHROME_FILE_ROOTS`,
+    /// absolute paths separated by `:`): the user's own choice, never an
+    /// agent's argument.
+    pub file_roots: Vec<PathBuf>,
+    /// The largest reply of one browser command that is printed
+    /// (`MY_CHROME_REPLY_LIMIT_MIB`, 1–1024, default 16), in bytes.
+    pub reply_limit: usize,
 }
 
 /// Variables a clipboard tool needs to find the user's display.
@@ -119,6 +129,8 @@ const DEFAULT_LOCK_WAIT_SECS: u64 = 900;
 const MAX_LOCK_WAIT_SECS: u64 = 3600;
 const DEFAULT_LEASE_WAIT_SECS: u64 = 120;
 const DEFAULT_LEASE_IDLE_SECS: u64 = 30;
+const DEFAULT_REPLY_LIMIT_MIB: u64 = 16;
+const MAX_REPLY_LIMIT_MIB: u64 = 1024;
 const MAX_LEASE_SECS: u64 = 3600;
 /// Agent names stay shorter than any token, so a token pasted as a name is
 /// refused rather than written to the lease log.
@@ -247,6 +259,18 @@ impl Config {
             None => Duration::from_secs(DEFAULT_LEASE_IDLE_SECS),
         };
 
+        let file_roots = match get("MY_CHROME_FILE_ROOTS")? {
+            Some(raw) => file_roots(&raw)?,
+            None => Vec::new(),
+        };
+        let reply_limit = match get("MY_CHROME_REPLY_LIMIT_MIB")? {
+            Some(raw) => mebibytes("MY_CHROME_REPLY_LIMIT_MIB", &raw, MAX_REPLY_LIMIT_MIB)?,
+            None => DEFAULT_REPLY_LIMIT_MIB as usize * MIB,
+        };
+        // Not a variable, but the caller's too: read here with the rest. A
+        // directory removed under the caller has no path (no root then).
+        let cwd = std::env::current_dir().ok();
+
         let xdg_runtime_dir = get("XDG_RUNTIME_DIR")?
             .map(|raw| absolute_path("XDG_RUNTIME_DIR", &raw))
             .transpose()?;
@@ -312,6 +336,9 @@ impl Config {
             dbus_session,
             handoff,
             proxy_vars,
+            cwd,
+            file_roots,
+            reply_limit,
         })
     }
 }
@@ -365,6 +392,37 @@ fn absolute_path(var: &str, raw: &str) -> Result<PathBuf, ConfigError> {
     }
     // Normalise trailing slashes and repeated separators.
     Ok(path.components().collect())
+}
+
+/// `MY_CHROME_FILE_ROOTS`: absolute paths separated by `:`, none of them
+/// `/` (a root is a folder of the user's work, not the whole system).
+fn file_roots(raw: &str) -> Result<Vec<PathBuf>, ConfigError> {
+    const VAR: &str = "MY_CHROME_FILE_ROOTS";
+    raw.split(':')
+        .filter(|part| !part.is_empty())
+        .map(|part| {
+            let path = absolute_path(VAR, part)?;
+            if path == Path::new("/") {
+                return Err(invalid(
+                    VAR,
+                    "must not name / (name the folders files may use)",
+                ));
+            }
+            Ok(path)
+        })
+        .collect()
+}
+
+const MIB: usize = 1 << 20;
+
+fn mebibytes(var: &str, raw: &str, max: u64) -> Result<usize, ConfigError> {
+    match raw.parse::<u64>() {
+        Ok(n) if (1..=max).contains(&n) => Ok(n as usize * MIB),
+        _ => Err(invalid(
+            var,
+            format!("must be a whole number of MiB from 1 to {max}, got {raw:?}"),
+        )),
+    }
 }
 
 fn session_name(raw: &str) -> Result<String, ConfigError> {
@@ -476,6 +534,34 @@ mod tests {
         assert_eq!(c.agent, None);
         assert_eq!(c.lease_wait, Duration::from_secs(120));
         assert_eq!(c.lease_idle, Duration::from_secs(30));
+        assert!(c.file_roots.is_empty());
+        assert_eq!(c.reply_limit, 16 << 20);
+    }
+
+    #[test]
+    fn file_roots_and_the_reply_limit_are_checked() {
+        let c = config(&[
+            ("HOME", "/home/u"),
+            ("MY_CHROME_FILE_ROOTS", "/srv/work::/home/u/shots/"),
+            ("MY_CHROME_REPLY_LIMIT_MIB", "2"),
+        ])
+        .unwrap();
+        assert_eq!(
+            c.file_roots,
+            vec![PathBuf::from("/srv/work"), PathBuf::from("/home/u/shots")]
+        );
+        assert_eq!(c.reply_limit, 2 << 20);
+        for (var, bad) in [
+            ("MY_CHROME_FILE_ROOTS", "relative/dir"),
+            ("MY_CHROME_FILE_ROOTS", "/srv:/"),
+            ("MY_CHROME_FILE_ROOTS", "/srv/../etc"),
+            ("MY_CHROME_REPLY_LIMIT_MIB", "0"),
+            ("MY_CHROME_REPLY_LIMIT_MIB", "1025"),
+            ("MY_CHROME_REPLY_LIMIT_MIB", "1.5"),
+        ] {
+            let err = config(&[("HOME", "/home/u"), (var, bad)]).unwrap_err();
+            assert_eq!(err.var, var, "{bad}");
+        }
     }
 
     #[test]

@@ -15,6 +15,7 @@ use crate::lease::LeaseError;
 use crate::procs::ProcError;
 use crate::runtime::RuntimeError;
 use crate::token::TokenError;
+use crate::token::fingerprint::FingerprintError;
 use crate::token::input::InputError;
 use crate::token::rotation::RotationError;
 use crate::token::store::StoreError;
@@ -55,6 +56,8 @@ pub enum Error {
     Lease(#[from] LeaseError),
     #[error(transparent)]
     Daemon(#[from] DaemonError),
+    #[error(transparent)]
+    Fingerprint(#[from] FingerprintError),
     /// A command refused or failed, with the reason and the next step.
     #[error(transparent)]
     Refused(#[from] Refusal),
@@ -108,6 +111,7 @@ impl Error {
             Error::Processes(_) => Exit::Failure,
             Error::Lease(e) => e.exit(),
             Error::Daemon(e) => e.exit(),
+            Error::Fingerprint(e) => e.exit(),
             Error::Refused(refusal) => refusal.exit,
             Error::Silent(exit) => *exit,
         }

@@ -1,54 +1,353 @@
-//! Where a forwarded command's files may go (docs/DESIGN.md, invariant 8).
-//! The daemon writes (and reads) them wherever they point, without a check:
+//! Where a forwarded command's files may be (docs/DESIGN.md, invariant 8).
+//! The daemon reads and writes them wherever they point, without a check:
 //! every option or argument that names a file (the command table says
 //! which) is resolved as the daemon resolves it — against the runtime, the
-//! CLI's working directory — and refused when it lands inside the runtime
-//! (`<runtime>/cli` included) or passes a symbolic link on its way.
+//! CLI's working directory — and must then pass [`FileRules::check`]:
+//!
+//! - inside a root: the caller's working directory tree, the system
+//!   temporary directory, or a root the user configured
+//!   (`MY_CHROME_FILE_ROOTS`);
+//! - whatever the roots, never in my-chrome's runtime, a browser's user
+//!   data directory (the configured one, any folder that looks like one),
+//!   Playwright's own folders (`ms-playwright`), the platform's app data
+//!   (`~/Library` on macOS, `~/snap` on Linux), nor in a hidden file or
+//!   folder under the home directory or below its root (`~/.ssh`,
+//!   `~/.config`, a project's `.git`);
+//! - no symbolic link on the way;
+//! - an existing file only when it is a regular file that is not
+//!   executable and has no other name (hard link): a write never replaces
+//!   what runs, a read never takes a file that is also somewhere else.
+//!
+//! The same rule serves reads (`upload`) and writes (`screenshot`): a file
+//! a page must not receive is a file it must not overwrite.
 
 use std::fs;
-use std::os::unix::fs::MetadataExt;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Component, Path, PathBuf};
 
 use crate::commands;
+use crate::config::Config;
 use crate::minimist;
 use crate::token::shape::redact_runs;
 
-/// Why the file arguments of `args` (a command line without session
-/// options) may not be passed on, if they may not.
-pub fn refusal(runtime: &Path, args: &[String]) -> Option<String> {
-    let parsed = match minimist::parse(args, commands::booleans()) {
-        Ok(parsed) => parsed,
-        Err(minimist::ParseError(why)) => return Some(why),
-    };
-    let name = match parsed.positional.first()? {
-        minimist::Value::Text(name) => name,
-        _ => return None,
-    };
-    let command = commands::find(name)?;
-    let flags = command.file_flags.iter().flat_map(|flag| {
-        let values = parsed.options.get(flag).map(minimist::Value::texts);
-        values
-            .unwrap_or_default()
-            .into_iter()
-            .map(move |value| (format!("--{flag}"), value))
-    });
-    let positional = command.file_args.iter().flat_map(|at| {
-        let value = parsed.positional.get(at + 1).map(minimist::Value::texts);
-        value
-            .unwrap_or_default()
-            .into_iter()
-            .map(move |value| (format!("argument {}", at + 1), value))
-    });
-    for (what, value) in flags.chain(positional).collect::<Vec<_>>() {
-        if let Err(why) = check(runtime, value) {
-            return Some(format!(
-                "`{name}` {what} {:?}: {why}. Give an absolute path outside my-chrome's runtime \
-                 whose directories are no symbolic links",
-                redact_runs(value)
-            ));
+/// The system temporary directory, always a root.
+const SYSTEM_TMP: &str = "/tmp";
+
+/// Folders under the home directory that hold other programs' data
+/// (browser profiles, keychains, launch agents), refused whatever the
+/// roots. Hidden folders (`~/.config`, `~/.local/share/keyrings`, …) are
+/// refused by the hidden-file rule.
+#[cfg(target_os = "macos")]
+const APP_DATA_UNDER_HOME: [&str; 1] = ["Library"];
+#[cfg(target_os = "linux")]
+const APP_DATA_UNDER_HOME: [&str; 1] = ["snap"];
+
+/// Files that mark a browser's user data directory (Chromium's family,
+/// Firefox): a folder holding one is a browser profile wherever it is.
+const PROFILE_MARKERS: [&str; 5] = [
+    "Local State",
+    "SingletonLock",
+    "prefs.js",
+    "times.json",
+    "profiles.ini",
+];
+
+/// Names of files that hold credentials where they are (the system
+/// temporary directory is a root): Kerberos' ticket caches.
+const SECRET_NAMES: [&str; 1] = ["krb5cc"];
+
+/// What no root can open.
+const NEVER: &str = "Files of forwarded commands must lie in the caller's working directory or \
+                     /tmp (more roots only through MY_CHROME_FILE_ROOTS, set by the user), given \
+                     as an absolute path with no symbolic link on the way, outside hidden \
+                     folders, browser profiles and my-chrome's runtime; an existing file must be \
+                     a plain, non-executable file";
+
+/// Where a forwarded command's files may be, for one run.
+#[derive(Debug, Clone)]
+pub struct FileRules {
+    /// The runtime as configured (the daemon's working directory is its
+    /// real path).
+    runtime: PathBuf,
+    home: PathBuf,
+    /// The roots, as real paths.
+    roots: Vec<PathBuf>,
+    /// Configured roots that are, or pass, a symbolic link: every file is
+    /// refused until the user names the real path.
+    linked_roots: Vec<PathBuf>,
+    /// Folders refused whatever the roots, with why.
+    denied: Vec<(PathBuf, &'static str)>,
+}
+
+impl FileRules {
+    /// The rules for `config`: its working directory (not `/`), the system
+    /// temporary directory, and the configured roots.
+    pub fn from_config(config: &Config) -> FileRules {
+        let mut roots = Vec::new();
+        if let Some(cwd) = config
+            .cwd
+            .as_ref()
+            .filter(|c| c.as_path() != Path::new("/"))
+        {
+            roots.push(cwd.clone());
+        }
+        if let Ok(tmp) = fs::canonicalize(SYSTEM_TMP) {
+            roots.push(tmp);
+        }
+        let mut linked_roots = Vec::new();
+        for root in &config.file_roots {
+            // A root must be its own real path: a link could be turned to
+            // point anywhere after the user set it.
+            match fs::canonicalize(root) {
+                Ok(real) if &real == root => roots.push(real),
+                Ok(_) => linked_roots.push(root.clone()),
+                // A root that does not exist holds no file yet.
+                Err(_) => roots.push(root.clone()),
+            }
+        }
+        let mut denied = vec![
+            (config.runtime.path.clone(), "my-chrome's private runtime"),
+            (
+                config.chrome_user_data.clone(),
+                "the browser's user data directory",
+            ),
+        ];
+        for name in APP_DATA_UNDER_HOME {
+            denied.push((config.home.join(name), "other programs' data"));
+        }
+        FileRules {
+            runtime: config.runtime.path.clone(),
+            home: config.home.clone(),
+            roots,
+            linked_roots,
+            denied,
         }
     }
-    None
+
+    /// Why the file arguments of `args` (a command line without session
+    /// options) may not be passed on, if they may not.
+    pub fn refusal(&self, args: &[String]) -> Option<String> {
+        let parsed = match minimist::parse(args, commands::booleans()) {
+            Ok(parsed) => parsed,
+            Err(minimist::ParseError(why)) => return Some(why),
+        };
+        let name = match parsed.positional.first()? {
+            minimist::Value::Text(name) => name,
+            _ => return None,
+        };
+        let command = commands::find(name)?;
+        let flags = command.file_flags.iter().flat_map(|flag| {
+            let values = parsed.options.get(flag).map(minimist::Value::texts);
+            values
+                .unwrap_or_default()
+                .into_iter()
+                .map(move |value| (format!("--{flag}"), value))
+        });
+        let positional = command.file_args.iter().flat_map(|at| {
+            let value = parsed.positional.get(at + 1).map(minimist::Value::texts);
+            value
+                .unwrap_or_default()
+                .into_iter()
+                .map(move |value| (format!("argument {}", at + 1), value))
+        });
+        for (what, value) in flags.chain(positional).collect::<Vec<_>>() {
+            if let Err(why) = self.check(value) {
+                return Some(format!(
+                    "`{name}` {what} {:?}: {why}. {NEVER}",
+                    redact_runs(value)
+                ));
+            }
+        }
+        None
+    }
+
+    /// Fine for a file of a forwarded command (see the module's rules). The
+    /// daemon's working directory is the runtime's real path (a link above
+    /// it is resolved), so a relative name is resolved against that; and a
+    /// folder on the way that *is* a refused one (same device and inode:
+    /// another spelling of its path, a case-insensitive file system)
+    /// counts as inside it.
+    pub fn check(&self, raw: &str) -> Result<(), String> {
+        if let Some(root) = self.linked_roots.first() {
+            return Err(format!(
+                "the configured file root {} is or passes a symbolic link; name its real path in \
+                 MY_CHROME_FILE_ROOTS",
+                root.display()
+            ));
+        }
+        // The daemon would resolve a relative name against its own working
+        // directory (the runtime), not the caller's: never what was meant.
+        if !Path::new(raw).is_absolute() {
+            return Err(
+                "a relative path would be resolved against my-chrome's runtime (the \
+                        daemon's working directory), not yours; give an absolute path"
+                    .into(),
+            );
+        }
+        let real_runtime = fs::canonicalize(&self.runtime).unwrap_or_else(|_| self.runtime.clone());
+        let path = resolve(&real_runtime, raw);
+        let inside_runtime = || {
+            format!(
+                "it would land inside my-chrome's private runtime ({})",
+                self.runtime.display()
+            )
+        };
+        if path.starts_with(&self.runtime) || path.starts_with(&real_runtime) {
+            return Err(inside_runtime());
+        }
+        let denied: Vec<((u64, u64), &str)> = self
+            .denied
+            .iter()
+            .flat_map(|(dir, why)| {
+                let real = fs::canonicalize(dir).ok();
+                [Some(dir.clone()), real]
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|d| fs::metadata(d).ok())
+                    .map(move |meta| (identity(&meta), *why))
+            })
+            .collect();
+        if let Some((_, why)) = self.denied.iter().find(|(dir, _)| path.starts_with(dir)) {
+            return Err(format!("it lies in {why}"));
+        }
+        if path.components().any(|c| c.as_os_str() == "ms-playwright") {
+            return Err(
+                "it lies in Playwright's own folder (ms-playwright), whose programs the \
+                        browser's tools run"
+                    .into(),
+            );
+        }
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy())
+            .unwrap_or_default();
+        if SECRET_NAMES.iter().any(|secret| name.starts_with(secret)) {
+            return Err(format!(
+                "{name:?} is a credential cache (Kerberos keeps tickets there)"
+            ));
+        }
+        let me = nix::unistd::geteuid().as_raw();
+        let mut prefix = PathBuf::new();
+        let mut last = None;
+        for part in path.components() {
+            prefix.push(part);
+            let meta = match fs::symlink_metadata(&prefix) {
+                Ok(meta) => meta,
+                // What does not exist yet cannot be a link or a profile
+                // (the daemon creates the file and its folders itself).
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    last = None;
+                    break;
+                }
+                // Anything else (no permission, a file where a folder
+                // should be) is no answer: refused.
+                Err(e) => return Err(format!("{} cannot be checked ({e})", prefix.display())),
+            };
+            if meta.file_type().is_symlink() {
+                return Err(format!(
+                    "{} on its way is a symbolic link",
+                    prefix.display()
+                ));
+            }
+            if let Some((_, why)) = denied.iter().find(|(id, _)| *id == identity(&meta)) {
+                if *why == "my-chrome's private runtime" {
+                    return Err(inside_runtime());
+                }
+                return Err(format!("it lies in {why}"));
+            }
+            if meta.is_dir() && looks_like_a_profile(&prefix) {
+                return Err(format!(
+                    "{} is a browser's user data directory",
+                    prefix.display()
+                ));
+            }
+            // Another user who can change a folder on the way could swap
+            // what lies in it between this check and the daemon's use: only
+            // folders of ours or root's, writable by others only when
+            // root's and sticky (`/tmp`).
+            let owner_ok = meta.uid() == me || meta.uid() == 0;
+            let shared = meta.mode() & 0o022 != 0;
+            let sticky_roots = meta.uid() == 0 && meta.mode() & 0o1000 != 0;
+            if meta.is_dir() && (!owner_ok || (shared && !sticky_roots)) {
+                return Err(format!(
+                    "{} is a folder another user can change (owner uid {}, mode {:o})",
+                    prefix.display(),
+                    meta.uid(),
+                    meta.mode() & 0o7777
+                ));
+            }
+            last = Some(meta);
+        }
+        let real_home = fs::canonicalize(&self.home).ok();
+        let hidden_in_home = [Some(&self.home), real_home.as_ref()]
+            .into_iter()
+            .flatten()
+            .find_map(|home| hidden_below(&path, home));
+        if let Some(hidden) = hidden_in_home {
+            return Err(format!(
+                "{hidden:?} is a hidden file or folder under the home directory (where programs \
+                 keep settings, keys and code)"
+            ));
+        }
+        let root = self
+            .roots
+            .iter()
+            .filter(|root| path.starts_with(root))
+            .max_by_key(|root| root.components().count())
+            .ok_or_else(|| {
+                let roots: Vec<String> =
+                    self.roots.iter().map(|r| r.display().to_string()).collect();
+                format!(
+                    "it lies outside the allowed roots ({}); save or pick files there, or ask the \
+                     user to add a root to MY_CHROME_FILE_ROOTS",
+                    roots.join(", ")
+                )
+            })?;
+        if let Some(hidden) = hidden_below(&path, root) {
+            return Err(format!(
+                "{hidden:?} is a hidden file or folder in {} (where tools keep settings and \
+                 hooks)",
+                root.display()
+            ));
+        }
+        match last {
+            Some(meta) if !meta.is_file() => Err("it exists and is not a plain file".into()),
+            Some(meta) if meta.permissions().mode() & 0o111 != 0 => Err(
+                "it exists and is executable; my-chrome never lets a browser command replace or \
+                 read a program"
+                    .into(),
+            ),
+            Some(meta) if meta.nlink() > 1 => {
+                Err("it exists and has other names (hard links)".into())
+            }
+            Some(meta) if meta.uid() != me => Err(format!(
+                "it exists and belongs to another user (uid {})",
+                meta.uid()
+            )),
+            _ => Ok(()),
+        }
+    }
+}
+
+fn identity(meta: &fs::Metadata) -> (u64, u64) {
+    (meta.dev(), meta.ino())
+}
+
+/// Whether `dir` holds one of the files that mark a browser profile.
+fn looks_like_a_profile(dir: &Path) -> bool {
+    PROFILE_MARKERS
+        .iter()
+        .any(|marker| fs::symlink_metadata(dir.join(marker)).is_ok())
+}
+
+/// The first hidden name (`.x`) in `path` below `base`, when `path` lies
+/// under `base`.
+fn hidden_below(path: &Path, base: &Path) -> Option<String> {
+    let below = path.strip_prefix(base).ok()?;
+    below
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .find(|name| name.starts_with('.'))
 }
 
 /// `raw` as the daemon resolves it (`path.resolve(cwd, raw)`): relative to
@@ -67,52 +366,64 @@ pub fn resolve(runtime: &Path, raw: &str) -> PathBuf {
     out
 }
 
-/// Fine for a file of a forwarded command: outside the runtime, and no
-/// symbolic link on its way. The daemon's working directory is the
-/// runtime's real path (a link above it is resolved), so a relative name
-/// is resolved against that; and a directory on the way that *is* the
-/// runtime (same device and inode: another spelling of its path, a
-/// case-insensitive file system) counts as inside.
-pub fn check(runtime: &Path, raw: &str) -> Result<(), String> {
-    let inside = || {
-        Err(format!(
-            "it would land inside my-chrome's private runtime ({})",
-            runtime.display()
-        ))
-    };
-    let real_runtime = fs::canonicalize(runtime).unwrap_or_else(|_| runtime.to_path_buf());
-    let path = resolve(&real_runtime, raw);
-    if path.starts_with(runtime) || path.starts_with(&real_runtime) {
-        return inside();
-    }
-    let identity = |meta: &fs::Metadata| (meta.dev(), meta.ino());
-    let runtime_id = fs::metadata(&real_runtime).ok().map(|m| identity(&m));
-    let mut prefix = PathBuf::new();
-    for part in path.components() {
-        prefix.push(part);
-        match fs::symlink_metadata(&prefix) {
-            Ok(meta) if meta.file_type().is_symlink() => {
-                return Err(format!(
-                    "{} on its way is a symbolic link",
-                    prefix.display()
-                ));
-            }
-            Ok(meta) if Some(identity(&meta)) == runtime_id => return inside(),
-            Ok(_) => {}
-            // What does not exist yet cannot be a link (the daemon creates
-            // the file itself).
-            Err(_) => break,
-        }
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::unix::fs::symlink;
 
     fn args(line: &[&str]) -> Vec<String> {
         line.iter().map(|s| s.to_string()).collect()
+    }
+
+    /// A home with a runtime, a browser profile, a working directory and
+    /// `/tmp`-like scratch root, all under one temporary directory.
+    struct Place {
+        dir: tempfile::TempDir,
+        rules: FileRules,
+    }
+
+    impl Place {
+        fn new() -> Place {
+            let dir = tempfile::Builder::new().prefix("fa").tempdir().unwrap();
+            let home = dir.path().join("home");
+            let runtime = home.join("runtime");
+            fs::create_dir_all(runtime.join("cli/node_modules")).unwrap();
+            fs::create_dir_all(home.join("work/.git/hooks")).unwrap();
+            fs::create_dir_all(home.join("profile/Default")).unwrap();
+            fs::write(home.join("profile/Local State"), "{}").unwrap();
+            fs::create_dir_all(home.join(".ssh")).unwrap();
+            fs::create_dir_all(dir.path().join("scratch")).unwrap();
+            let config = Config::from_vars([
+                ("HOME".into(), home.clone().into()),
+                ("MY_CHROME_RUNTIME_DIR".into(), runtime.clone().into()),
+                (
+                    "MY_CHROME_USER_DATA_DIR".into(),
+                    home.join("profile").into(),
+                ),
+                (
+                    "MY_CHROME_FILE_ROOTS".into(),
+                    dir.path().join("scratch").into(),
+                ),
+            ])
+            .unwrap();
+            let config = Config {
+                cwd: Some(home.join("work")),
+                ..config
+            };
+            let mut rules = FileRules::from_config(&config);
+            // The place itself lies in the system's /tmp: without that root
+            // here, what lies outside the others shows.
+            rules.roots.retain(|root| !dir.path().starts_with(root));
+            Place { rules, dir }
+        }
+
+        fn path(&self, rel: &str) -> String {
+            self.dir.path().join(rel).display().to_string()
+        }
+
+        fn refused(&self, line: &[&str]) -> Option<String> {
+            self.rules.refusal(&args(line))
+        }
     }
 
     #[test]
@@ -136,90 +447,279 @@ mod tests {
 
     #[test]
     fn files_inside_the_runtime_or_through_a_link_are_refused() {
-        let home = tempfile::tempdir().unwrap();
-        let runtime = home.path().join("runtime");
-        fs::create_dir_all(runtime.join("cli/node_modules")).unwrap();
-        let outside = home.path().join("out");
-        fs::create_dir(&outside).unwrap();
-        std::os::unix::fs::symlink(&runtime, home.path().join("link")).unwrap();
-        std::os::unix::fs::symlink("/nowhere", outside.join("dangling")).unwrap();
-        let target = runtime.join("cli/node_modules/@playwright/cli/playwright-cli.js");
-        let refused = |line: &[&str]| refusal(&runtime, &args(line));
-        for line in [
-            &["screenshot", "--filename=x.png"][..],
-            &["screenshot", "--filename", "x.png"],
-            &["pdf", &format!("--filename={}", target.display())],
-            &[
-                "response-body",
-                "3",
-                "--filename",
-                &format!("{}/../runtime/cli/a", outside.display()),
-            ],
-            &["state-save", "state.json"],
-            &[
-                "video-start",
-                "--size",
-                "800x600",
-                &runtime.join("v.webm").display().to_string(),
-            ],
-            &[
-                "snapshot",
-                &format!("--filename={}/link/x.yml", home.path().display()),
-            ],
-            &[
-                "eval",
-                "1",
-                &format!("--filename={}/dangling", outside.display()),
-            ],
-            &["screenshot", "--filename=/tmp/ok.png", "--filename=x.png"],
-            &["upload", "session-output/page.yml"],
+        let place = Place::new();
+        let home = place.path("home");
+        let runtime = format!("{home}/runtime");
+        symlink(&runtime, format!("{home}/work/link")).unwrap();
+        symlink("/nowhere", format!("{home}/work/dangling")).unwrap();
+        let target = format!("{runtime}/cli/node_modules/@playwright/cli/playwright-cli.js");
+        for (line, needle) in [
+            (&["screenshot", "--filename=x.png"][..], "relative path"),
+            (&["screenshot", "--filename", "x.png"], "relative path"),
+            (&["pdf", &format!("--filename={target}")], "private runtime"),
+            (
+                &[
+                    "response-body",
+                    "3",
+                    "--filename",
+                    &format!("{home}/work/../runtime/cli/a"),
+                ],
+                "private runtime",
+            ),
+            (&["state-save", "state.json"], "relative path"),
+            (
+                &[
+                    "video-start",
+                    "--size",
+                    "800x600",
+                    &format!("{runtime}/v.webm"),
+                ],
+                "private runtime",
+            ),
+            (
+                &["snapshot", &format!("--filename={home}/work/link/x.yml")],
+                "is a symbolic link",
+            ),
+            (
+                &["eval", "1", &format!("--filename={home}/work/dangling")],
+                "is a symbolic link",
+            ),
+            (
+                &[
+                    "screenshot",
+                    &format!("--filename={home}/work/ok.png"),
+                    "--filename=x.png",
+                ],
+                "relative path",
+            ),
+            (&["upload", "session-output/page.yml"], "relative path"),
         ] {
-            assert!(refused(line).is_some(), "{line:?} passed");
+            let why = place
+                .refused(line)
+                .unwrap_or_else(|| panic!("{line:?} passed"));
+            assert!(why.contains(needle), "{line:?}: {why}");
+            assert!(why.contains("MY_CHROME_FILE_ROOTS"), "{why}");
         }
         for line in [
-            &[
-                "screenshot",
-                &format!("--filename={}/x.png", outside.display()),
-            ][..],
+            &["screenshot", &format!("--filename={home}/work/x.png")][..],
             &["screenshot", "e5"],
             &[
                 "video-start",
                 "--size",
                 "800x600",
-                &outside.join("v.webm").display().to_string(),
+                &place.path("scratch/v.webm"),
             ],
             &["cookie-set", "a", "b", "--path", "/"],
             &["goto", "https://example.test/x.png"],
             &["tab-list"],
         ] {
-            assert_eq!(refused(line), None, "{line:?}");
+            assert_eq!(place.refused(line), None, "{line:?}");
         }
-        let why = refused(&["pdf", "--filename=../runtime/cli/x"]).unwrap();
-        assert!(why.contains("inside my-chrome's private runtime"), "{why}");
-        let why = refused(&[
-            "snapshot",
-            &format!("--filename={}/link/x", home.path().display()),
+    }
+
+    #[test]
+    fn only_the_roots_are_open_and_never_what_holds_secrets_or_code() {
+        let place = Place::new();
+        let home = place.path("home");
+        fs::write(format!("{home}/work/page.html"), "x").unwrap();
+        fs::write(format!("{home}/notes.txt"), "x").unwrap();
+        for (raw, needle) in [
+            (
+                format!("{home}/profile/Default/Cookies"),
+                "user data directory",
+            ),
+            (format!("{home}/profile/Local State"), "user data directory"),
+            (
+                format!("{home}/.ssh/authorized_keys"),
+                "\".ssh\" is a hidden",
+            ),
+            (format!("{home}/.bashrc"), "\".bashrc\" is a hidden"),
+            (
+                format!("{home}/work/.git/hooks/pre-commit"),
+                "\".git\" is a hidden",
+            ),
+            (format!("{home}/notes.txt"), "outside the allowed roots"),
+            ("/etc/passwd".into(), "outside the allowed roots"),
+            (
+                "/tmp/cache/ms-playwright/ffmpeg-1011/ffmpeg-linux".into(),
+                "ms-playwright",
+            ),
+            (format!("{home}/snap/chromium/x"), "other programs' data"),
+        ] {
+            let why = place.rules.check(&raw).expect_err(&raw);
+            assert!(why.contains(needle), "{raw}: {why}");
+        }
+        for raw in [
+            format!("{home}/work/page.html"),
+            format!("{home}/work/new/folder/shot.png"),
+            place.path("scratch/x.pdf"),
+        ] {
+            assert_eq!(place.rules.check(&raw), Ok(()), "{raw}");
+        }
+        // A folder anywhere that looks like a browser profile.
+        let other = place.path("scratch/other-profile");
+        fs::create_dir_all(format!("{other}/Default")).unwrap();
+        symlink("host-1", format!("{other}/SingletonLock")).unwrap();
+        let why = place
+            .rules
+            .check(&format!("{other}/Default/History"))
+            .unwrap_err();
+        assert!(why.contains("user data directory"), "{why}");
+    }
+
+    #[test]
+    fn an_existing_file_must_be_plain_not_executable_and_alone() {
+        let place = Place::new();
+        let work = place.path("home/work");
+        let tool = format!("{work}/build.sh");
+        fs::write(&tool, "#!/bin/sh\n").unwrap();
+        fs::set_permissions(&tool, fs::Permissions::from_mode(0o700)).unwrap();
+        fs::write(format!("{work}/a.txt"), "x").unwrap();
+        fs::hard_link(format!("{work}/a.txt"), format!("{work}/b.txt")).unwrap();
+        fs::create_dir(format!("{work}/folder")).unwrap();
+        for (raw, needle) in [
+            (tool, "executable"),
+            (format!("{work}/b.txt"), "hard links"),
+            (format!("{work}/folder"), "not a plain file"),
+        ] {
+            let why = place.rules.check(&raw).expect_err(&raw);
+            assert!(why.contains(needle), "{raw}: {why}");
+        }
+    }
+
+    #[test]
+    fn what_another_user_could_change_or_what_holds_credentials_is_refused() {
+        let place = Place::new();
+        let work = place.path("home/work");
+        // A folder anyone may write to (not root's sticky /tmp): another
+        // user could swap its files between the check and the write.
+        let open = format!("{work}/open");
+        fs::create_dir(&open).unwrap();
+        fs::set_permissions(&open, fs::Permissions::from_mode(0o777)).unwrap();
+        let why = place.rules.check(&format!("{open}/x.png")).unwrap_err();
+        assert!(why.contains("another user can change"), "{why}");
+        let group = format!("{work}/group");
+        fs::create_dir(&group).unwrap();
+        fs::set_permissions(&group, fs::Permissions::from_mode(0o750)).unwrap();
+        assert_eq!(place.rules.check(&format!("{group}/x.png")), Ok(()));
+        // Writable by its group: the group's other members could swap too.
+        fs::set_permissions(&group, fs::Permissions::from_mode(0o2770)).unwrap();
+        let why = place.rules.check(&format!("{group}/x.png")).unwrap_err();
+        assert!(why.contains("mode 2770"), "{why}");
+        // Kerberos' ticket cache lives in /tmp under a plain name.
+        let why = place.rules.check("/tmp/krb5cc_1000").unwrap_err();
+        assert!(why.contains("credential cache"), "{why}");
+        // A file or folder of another user (root can make one).
+        if nix::unistd::geteuid().is_root() {
+            let nobody = nix::unistd::Uid::from_raw(65534);
+            let theirs = format!("{work}/theirs.json");
+            fs::write(&theirs, "{}").unwrap();
+            nix::unistd::chown(theirs.as_str(), Some(nobody), None).unwrap();
+            let why = place.rules.check(&theirs).unwrap_err();
+            assert!(why.contains("belongs to another user"), "{why}");
+            let their_dir = format!("{work}/their-dir");
+            fs::create_dir(&their_dir).unwrap();
+            nix::unistd::chown(their_dir.as_str(), Some(nobody), None).unwrap();
+            let why = place.rules.check(&format!("{their_dir}/x")).unwrap_err();
+            assert!(why.contains("another user can change"), "{why}");
+        }
+    }
+
+    #[test]
+    fn a_home_given_through_a_link_still_hides_its_hidden_folders() {
+        let place = Place::new();
+        let real_home = place.path("home");
+        let linked_home = place.path("linked-home");
+        symlink(&real_home, &linked_home).unwrap();
+        fs::create_dir_all(format!("{real_home}/.local/share/keyrings")).unwrap();
+        let config = Config::from_vars([("HOME".into(), linked_home.into())]).unwrap();
+        let rules = FileRules::from_config(&Config {
+            // An agent working inside a hidden folder of the home.
+            cwd: Some(format!("{real_home}/.local/share").into()),
+            ..config
+        });
+        let why = rules
+            .check(&format!("{real_home}/.local/share/keyrings/login.keyring"))
+            .unwrap_err();
+        assert!(why.contains("\".local\" is a hidden"), "{why}");
+    }
+
+    #[test]
+    fn dot_dot_after_a_link_is_taken_as_the_daemon_takes_it() {
+        // The daemon resolves `..` in the text (`path.resolve`), before any
+        // link is followed: `link/../x` is `x`, where it writes. The check
+        // looks at that same path.
+        let place = Place::new();
+        let work = place.path("home/work");
+        symlink(place.path("home/runtime/cli"), format!("{work}/link")).unwrap();
+        assert_eq!(
+            place.rules.check(&format!("{work}/link/../shot.png")),
+            Ok(())
+        );
+        assert_eq!(
+            resolve(Path::new("/r"), &format!("{work}/link/../shot.png")),
+            Path::new(&format!("{work}/shot.png"))
+        );
+        let why = place.rules.check(&format!("{work}/link/x.js")).unwrap_err();
+        assert!(why.contains("symbolic link"), "{why}");
+        let why = place
+            .rules
+            .check(&format!("{work}/link/../link/../../runtime/cli/x.js"))
+            .unwrap_err();
+        assert!(why.contains("private runtime"), "{why}");
+    }
+
+    #[test]
+    fn a_configured_root_through_a_link_refuses_every_file() {
+        let place = Place::new();
+        symlink(place.path("scratch"), place.path("via")).unwrap();
+        let config = Config::from_vars([
+            ("HOME".into(), place.path("home").into()),
+            ("MY_CHROME_FILE_ROOTS".into(), place.path("via").into()),
         ])
         .unwrap();
-        assert!(why.contains("is a symbolic link"), "{why}");
+        let rules = FileRules::from_config(&Config {
+            cwd: None,
+            ..config
+        });
+        let why = rules.check(&place.path("via/x.png")).unwrap_err();
+        assert!(why.contains("name its real path"), "{why}");
+        // Nor does a working directory of `/` open the whole system.
+        let config = Config::from_vars([("HOME".into(), place.path("home").into())]).unwrap();
+        let rules = FileRules::from_config(&Config {
+            cwd: Some("/".into()),
+            ..config
+        });
+        let why = rules.check("/etc/hostname").unwrap_err();
+        assert!(why.contains("outside the allowed roots"), "{why}");
     }
 
     #[test]
     fn a_runtime_reached_through_a_link_is_still_the_runtime() {
         // Configured as /…/via/runtime where `via` links to the real parent:
         // the daemon's cwd is the real path, and `..` climbs from there.
-        let home = tempfile::tempdir().unwrap();
+        let home = tempfile::Builder::new().prefix("fa").tempdir().unwrap();
         let real = home.path().join("x/y");
         fs::create_dir_all(real.join("runtime")).unwrap();
-        std::os::unix::fs::symlink(&real, home.path().join("via")).unwrap();
+        symlink(&real, home.path().join("via")).unwrap();
         let configured = home.path().join("via/runtime");
+        let config = Config::from_vars([
+            ("HOME".into(), home.path().into()),
+            ("MY_CHROME_RUNTIME_DIR".into(), configured.into()),
+        ])
+        .unwrap();
+        let rules = FileRules::from_config(&Config {
+            cwd: Some(home.path().into()),
+            ..config
+        });
+        let real_path = real.join("runtime/bootstrap.json");
+        let via = home.path().join("via/runtime/../runtime/lease.json");
         for line in [
-            &["state-save", "../../y/runtime/bootstrap.json"][..],
-            &["state-save", "../runtime/lease.json"],
+            &["state-save", &real_path.display().to_string()][..],
+            &["state-save", &via.display().to_string()],
             &["pdf", "--filename=./cli/x"],
         ] {
-            let args: Vec<String> = line.iter().map(|s| s.to_string()).collect();
-            assert!(refusal(&configured, &args).is_some(), "{line:?} passed");
+            assert!(rules.refusal(&args(line)).is_some(), "{line:?} passed");
         }
     }
 }

@@ -12,13 +12,15 @@ use crate::daemon::request::{self, Plan};
 use crate::daemon::{self, DaemonError, Reply};
 use crate::error::Error;
 use crate::exit::Exit;
+use crate::file_args::FileRules;
 use crate::helper::check::Check;
-use crate::redact::redact;
+use crate::redact::Redactor;
 use crate::start::{Start, Started};
+use crate::token::fingerprint::{self, Fingerprint};
 use crate::token::shape::{looks_like_token, redact_runs};
 
 /// Commands my-chrome refuses, and what to use instead.
-const BLOCKED: [(&str, &str); 10] = [
+const BLOCKED: [(&str, &str); 11] = [
     (
         "open",
         "it would launch a browser; use `my-chrome goto <url>` in the connected one",
@@ -53,6 +55,12 @@ const BLOCKED: [(&str, &str); 10] = [
         "it runs arbitrary JavaScript in the pinned CLI's own process, outside any page (upstream \
          calls it RCE-equivalent): it could read your files and the extension's token; use \
          `my-chrome eval` for JavaScript in the page",
+    ),
+    (
+        "video-start",
+        "video needs Playwright's ffmpeg, a program my-chrome does not install and never lets \
+         the daemon run from your folders (where anything could have been planted); take \
+         `screenshot`s instead",
     ),
     (
         "state-load",
@@ -258,7 +266,7 @@ pub fn forward(config: &Config, raw: &[OsString]) -> Result<(), Error> {
         return Err(Error::usage(redact_runs(&why)));
     }
     let rest = without_session(&args);
-    if let Some(why) = crate::file_args::refusal(&config.runtime.path, &rest) {
+    if let Some(why) = FileRules::from_config(config).refusal(&rest) {
         return Err(Error::usage(redact_runs(&why)));
     }
     let start = Start::new(config, Check::Supported);
@@ -272,40 +280,55 @@ pub fn forward(config: &Config, raw: &[OsString]) -> Result<(), Error> {
     let started = start.turn(name).open()?;
     let session = started.require_registered()?;
     let cwd = started.daemon_cwd()?;
+    let known = fingerprint::recorded(&started.runtime)?;
+    let print = |out: &mut dyn Write, text: &[&str]| print_redacted(out, text, known.as_ref());
     match request::plan(&rest, &cwd) {
         Plan::Run(line) => {
-            let reply = daemon::run(&session.socket_path, &line, config.command_timeout);
+            let reply = daemon::run(
+                &session.socket_path,
+                &line,
+                config.command_timeout,
+                config.reply_limit,
+            );
             match reply.map_err(|e| match e {
                 DaemonError::Unreachable(why) => crate::start::stale(why),
                 other => other.into(),
             })? {
                 Reply::Text(text) => {
                     let text = text.as_deref().unwrap_or("undefined");
-                    print_redacted(&mut std::io::stdout(), &format!("{text}\n"));
+                    print(&mut std::io::stdout(), &[text, "\n"]);
                     Ok(())
                 }
                 // The pinned client dies with a stack trace; its first line.
                 Reply::Error(message) => {
-                    print_redacted(&mut std::io::stderr(), &format!("Error: {message}\n"));
+                    print(&mut std::io::stderr(), &["Error: ", &message, "\n"]);
                     Err(Error::Silent(Exit::Code(1)))
                 }
             }
         }
         Plan::Refused(output) => {
-            print_redacted(&mut std::io::stdout(), &output.stdout);
-            print_redacted(&mut std::io::stderr(), &output.stderr);
+            print(&mut std::io::stdout(), &[&output.stdout]);
+            print(&mut std::io::stderr(), &[&output.stderr]);
             Err(Error::Silent(Exit::Code(1)))
         }
         Plan::ClientOnly => run_pinned(config, &started, &rest, true),
     }
 }
 
-/// `text` through the redactor. A closed output (a pipe whose reader left)
-/// is no failure of the command.
-fn print_redacted(out: &mut impl Write, text: &str) {
-    let _ = out
-        .write_all(&redact(text.as_bytes()))
-        .and_then(|()| out.flush());
+/// `parts` through the redactor, as one stream, written as it comes (a
+/// large reply is not copied whole again). A closed output (a pipe whose
+/// reader left) is no failure of the command: the rest is dropped.
+fn print_redacted(out: &mut dyn Write, parts: &[&str], known: Option<&Fingerprint>) {
+    let mut redactor = Redactor::new(known.cloned());
+    let slices = parts
+        .iter()
+        .flat_map(|part| part.as_bytes().chunks(64 * 1024));
+    for slice in slices {
+        if out.write_all(&redactor.feed(slice)).is_err() {
+            return;
+        }
+    }
+    let _ = out.write_all(&redactor.finish()).and_then(|()| out.flush());
 }
 
 /// The pinned CLI itself, for what its client answers alone (usage, help,
@@ -328,6 +351,7 @@ fn run_pinned(
     }
     let finished = child
         .args(rest)
+        .known_token(fingerprint::recorded(&started.runtime)?)
         .stdout(Output::Redacted)
         .stderr(Output::Redacted)
         .run(&started.env)?;
@@ -359,6 +383,7 @@ mod tests {
             "delete-data",
             "run-code",
             "state-load",
+            "video-start",
         ] {
             assert!(
                 refusal(&args(&[command]), "mychrome").is_some(),

@@ -27,7 +27,10 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             if !e.is_silent() {
-                eprintln!("my-chrome: {e}");
+                // A message may quote what a page or the daemon said: no
+                // token spelling and no terminal sequence gets through.
+                let shown = my_chrome::redact::redact(format!("my-chrome: {e}\n").as_bytes(), None);
+                let _ = std::io::Write::write_all(&mut std::io::stderr(), &shown);
             }
             // An interrupt ends with 128 + N, whatever step it cut short.
             let exit = signals::pending().map_or(e.exit(), Exit::from);

@@ -48,6 +48,8 @@ pub enum StateFile {
     Lease,
     /// The helper tree as its last full check found it.
     HelperManifest,
+    /// The stored token's salted fingerprint, for the redactor.
+    TokenFingerprint,
 }
 
 impl StateFile {
@@ -58,6 +60,7 @@ impl StateFile {
             StateFile::Bootstrap => "bootstrap.json",
             StateFile::Lease => "lease.json",
             StateFile::HelperManifest => "cli-manifest.txt",
+            StateFile::TokenFingerprint => "token-fingerprint.txt",
         }
     }
 

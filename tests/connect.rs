@@ -585,7 +585,7 @@ fn forwarded_commands_cannot_write_into_the_runtime_or_through_a_link() {
     for attack in &attacks {
         let line: Vec<&str> = attack.iter().map(String::as_str).collect();
         let refused = w.sandbox.run(&line);
-        refused.expect(2, "whose directories are no symbolic links");
+        refused.expect(2, "MY_CHROME_FILE_ROOTS");
     }
     assert_eq!(
         fs::read(&helper).unwrap(),

@@ -53,7 +53,7 @@ fn a_daemon_that_never_accepts_cannot_hold_a_command_past_its_bound() {
     let (tx, rx) = mpsc::channel();
     let started = Instant::now();
     std::thread::spawn(move || {
-        let outcome = daemon::run(&path, b"{}\n", Duration::from_secs(1));
+        let outcome = daemon::run(&path, b"{}\n", Duration::from_secs(1), 1 << 20);
         let _ = tx.send(outcome);
     });
     let outcome = rx
@@ -65,4 +65,54 @@ fn a_daemon_that_never_accepts_cannot_hold_a_command_past_its_bound() {
     );
     assert!(started.elapsed() < Duration::from_secs(20));
     drop(queued);
+}
+
+/// A reply past the limit ends the command: the client stops reading at
+/// the limit (the daemon's writes then fail), so what it holds stays
+/// bounded however much the daemon sends; a reply within it is read whole.
+#[test]
+fn a_reply_past_the_limit_is_not_read_on() {
+    use std::io::{Read, Write};
+    use std::os::unix::net::UnixListener;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("daemon.sock");
+    let listener = UnixListener::bind(&path).unwrap();
+    let limit = 1 << 20;
+    // Two requests: a reply of 64 MiB, then one just within the limit.
+    let daemon = std::thread::spawn(move || {
+        let mut written = Vec::new();
+        for text_len in [64 << 20, limit - 100] {
+            let (mut stream, _) = listener.accept().unwrap();
+            let mut request = [0u8; 64];
+            let _ = stream.read(&mut request).unwrap();
+            let head = b"{\"id\":1,\"result\":{\"text\":\"";
+            let mut sent = stream.write(head).unwrap_or(0);
+            let chunk = vec![b'x'; 64 * 1024];
+            while sent < head.len() + text_len {
+                match stream.write(&chunk[..chunk.len().min(head.len() + text_len - sent)]) {
+                    Ok(n) => sent += n,
+                    Err(_) => break,
+                }
+            }
+            if sent >= head.len() + text_len {
+                let _ = stream.write_all(b"\"}}\n");
+            }
+            written.push(sent);
+        }
+        written
+    });
+    let huge = daemon::run(&path, b"{}\n", Duration::from_secs(30), limit);
+    assert!(
+        matches!(huge, Err(DaemonError::TooLarge(l)) if l == limit),
+        "{huge:?}"
+    );
+    assert_eq!(huge.unwrap_err().exit().code(), 1);
+    let fits = daemon::run(&path, b"{}\n", Duration::from_secs(30), limit).unwrap();
+    assert_eq!(fits, daemon::Reply::Text(Some("x".repeat(limit - 100))));
+    let written = daemon.join().unwrap();
+    assert!(
+        written[0] < 16 << 20,
+        "the client read {} bytes of a 64 MiB reply",
+        written[0]
+    );
 }

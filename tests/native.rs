@@ -430,7 +430,8 @@ fn a_signal_that_came_first_sends_nothing() {
     listener.set_nonblocking(true).unwrap();
     my_chrome::signals::install().unwrap();
     nix::sys::signal::raise(Signal::SIGINT).unwrap();
-    let outcome = my_chrome::daemon::run(&socket, b"{}\n", std::time::Duration::from_secs(5));
+    let outcome =
+        my_chrome::daemon::run(&socket, b"{}\n", std::time::Duration::from_secs(5), 1 << 20);
     assert!(
         matches!(
             outcome,

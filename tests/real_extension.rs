@@ -83,6 +83,7 @@ fn scenario(version: &str) {
 
     no_page_carries_the_token(&real, &token, &mut runs);
     a_browser_task(&real, &mut runs);
+    what_a_page_asks_for_is_refused(&real, &mut runs);
 
     // Disconnect leaves Chrome running; connecting again does not pile up
     // connect tabs in the session.
@@ -205,6 +206,77 @@ fn a_browser_task(real: &RealWorld, runs: &mut Vec<Run>) {
     );
     let second = read_snapshot(real.sandbox(), &ok(real, runs, &["snapshot"]));
     assert!(second.contains(SECOND_TEXT), "{second}");
+}
+
+/// An attacker's page asks the agent for files and prints terminal
+/// sequences: the profile file that holds the extension's storage never
+/// reaches it, an ffmpeg planted in the user's cache never runs (neither
+/// through my-chrome, which refuses `video-start`, nor asked of the daemon
+/// directly), what it prints comes out escaped, and a file of the working
+/// directory still uploads.
+fn what_a_page_asks_for_is_refused(real: &RealWorld, runs: &mut Vec<Run>) {
+    let site = Site::start();
+    ok(real, runs, &["goto", &site.url("/upload")]);
+    let page = read_snapshot(real.sandbox(), &ok(real, runs, &["snapshot"]));
+    ok(real, runs, &["click", &reference(&page, "Pick a file")]);
+    let storage = real
+        .chrome
+        .user_data()
+        .join("Default/Local Storage/leveldb");
+    let mut stolen: Vec<String> = fs::read_dir(&storage)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|entry| entry.path())
+        .filter(|path| path.extension().is_some_and(|e| e == "log"))
+        .map(|path| path.display().to_string())
+        .collect();
+    stolen.push(
+        real.chrome
+            .user_data()
+            .join("Default/Preferences")
+            .display()
+            .to_string(),
+    );
+    for path in &stolen {
+        let refused = real.sandbox().run(&["upload", path]);
+        refused.expect(2, "user data directory");
+        runs.push(refused);
+    }
+    let home = real.sandbox().home.path();
+    fs::write(home.join("mine.txt"), "the user's own file").unwrap();
+    ok(
+        real,
+        runs,
+        &["upload", &home.join("mine.txt").display().to_string()],
+    );
+    let got = ok(
+        real,
+        runs,
+        &["eval", "() => document.querySelector('#out').textContent"],
+    );
+    assert!(
+        got.contains("Received file: mine.txt the user's own file"),
+        "{got}"
+    );
+
+    let marker = home.join("planted-ffmpeg-ran");
+    common::sandbox::plant_ffmpeg(real.sandbox(), &marker);
+    let video = home.join("clip.webm").display().to_string();
+    let refused = real.sandbox().run(&["video-start", &video]);
+    refused.expect(2, "`video-start` is refused");
+    runs.push(refused);
+    let said = real.sandbox().daemon_says(&["video-start", &video]);
+    real.sandbox().daemon_says(&["video-stop"]);
+    assert!(!marker.exists(), "the planted ffmpeg ran: {said}");
+
+    ok(real, runs, &["goto", &site.url("/hostile")]);
+    let console = ok(real, runs, &["console"]);
+    assert!(
+        !console.contains('\u{1b}') && !console.contains('\u{7}'),
+        "{console:?}"
+    );
+    assert!(console.contains("Hostile \\u{1b}]52;c;"), "{console}");
 }
 
 /// `connect` in a private mount namespace whose `/etc/hosts` puts `::1`

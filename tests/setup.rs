@@ -128,6 +128,7 @@ fn children_see_only_the_allowlisted_environment() {
         "LOGNAME",
         "NO_UPDATE_NOTIFIER",
         "PATH",
+        "PLAYWRIGHT_BROWSERS_PATH",
         "PWTEST_CLI_GLOBAL_CONFIG",
         "TMPDIR",
         "USER",

@@ -68,13 +68,22 @@ pub enum DaemonError {
     NotSent(Signal),
     #[error("the session's daemon sent a reply my-chrome does not understand ({0})")]
     Malformed(String),
+    #[error(
+        "the browser command's reply is larger than {} MiB; it was dropped unread and nothing of \
+         it was printed. Ask for less (an `eval` of a part, a `--filename` for the output), or \
+         have the user raise the limit (MY_CHROME_REPLY_LIMIT_MIB)",
+        .0 >> 20
+    )]
+    TooLarge(usize),
 }
 
 impl DaemonError {
     pub fn exit(&self) -> Exit {
         match self {
             DaemonError::Unreachable(_) => Exit::NoSession,
-            DaemonError::Io(_) | DaemonError::Malformed(_) => Exit::Failure,
+            DaemonError::Io(_) | DaemonError::Malformed(_) | DaemonError::TooLarge(_) => {
+                Exit::Failure
+            }
             DaemonError::TimedOut(_) => Exit::Timeout,
             DaemonError::Interrupted(signal) | DaemonError::NotSent(signal) => Exit::from(*signal),
         }
@@ -83,9 +92,15 @@ impl DaemonError {
 
 /// Sends one request line to the daemon behind `socket` (already checked to
 /// be in our private TMPDIR) and waits, up to `bound` and until an
-/// interrupt, for its reply. Dropping the connection early abandons the
-/// command in the daemon.
-pub fn run(socket: &Path, line: &[u8], bound: Duration) -> Result<Reply, DaemonError> {
+/// interrupt, for its reply of at most `limit` bytes (a longer one is not
+/// read on: memory stays bounded). Dropping the connection early abandons
+/// the command in the daemon.
+pub fn run(
+    socket: &Path,
+    line: &[u8],
+    bound: Duration,
+    limit: usize,
+) -> Result<Reply, DaemonError> {
     let deadline = Instant::now() + bound;
     // A signal that came during the checks: nothing is sent.
     if let Some(signal) = signals::pending() {
@@ -110,7 +125,11 @@ pub fn run(socket: &Path, line: &[u8], bound: Duration) -> Result<Reply, DaemonE
             Ok(0) => return Ok(Reply::Error("Session closed".into())),
             Ok(n) => {
                 // Only the new bytes can hold the end of the line.
-                if let Some(end) = chunk[..n].iter().position(|b| *b == b'\n') {
+                let end = chunk[..n].iter().position(|b| *b == b'\n');
+                if received.len() + end.unwrap_or(n) > limit {
+                    return Err(DaemonError::TooLarge(limit));
+                }
+                if let Some(end) = end {
                     received.extend_from_slice(&chunk[..end]);
                     return parse_reply(&received);
                 }

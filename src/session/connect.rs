@@ -158,6 +158,9 @@ pub fn connect(config: &Config) -> Result<(), Error> {
             "no token is stored; store it with `my-chrome token store`",
         )
     })?;
+    // While the token is held anyway: what lets the redactor hide its bare
+    // value in every later command's output.
+    crate::token::fingerprint::record(runtime, &token)?;
 
     let bootstrap = Bootstrap::create(runtime)?;
     let handoff = Handoff::open(runtime)?;

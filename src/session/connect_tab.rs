@@ -14,6 +14,9 @@ use crate::session::pinned::HOUSEKEEPING_TIMEOUT;
 /// How many connect tabs one `close_all` closes at most.
 const MAX_CONNECT_TABS: usize = 8;
 
+/// A tab list is a few lines per tab: a reply past this is not one.
+const REPLY_LIMIT: usize = 4 << 20;
+
 /// One browser command for the daemon behind `socket` (run with `cwd`, the
 /// runtime's real path): its text, or why there is none.
 fn send(socket: &Path, cwd: &Path, args: &[&str]) -> Result<String, String> {
@@ -21,7 +24,7 @@ fn send(socket: &Path, cwd: &Path, args: &[&str]) -> Result<String, String> {
     let Plan::Run(line) = plan(&words, cwd) else {
         return Err(format!("`{}` is not a daemon command", args.join(" ")));
     };
-    match daemon::run(socket, &line, HOUSEKEEPING_TIMEOUT) {
+    match daemon::run(socket, &line, HOUSEKEEPING_TIMEOUT, REPLY_LIMIT) {
         Ok(Reply::Text(Some(text))) => Ok(text),
         Ok(Reply::Text(None)) => Err("no answer".into()),
         Ok(Reply::Error(message)) => Err(message),

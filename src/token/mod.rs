@@ -2,6 +2,7 @@
 //! Linux Secret Service), how it is read from the user, and rotation.
 
 pub mod command;
+pub mod fingerprint;
 pub mod input;
 pub mod keyring;
 pub mod rotation;

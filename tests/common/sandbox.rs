@@ -67,7 +67,10 @@ impl Sandbox {
                 cmd
             }
         };
+        // The agent's working directory: its project, here the sandbox's
+        // home (a root for the files of forwarded commands).
         cmd.args(args)
+            .current_dir(self.home.path())
             .env_clear()
             .env("HOME", self.home.path())
             .env("PATH", "/usr/bin:/bin")
@@ -193,4 +196,68 @@ pub fn reference(snapshot: &str, label: &str) -> String {
         .unwrap_or_else(|| panic!("no {label} in {snapshot}"));
     let start = line.find("[ref=").unwrap() + 5;
     line[start..start + line[start..].find(']').unwrap()].to_string()
+}
+
+impl Sandbox {
+    /// `args` sent straight to the session's daemon, past my-chrome's
+    /// forwarder (as any process of the user could): what the daemon
+    /// itself answers.
+    pub fn daemon_says(&self, args: &[&str]) -> String {
+        use my_chrome::daemon::{self, Reply, request};
+        use my_chrome::session::state::{SessionState, session_state};
+        let location = my_chrome::config::RuntimeLocation {
+            path: self.runtime.clone(),
+        };
+        let runtime = my_chrome::runtime::Runtime::open(&location).unwrap();
+        let core = my_chrome::helper::pin::Pin::shipped().core_version();
+        let state = session_state(self.home.path(), &runtime, "mychrome", core);
+        let SessionState::Ready(entry) = state else {
+            panic!("no ready session: {state:?}");
+        };
+        let words: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+        let cwd = fs::canonicalize(&self.runtime).unwrap();
+        let request::Plan::Run(line) = request::plan(&words, &cwd) else {
+            panic!("{args:?} is no daemon command");
+        };
+        let timeout = std::time::Duration::from_secs(30);
+        match daemon::run(&entry.socket_path, &line, timeout, 1 << 20).unwrap() {
+            Reply::Text(text) => text.unwrap_or_default(),
+            Reply::Error(message) => message,
+        }
+    }
+}
+
+/// An ffmpeg planted where Playwright looks by default (the user's
+/// `~/.cache/ms-playwright`, for every revision the pin names): run, it
+/// writes `marker`.
+pub fn plant_ffmpeg(sandbox: &Sandbox, marker: &Path) {
+    let browsers = sandbox
+        .cli()
+        .join("node_modules/playwright-core/browsers.json");
+    let doc: serde_json::Value = serde_json::from_slice(&fs::read(browsers).unwrap()).unwrap();
+    let ffmpeg = doc["browsers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["name"] == "ffmpeg")
+        .expect("the pin has an ffmpeg entry");
+    let revisions = ffmpeg["revisionOverrides"]
+        .as_object()
+        .into_iter()
+        .flat_map(|o| o.values())
+        .chain([&ffmpeg["revision"]]);
+    for revision in revisions {
+        let dir = sandbox.home.path().join(format!(
+            ".cache/ms-playwright/ffmpeg-{}",
+            revision.as_str().unwrap()
+        ));
+        fs::create_dir_all(&dir).unwrap();
+        let planted = dir.join("ffmpeg-linux");
+        let script = format!(
+            "#!/bin/sh\necho ran > '{}'\nexec cat > /dev/null\n",
+            marker.display()
+        );
+        fs::write(&planted, script).unwrap();
+        fs::set_permissions(&planted, fs::Permissions::from_mode(0o755)).unwrap();
+    }
 }

@@ -35,6 +35,39 @@ const SECOND: &str = r#"<!doctype html><html><head><title>Second</title></head><
 const POPUP: &str = r#"<!doctype html><html><head><title>Popup</title></head><body>
 <h1>Popup content</h1></body></html>"#;
 
+/// What `/upload` shows once a file reached it.
+pub const UPLOADED: &str = "Received file:";
+
+/// A page that wants a file (an attacker's, in the tests that try to hand
+/// it one): whatever reaches its input or its drop zone is shown in `#out`.
+const UPLOAD: &str = r#"<!doctype html><html><head><title>Upload</title></head><body>
+<h1>Send us a file</h1>
+<input id="file" type="file" aria-label="Pick a file">
+<div id="drop" style="width:300px;height:100px;border:1px solid">Drop here</div>
+<pre id="out"></pre>
+<script>
+const show = f => f.text().then(t => { out.textContent = 'Received file: ' + f.name + ' ' + t; });
+file.addEventListener('change', () => show(file.files[0]));
+drop.addEventListener('dragover', e => e.preventDefault());
+drop.addEventListener('drop', e => { e.preventDefault(); show(e.dataTransfer.files[0]); });
+</script></body></html>"#;
+
+/// What `/hostile` says (its title, its text, its console) to reach the
+/// caller's terminal: an OSC 52 that would write the clipboard, and a
+/// colour change.
+pub const HOSTILE_TEXT: &str = "Hostile \u{1b}]52;c;aGVsbG8=\u{7} \u{1b}[31mred";
+
+const HOSTILE: &str = r#"<!doctype html><html><head><title>x</title></head><body>
+<h1>Terminal sequences</h1>
+<p id="said"></p>
+<script>
+const hostile = 'Hostile \x1b]52;c;aGVsbG8=\x07 \x1b[31mred';
+document.title = hostile;
+said.textContent = hostile;
+console.log(hostile);
+</script>
+</body></html>"#;
+
 pub struct Site {
     pub base: String,
     server: std::sync::Arc<tiny_http::Server>,
@@ -57,6 +90,8 @@ impl Site {
                     "/" => HOME.to_string(),
                     "/second" => SECOND.to_string(),
                     "/popup" => POPUP.to_string(),
+                    "/upload" => UPLOAD.to_string(),
+                    "/hostile" => HOSTILE.to_string(),
                     "/slow" => {
                         // Answered aside, so that other pages stay quick.
                         thread::spawn(move || {

@@ -1,0 +1,533 @@
+//! The first stage of the redactor: the token's known *spellings*, for
+//! any token (the second stage, `known.rs`, finds the bare value of the one
+//! the user stored). These become `<redacted>`:
+//!
+//! - the query of the extension's `chrome-extension://<id>/connect.html?…`
+//!   URL: plain, percent-encoded (up to nine times over), or with
+//!   JSON-escaped slashes;
+//! - the value after `token` and a separator: `=` or `:` (also `%3D`/`%3A`
+//!   encoded up to nine times, JavaScript's `\u003d`, `\u{3d}`, `\x3d` and
+//!   octal `\075`, HTML's `&#61;`, `&#061;`, `&#61` without its `;`,
+//!   `&#x3d;`, `&equals;`, `&colon;`), with up to 32 spaces between them
+//!   (ASCII spaces and line breaks, NUL, no-break space, the Unicode
+//!   spaces and line and paragraph separators) and a closing quote (`"`,
+//!   `'`, JSON-escaped, `&quot;`, `&#34;`, `&apos;`, `\x22`, `%22`); the word
+//!   itself in any ASCII case, with its letters percent-encoded (`%74oken`),
+//!   with common Cyrillic and Greek lookalike letters, and with invisible
+//!   characters (soft hyphen, zero-width spaces and joiners, word joiner,
+//!   byte-order mark) between its letters. That covers
+//!   `PLAYWRIGHT_MCP_EXTENSION_TOKEN=…`, a JSON `"token":` key and its
+//!   HTML-escaped form too. The value may open with the same spaces and
+//!   quotes.
+//!
+//! Split reads, provably: every pattern matches at most [`LONGEST`] bytes
+//! (a test builds the longest instance of each), the opening of a value is
+//! at most [`OPENING_LIMIT`] bytes, and a match is acted on only once
+//! [`HOLD_BACK`] > [`LONGEST`] + [`OPENING_LIMIT`] bytes follow its start,
+//! or at the end. So every match is decided on the same bytes as in a
+//! single read, and a property test feeds every input of the corpus at
+//! every split point and in random chunkings and requires the single
+//! read's output. A value still running at the end of a read is dropped as
+//! it arrives, never buffered. `finish` flushes the rest.
+
+use std::sync::OnceLock;
+
+use regex::bytes::Regex;
+
+use super::{REDACTED, Stage};
+
+/// An upper bound on the length of any match of [`patterns`] (see the test
+/// `every_pattern_is_shorter_than_the_hold_back`).
+const LONGEST: usize = 320;
+
+/// After `token:`, how far the value may start (spaces, a quote): only a
+/// value that begins with a token character within it is redacted, so
+/// that a label ending in "token:" keeps what follows it. Whatever the
+/// separator, what opens a value is at most this long.
+const OPENING_LIMIT: usize = 32;
+
+/// How far behind the input the output stays: a whole match and what
+/// decides it.
+const HOLD_BACK: usize = LONGEST + OPENING_LIMIT + LONGEST_OPENER + 2;
+
+/// How often a character may be percent-encoded over (`%3D`, `%253D`, …).
+const ENCODINGS: usize = 9;
+
+/// Characters that may hide between letters without showing.
+const INVISIBLE: &str = r"(?:\xC2\xAD|\xE2\x80[\x8B-\x8D]|\xE2\x81\xA0|\xEF\xBB\xBF)";
+
+/// Spaces that may stand around a separator: ASCII white space, NUL,
+/// no-break space, the Unicode spaces U+2000–U+200A, line and paragraph
+/// separators, narrow no-break and medium mathematical space, ideographic
+/// space.
+const SPACE: &str =
+    r"(?:\s|\x00|\xC2\xA0|\xE2\x80[\x80-\x8A\xA8\xA9\xAF]|\xE2\x81\x9F|\xE3\x80\x80)";
+
+/// A quote, in the spellings a page or an encoder gives it.
+const QUOTE: &str =
+    r#"(?:\\{0,3}"|'|`|&quot;|&#0{0,4}3[49];?|&#x0{0,4}2[27];?|&apos;|\\x2[27]|\\u002[27]|%2[27])"#;
+
+/// The longest single opener of a value (`&#x0000022;`), with room.
+const LONGEST_OPENER: usize = 16;
+
+/// A character, or it percent-encoded once to ENCODINGS times over (`hex`:
+/// its code, one or more alternatives).
+fn enc(plain: &str, hex: &str) -> String {
+    format!(r"(?:{plain}|%(?:25){{0,{}}}(?:{hex}))", ENCODINGS - 1)
+}
+
+/// `token`, letter by letter: ASCII in any case, percent-encoded, or a
+/// Cyrillic or Greek lookalike, with up to two invisible characters after
+/// each letter.
+fn token_word() -> String {
+    let letters = [
+        (r"t|\xD1\x82|\xCF\x84|\xD0\xA2|\xCE\xA4", "74|54"), // т τ Т Τ
+        (r"o|\xD0\xBE|\xCE\xBF|\xD6\x85|\xD0\x9E|\xCE\x9F", "6f|4f"), // о ο օ О Ο
+        (r"k|\xD0\xBA|\xCE\xBA|\xD0\x9A|\xCE\x9A", "6b|4b"), // к κ К Κ
+        (r"e|\xD0\xB5|\xD2\xBD|\xD0\x95|\xCE\x95", "65|45"), // е ҽ Е Ε
+        (r"n|\xD5\xB8|\xCE\xB7|\xCE\x9D", "6e|4e"),          // ո η Ν
+    ];
+    letters
+        .iter()
+        .map(|(plain, hex)| format!("{}{INVISIBLE}{{0,2}}", enc(plain, hex)))
+        .collect()
+}
+
+/// A separator: `=` or `:` in every spelling the module lists.
+fn separator() -> String {
+    format!(
+        r#"(?:{}|{}|\\u003[da]|\\u\{{0{{0,4}}3[da]\}}|\\x3[da]|\\0?7[52]|&#0{{0,4}}(?:61|58);?|&#x0{{0,4}}3[da];?|&equals;|&colon;)"#,
+        enc("=", "3d"),
+        enc(":", "3a"),
+    )
+}
+
+fn patterns() -> &'static Regex {
+    static PATTERNS: OnceLock<Regex> = OnceLock::new();
+    PATTERNS.get_or_init(|| {
+        let slash = format!(r"(?:{}|\\/)", enc("/", "2f"));
+        let url = format!(
+            r"chrome-extension{colon}{slash}{slash}[a-p]{{32}}{slash}connect\.html{question}",
+            colon = enc(":", "3a"),
+            question = enc(r"\?", "3f"),
+        );
+        let token = format!(r#"{}{QUOTE}?{SPACE}{{0,32}}{}"#, token_word(), separator());
+        Regex::new(&format!("(?i-u){url}|{token}")).expect("the redaction patterns compile")
+    })
+}
+
+/// Whether a match ends in a `:` (in any spelling) rather than a `=`.
+fn is_colon(found: &[u8]) -> bool {
+    static COLON: OnceLock<Regex> = OnceLock::new();
+    COLON
+        .get_or_init(|| {
+            Regex::new(&format!(
+                r"(?i-u)(?:{}|\\u003a|\\u\{{0*3a\}}|\\x3a|\\0?72|&#0*58;?|&#x0*3a;?|&colon;)$",
+                enc(":", "3a")
+            ))
+            .expect("the colon pattern compiles")
+        })
+        .is_match(found)
+}
+
+/// What opens a value: spaces, a quote, `<`, a backslash.
+fn opener() -> &'static Regex {
+    static OPENER: OnceLock<Regex> = OnceLock::new();
+    OPENER.get_or_init(|| {
+        Regex::new(&format!(r"(?i-u)^(?:{SPACE}|{QUOTE}|[<\\])"))
+            .expect("the opener pattern compiles")
+    })
+}
+
+/// How a value opens.
+enum Opening {
+    /// After this many bytes of spaces and quotes.
+    Len(usize),
+    /// Its opening runs past [`OPENING_LIMIT`]: what is it hiding? The
+    /// rest of the line goes.
+    Overlong,
+}
+
+/// The opening at the start of `after`: whole openers, within
+/// [`OPENING_LIMIT`] bytes (each is decided on [`LONGEST_OPENER`] bytes,
+/// which the hold-back keeps in view).
+fn opening(after: &[u8]) -> Opening {
+    let mut at = 0;
+    while let Some(found) = opener().find(&after[at..]) {
+        if at + found.end() > OPENING_LIMIT {
+            return Opening::Overlong;
+        }
+        at += found.end();
+    }
+    Opening::Len(at)
+}
+
+/// Where a value ends: whitespace, NUL, quotes, brackets, and (outside a
+/// URL query, where the whole query goes) the next parameter or an HTML
+/// entity (`&quot;`).
+fn ends_value(byte: u8, in_url_query: bool) -> bool {
+    byte.is_ascii_whitespace()
+        || matches!(
+            byte,
+            0 | b'"' | b'\'' | b'<' | b'>' | b')' | b']' | b'`' | b'|' | b'\\'
+        )
+        || (!in_url_query && matches!(byte, b'&' | b';' | b','))
+}
+
+/// Dropping a value that began in an earlier read.
+#[derive(Clone, Copy)]
+struct Skipping {
+    in_url_query: bool,
+    /// After an overlong opening: to the end of the line.
+    to_line_end: bool,
+}
+
+/// The spellings stage (see the module's comment).
+#[derive(Default)]
+pub struct Patterns {
+    /// Bytes not yet emitted (at most a held-back tail).
+    pending: Vec<u8>,
+    skipping: Option<Skipping>,
+}
+
+impl Stage for Patterns {
+    fn pending(&mut self) -> &mut Vec<u8> {
+        &mut self.pending
+    }
+
+    /// A value that runs on from the last read is dropped as it comes.
+    fn feed(&mut self, input: &[u8]) -> Vec<u8> {
+        let mut input = input;
+        if let Some(skip) = self.skipping {
+            match value_end(input, skip) {
+                End::At(end) => {
+                    self.skipping = None;
+                    input = &input[end..];
+                }
+                End::Beyond => return Vec::new(),
+            }
+        }
+        self.pending.extend_from_slice(input);
+        self.process(false)
+    }
+
+    fn finish(&mut self) -> Vec<u8> {
+        self.skipping = None;
+        self.process(true)
+    }
+
+    fn process(&mut self, at_end: bool) -> Vec<u8> {
+        // Matches that start here or later wait for more input: fewer than
+        // HOLD_BACK bytes follow them, so a longer read could decide them
+        // differently.
+        let decided = if at_end {
+            self.pending.len()
+        } else {
+            self.pending.len().saturating_sub(HOLD_BACK)
+        };
+        let mut out = Vec::with_capacity(self.pending.len());
+        let mut pos = 0;
+        while let Some(found) = patterns().find_at(&self.pending, pos) {
+            if found.start() >= decided {
+                break;
+            }
+            let after = &self.pending[found.end()..];
+            let in_url_query = found.as_bytes()[..6].eq_ignore_ascii_case(b"chrome");
+            let (opening, skip) = match opening(after) {
+                Opening::Len(len) => {
+                    let label = is_colon(found.as_bytes())
+                        && !after.get(len).is_some_and(|b| starts_value(*b));
+                    if label {
+                        // A label such as `"API token:" [ref=e5]`: left as it is.
+                        out.extend_from_slice(&self.pending[pos..found.end()]);
+                        pos = found.end();
+                        continue;
+                    }
+                    let to_line_end = false;
+                    (
+                        len,
+                        Skipping {
+                            in_url_query,
+                            to_line_end,
+                        },
+                    )
+                }
+                Opening::Overlong => {
+                    let to_line_end = true;
+                    (
+                        0,
+                        Skipping {
+                            in_url_query,
+                            to_line_end,
+                        },
+                    )
+                }
+            };
+            out.extend_from_slice(&self.pending[pos..found.end()]);
+            out.extend_from_slice(REDACTED);
+            match value_end(&after[opening..], skip) {
+                End::At(end) => pos = found.end() + opening + end,
+                End::Beyond => {
+                    // The value runs past this read: drop it as it comes.
+                    if !at_end {
+                        self.skipping = Some(skip);
+                    }
+                    self.pending.clear();
+                    return out;
+                }
+            }
+        }
+        let keep = decided.max(pos);
+        out.extend_from_slice(&self.pending[pos..keep]);
+        self.pending.drain(..keep);
+        out
+    }
+}
+
+/// A character a value may start with (after `:`, only such a value is
+/// redacted).
+fn starts_value(byte: u8) -> bool {
+    byte.is_ascii_alphanumeric() || matches!(byte, b'_' | b'-')
+}
+
+enum End {
+    /// The value ends at this offset.
+    At(usize),
+    /// It runs past the input.
+    Beyond,
+}
+
+fn value_end(input: &[u8], skip: Skipping) -> End {
+    let ends = |b: &u8| match skip.to_line_end {
+        true => *b == b'\n',
+        false => ends_value(*b, skip.in_url_query),
+    };
+    match input.iter().position(ends) {
+        Some(end) => End::At(end),
+        None => End::Beyond,
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    const SECRET: &str = "Zq3_secretTOKENvalue-0123456789abcdef";
+    const ID: &str = "mmlmfjhmonkocbjadbfplnigmagldckm";
+
+    /// This stage alone, in one read.
+    fn redact(text: &[u8]) -> Vec<u8> {
+        let mut stage = Patterns::default();
+        let mut out = stage.feed(text);
+        out.extend(stage.finish());
+        out
+    }
+
+    fn redacted(text: &str) -> String {
+        String::from_utf8_lossy(&redact(text.as_bytes())).into_owned()
+    }
+
+    /// `text` fed in reads of these sizes (the rest in one last read).
+    fn chunked(text: &[u8], sizes: &[usize]) -> Vec<u8> {
+        let mut r = Patterns::default();
+        let mut out = Vec::new();
+        for chunk in crate::redact::tests::chunks(text, sizes) {
+            out.extend(r.feed(chunk));
+        }
+        out.extend(r.finish());
+        out
+    }
+
+    /// Percent-encodes `text` `times` times over.
+    fn encoded(text: &str, times: usize) -> String {
+        let mut out = text.to_string();
+        for _ in 0..times {
+            out = out
+                .bytes()
+                .map(|b| match b {
+                    b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' => {
+                        (b as char).to_string()
+                    }
+                    other => format!("%{other:02X}"),
+                })
+                .collect();
+        }
+        out
+    }
+
+    /// Texts that carry SECRET, in every form the redactor knows.
+    pub(crate) fn leaking() -> Vec<String> {
+        let connect = format!(
+            "chrome-extension://{ID}/connect.html?mcpRelayUrl=ws%3A%2F%2F127.0.0.1%3A1%2Fx&token={SECRET}"
+        );
+        let mut texts = vec![
+            format!("- 1: [{connect}](chrome-error://chromewebdata/)\n"),
+            format!(
+                r#"{{"url":"chrome-extension://{ID}/connect.html?protocolVersion=2\u0026token={SECRET}","title":"x"}}"#
+            ),
+            format!(r#""chrome-extension:\/\/{ID}\/connect.html?token={SECRET}""#),
+            format!(
+                "CHROME-EXTENSION://{}/CONNECT.HTML?TOKEN={SECRET}",
+                ID.to_uppercase()
+            ),
+            format!("x?a=1&token={SECRET}&b=2"),
+            format!("token%3D{SECRET} done"),
+            format!("\"token\\u003d{SECRET}\""),
+            format!("token=\"{SECRET}\""),
+            format!("token='{SECRET}'"),
+            format!("token= {SECRET}"),
+            format!("token = {SECRET}"),
+            format!("token: {SECRET}"),
+            format!("Token :\t{SECRET}"),
+            format!("token=<{SECRET}>"),
+            format!("token=`{SECRET}`"),
+            format!("token&#61;{SECRET}"),
+            format!("token&#x3D;{SECRET}"),
+            format!("token&equals;{SECRET}"),
+            format!("to\u{AD}ken={SECRET}"),
+            format!("t\u{200B}o\u{200D}k\u{2060}e\u{FEFF}n={SECRET}"),
+            format!("t\u{43E}ken={SECRET}"),
+            format!("\u{442}\u{43E}\u{43A}\u{435}n: {SECRET}"),
+            format!("\u{422}\u{41E}\u{41A}\u{415}\u{39D}={SECRET}"),
+            format!(r#"{{\\\"token\\\": \\\"{SECRET}\\\"}}"#),
+            format!(r#"{{"env":"PLAYWRIGHT_MCP_EXTENSION_TOKEN=\"{SECRET}\""}}"#),
+            format!("{{\"PLAYWRIGHT_MCP_EXTENSION_TOKEN\":\n          \"{SECRET}\"}}"),
+            format!(r#"{{"token":"{SECRET}"}}"#),
+            format!(r#"{{"token" : "{SECRET}"}}"#),
+            format!("{{\"token\"\n: \"{SECRET}\"}}\n"),
+            format!("{{\n  \"token\"\n\n  :\n  \"{SECRET}\"\n}}\n"),
+            format!("{{\\\"token\\\": \\\"{SECRET}\\\"}}"),
+            format!("auth-token: {SECRET}\n"),
+            // Spellings found by trying (issue 18).
+            format!("%74oken={SECRET}"),
+            format!("%2574%256Fken={SECRET}"),
+            format!("TO%4BEN={SECRET}"),
+            format!("token&#061;{SECRET}"),
+            format!("token&#61{SECRET}"),
+            format!("token&#0058;{SECRET}"),
+            format!("token&#x003D{SECRET}"),
+            format!("token\u{A0}=\u{A0}{SECRET}"),
+            format!("token\u{2028}:\u{2028}{SECRET}"),
+            format!("token\0=\0{SECRET}"),
+            format!("token\u{3000}=\u{202F}{SECRET}"),
+            format!("{{&quot;token&quot;:&quot;{SECRET}&quot;}}"),
+            format!("token=&quot;{SECRET}&quot;"),
+            format!("token&#34;: &#34;{SECRET}&#34;"),
+            format!("token=%22{SECRET}%22"),
+            format!(r"token\x3d{SECRET}"),
+            format!(r"token\x3A {SECRET}"),
+            format!(r"token\075{SECRET}"),
+            format!(r"token\72{SECRET}"),
+            format!(r"token\u{{3d}}{SECRET}"),
+            format!(r#"{{\x22token\x22:\x22{SECRET}\x22}}"#),
+            // Openings: long, and in every quote the word may take.
+            format!("token={}{SECRET}", " ".repeat(40)),
+            format!("token:{}{SECRET}\nnext line", "\u{A0}".repeat(20)),
+            format!("token=&#34{SECRET}"),
+            format!("token=&#x0022;{SECRET}&#x0022;"),
+            format!("token: &#0034;{SECRET}"),
+            format!("token=\\u0022{SECRET}"),
+            format!("token=`{SECRET}`"),
+        ];
+        for times in 1..=ENCODINGS {
+            texts.push(format!("x?{}", encoded(&format!("token={SECRET}"), times)));
+            texts.push(format!("next={}", encoded(&connect, times)));
+        }
+        texts
+    }
+
+    /// Texts that must come out as they went in.
+    pub(crate) fn ordinary() -> Vec<String> {
+        vec![
+            "### Open tabs\n- 0: (current) [Hello](http://127.0.0.1:8765/a.html)\n".into(),
+            "chrome-extension://abcdefghijklmnopabcdefghijklmnop/page.html?x=1".into(),
+            "tokens=5 and a tokenizer: fine\n".into(),
+            "- textbox \"API token:\" [ref=e5]\n- button \"Copy token:\" [ref=e6] [cursor=pointer]\n".into(),
+            "Your token: (hidden)\ntoken: \n".into(),
+            "Your token:&quot; &amp; more\ntoken&#58; (hidden)\n".into(),
+            "tokenize\\x3d nothing; token\\u{3a} (none)\n".into(),
+            "x".repeat(2000),
+            "línea con acentos y — guiones\n".repeat(40),
+        ]
+    }
+
+    #[test]
+    fn every_known_form_is_redacted_and_ordinary_text_untouched() {
+        for text in leaking() {
+            let out = redacted(&text);
+            assert!(!out.contains(&SECRET[..12]), "leaked from {text:?}: {out}");
+            assert!(out.contains("<redacted>"), "{text:?}: {out}");
+        }
+        for text in ordinary() {
+            assert_eq!(redacted(&text), text);
+        }
+        assert_eq!(
+            redacted(&format!("x?a=1&token={SECRET}&b=2")),
+            "x?a=1&token=<redacted>&b=2"
+        );
+        assert_eq!(
+            redacted(&format!(
+                "[chrome-extension://{ID}/connect.html?token={SECRET}](x)"
+            )),
+            format!("[chrome-extension://{ID}/connect.html?<redacted>](x)")
+        );
+        assert_eq!(
+            redacted(&format!("{{&quot;token&quot;:&quot;{SECRET}&quot;}}")),
+            "{&quot;token&quot;:<redacted>&quot;}"
+        );
+        assert_eq!(
+            redacted(&format!("%74oken&#61{SECRET} next")),
+            "%74oken&#61<redacted> next"
+        );
+        // An opening past the limit: the rest of the line goes, no more.
+        assert_eq!(
+            redacted(&format!("token={}{SECRET} x\nnext", " ".repeat(40))),
+            "token=<redacted>\nnext"
+        );
+        // What opens the value (spaces, a quote) goes with it.
+        assert_eq!(
+            redacted(&format!("{{\"token\"\n: \"{SECRET}\"}}\n")),
+            "{\"token\"\n:<redacted>\"}\n"
+        );
+    }
+
+    // Every split point and random chunkings: `super::super::tests`, for
+    // the chain of all three stages over this corpus and more.
+
+    #[test]
+    fn a_value_longer_than_any_read_is_dropped_as_it_comes() {
+        let long = "v".repeat(10_000);
+        let text = format!("token={long} after\n");
+        let out = chunked(text.as_bytes(), &[5, 100, 1000, 3000]);
+        assert_eq!(String::from_utf8(out).unwrap(), "token=<redacted> after\n");
+    }
+
+    #[test]
+    fn output_stays_only_a_hold_back_behind() {
+        let mut r = Patterns::default();
+        assert!(r.feed(b"Waiting for the extension...\n").is_empty());
+        let long = "x".repeat(1000);
+        assert_eq!(r.feed(long.as_bytes()).len(), 1029 - HOLD_BACK);
+        assert_eq!(r.finish().len(), HOLD_BACK);
+    }
+
+    #[test]
+    fn every_pattern_is_shorter_than_the_hold_back() {
+        let most = "%".to_string() + &"25".repeat(ENCODINGS - 1);
+        let url =
+            format!("chrome-extension{most}3a{most}2f{most}2f{ID}{most}2fconnect.html{most}3f");
+        // Each letter at its longest (percent-encoded nine times), with its
+        // two longest invisibles; the longest quote; 32 three-byte spaces.
+        let word: String = ["74", "6f", "6b", "65", "6e"]
+            .iter()
+            .map(|hex| format!("{most}{hex}\u{200B}\u{200B}"))
+            .collect();
+        let token = format!("{word}&#x000022;{}{most}3d", "\u{2028}".repeat(32));
+        let plain = format!("{word}\\\\\\\"{}{most}3d", " ".repeat(32));
+        for longest in [url, token, plain] {
+            let found = patterns().find(longest.as_bytes()).expect("it matches");
+            assert_eq!(found.len(), longest.len(), "{longest}");
+            assert!(longest.len() <= LONGEST, "{} > {LONGEST}", longest.len());
+        }
+    }
+}

@@ -1,0 +1,299 @@
+//! Files in, files out, bytes out, on the stand-in (tests/real_extension.rs
+//! repeats the attacks on the real extension): a page that asks for a file
+//! never gets one from outside the allowed roots, no output replaces a
+//! program or lands where programs keep their code, the daemon runs no
+//! program from the user's folders, and what is printed carries neither the
+//! token nor a terminal sequence.
+
+mod common;
+
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+
+use common::site::{HOSTILE_TEXT, Site, UPLOADED};
+use common::{Run, World, assert_nowhere, read_snapshot, reference, world};
+
+/// A connected world on the stand-in, at `path` of a fresh site.
+fn connected_at(path: &str) -> (World, common::standin::Standin, Site) {
+    let mut w = world();
+    let chrome = w.chrome();
+    w.sandbox.run(&["connect"]).expect(0, "");
+    let site = Site::start();
+    let went = w.sandbox.run(&["goto", &site.url(path)]);
+    assert_eq!(went.code, 0, "{}{}", went.stdout, went.stderr);
+    (w, chrome, site)
+}
+
+fn run(w: &World, args: &[&str]) -> Run {
+    w.sandbox.run(args)
+}
+
+fn ok(w: &World, args: &[&str]) -> String {
+    let done = run(w, args);
+    assert_eq!(
+        done.code, 0,
+        "my-chrome {args:?}\n{}\n{}",
+        done.stdout, done.stderr
+    );
+    done.stdout
+}
+
+/// What the upload page received, as the page itself shows it.
+fn received(w: &World) -> String {
+    ok(
+        w,
+        &[
+            "eval",
+            "() => document.querySelector('#out').textContent + '|' + \
+             document.querySelector('#file').files.length",
+        ],
+    )
+}
+
+#[test]
+fn a_page_never_gets_a_file_from_outside_the_roots() {
+    let (w, _chrome, _site) = connected_at("/upload");
+    let home = w.sandbox.home.path();
+    // What an attacker's page would want: the browser profile (where the
+    // extension's storage keeps the token), keys, the runtime.
+    let profile = home.join(".config/google-chrome/Default/Local Storage/leveldb");
+    fs::create_dir_all(&profile).unwrap();
+    fs::write(profile.join("000003.log"), "profile-canary").unwrap();
+    let ssh = home.join(".ssh");
+    fs::create_dir_all(&ssh).unwrap();
+    fs::write(ssh.join("id_ed25519"), "key-canary").unwrap();
+    let work = home.join("work");
+    fs::create_dir(&work).unwrap();
+    std::os::unix::fs::symlink(profile.join("000003.log"), work.join("innocent.txt")).unwrap();
+    fs::hard_link(ssh.join("id_ed25519"), work.join("notes.txt")).unwrap();
+    let snapshot = read_snapshot(&w.sandbox, &ok(&w, &["snapshot"]));
+    let input = reference(&snapshot, "Pick a file");
+    let drop_zone = reference(&snapshot, "Drop here");
+    ok(&w, &["click", &input]);
+    let attempts: Vec<(String, &str)> = vec![
+        (
+            profile.join("000003.log").display().to_string(),
+            "user data directory",
+        ),
+        (ssh.join("id_ed25519").display().to_string(), "hidden"),
+        (
+            work.join("innocent.txt").display().to_string(),
+            "symbolic link",
+        ),
+        (work.join("notes.txt").display().to_string(), "hard links"),
+        ("/etc/hostname".into(), "outside the allowed roots"),
+        (
+            w.sandbox.runtime.join("lease.json").display().to_string(),
+            "private runtime",
+        ),
+        ("../lease.json".into(), "relative path"),
+        (work.display().to_string(), "not a plain file"),
+    ];
+    let mut runs = Vec::new();
+    for (path, needle) in &attempts {
+        let refused = run(&w, &["upload", path]);
+        refused.expect(2, needle);
+        assert!(
+            refused.stderr.contains("MY_CHROME_FILE_ROOTS"),
+            "{}",
+            refused.stderr
+        );
+        let dropped = run(&w, &["drop", &drop_zone, "--path", path]);
+        dropped.expect(2, needle);
+        runs.extend([refused, dropped]);
+    }
+    // The file chooser the click opened still waits: nothing went in.
+    let waiting = received(&w);
+    assert!(waiting.contains("[File chooser]"), "{waiting}");
+
+    // Inside the working directory and /tmp, files still reach the page.
+    fs::write(work.join("hello.txt"), "hello from the project").unwrap();
+    let in_work = work.join("hello.txt").display().to_string();
+    ok(&w, &["upload", &in_work]);
+    let got = received(&w);
+    assert!(
+        got.contains(&format!("{UPLOADED} hello.txt hello from the project")),
+        "{got}"
+    );
+    let in_tmp = tempfile::Builder::new()
+        .prefix("mc-upload")
+        .tempfile_in("/tmp")
+        .unwrap();
+    fs::write(in_tmp.path(), "hello from tmp").unwrap();
+    ok(
+        &w,
+        &[
+            "drop",
+            &drop_zone,
+            "--path",
+            &in_tmp.path().display().to_string(),
+        ],
+    );
+    assert!(received(&w).contains("hello from tmp"));
+    // With no chooser open, a drop of the profile is refused all the same.
+    let profile_file = profile.join("000003.log").display().to_string();
+    run(&w, &["drop", &drop_zone, "--path", &profile_file]).expect(2, "user data directory");
+    let last = received(&w);
+    assert!(last.contains("hello from tmp"), "{last}");
+    assert!(!last.contains("canary"), "{last}");
+    let all: Vec<&Run> = runs.iter().collect();
+    assert_nowhere(&w.token, home, &all);
+}
+
+#[test]
+fn outputs_land_only_in_the_roots_privately_and_never_over_a_program() {
+    let (w, _chrome, _site) = connected_at("/");
+    let home = w.sandbox.home.path();
+    // Where an agent works, and /tmp: written, private to the user.
+    let shot = home.join("shot.png");
+    ok(
+        &w,
+        &["screenshot", &format!("--filename={}", shot.display())],
+    );
+    let tmp = tempfile::Builder::new()
+        .prefix("mc-out")
+        .tempdir_in("/tmp")
+        .unwrap();
+    let pdf = tmp.path().join("page.pdf");
+    let printed = run(&w, &["pdf", &format!("--filename={}", pdf.display())]);
+    // Headless Chromium prints PDFs; a headed one may refuse: either way
+    // nothing but the named file is touched.
+    for written in [Some(&shot), (printed.code == 0).then_some(&pdf)]
+        .into_iter()
+        .flatten()
+    {
+        let mode = fs::metadata(written).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600, "{} is private", written.display());
+    }
+    // A program, a link, what runs at login or holds keys: never written.
+    let program = home.join("build.sh");
+    fs::write(&program, "#!/bin/sh\necho mine\n").unwrap();
+    fs::set_permissions(&program, fs::Permissions::from_mode(0o755)).unwrap();
+    let link = home.join("looks-fine.png");
+    std::os::unix::fs::symlink(home.join(".bashrc"), &link).unwrap();
+    let ffmpeg = home.join(".cache/ms-playwright/ffmpeg-1011/ffmpeg-linux");
+    for (target, needle) in [
+        (program.clone(), "executable"),
+        (link.clone(), "symbolic link"),
+        (home.join(".bashrc"), "hidden"),
+        (home.join(".ssh/authorized_keys"), "hidden"),
+        (ffmpeg.clone(), "ms-playwright"),
+        (
+            "/var/tmp/mc-escaped.png".into(),
+            "outside the allowed roots",
+        ),
+    ] {
+        let filename = format!("--filename={}", target.display());
+        run(&w, &["screenshot", &filename]).expect(2, needle);
+        run(&w, &["snapshot", &filename]).expect(2, needle);
+    }
+    assert_eq!(
+        fs::read_to_string(&program).unwrap(),
+        "#!/bin/sh\necho mine\n"
+    );
+    for absent in [
+        home.join(".bashrc"),
+        home.join(".ssh"),
+        ffmpeg,
+        "/var/tmp/mc-escaped.png".into(),
+    ] {
+        assert!(!absent.exists(), "{} was written", absent.display());
+    }
+}
+
+/// `video-start` makes the daemon run Playwright's ffmpeg. my-chrome
+/// refuses the command, and the daemon itself, asked directly on its socket
+/// (as any process of the user can), never runs an ffmpeg planted in the
+/// user's cache (where Playwright looks by default): it looks inside the
+/// verified tree only.
+#[test]
+fn the_daemon_never_runs_a_planted_ffmpeg() {
+    let mut w = world();
+    let home = w.sandbox.home.path().to_path_buf();
+    let marker = home.join("planted-ffmpeg-ran");
+    common::sandbox::plant_ffmpeg(&w.sandbox, &marker);
+    let _chrome = w.chrome();
+    w.sandbox.run(&["connect"]).expect(0, "");
+    let site = Site::start();
+    ok(&w, &["goto", &site.url("/")]);
+    let video = home.join("clip.webm").display().to_string();
+    let refused = run(&w, &["video-start", &video]);
+    refused.expect(
+        2,
+        "`video-start` is refused: video needs Playwright's ffmpeg",
+    );
+    let said = w.sandbox.daemon_says(&["video-start", &video]);
+    assert!(!marker.exists(), "the planted ffmpeg ran: {said}");
+    assert!(said.contains(".local-browsers/ffmpeg-"), "{said}");
+    w.sandbox.daemon_says(&["video-stop"]);
+    assert!(!marker.exists(), "the planted ffmpeg ran");
+    // The session goes on.
+    ok(&w, &["tab-list"]);
+    assert_nowhere(&w.token, &home, &[&refused]);
+}
+
+#[test]
+fn what_is_printed_carries_no_token_and_no_terminal_sequence() {
+    let (mut w, _chrome, _site) = connected_at("/hostile");
+    let mut runs = Vec::new();
+    // A page whose text and console carry an OSC 52 (it writes the
+    // clipboard) and a colour change. Chrome drops them from titles, the
+    // snapshot and `eval` quote them; `console` prints the page's own words.
+    for args in [
+        &["console"][..],
+        &["tab-list"],
+        &["snapshot"],
+        &["eval", "() => document.title"],
+    ] {
+        let shown = run(&w, args);
+        assert_eq!(shown.code, 0, "{}", shown.stderr);
+        assert!(
+            !shown.stdout.contains('\u{1b}') && !shown.stdout.contains('\u{7}'),
+            "{args:?}: {:?}",
+            shown.stdout
+        );
+        runs.push(shown);
+    }
+    let console = &runs[0].stdout;
+    let escaped = HOSTILE_TEXT
+        .replace('\u{1b}', "\\u{1b}")
+        .replace('\u{7}', "\\u{7}");
+    assert!(console.contains(&escaped), "{console}");
+
+    // The bare token, put together by a page (no argument carries it).
+    let (a, b) = w.token.split_at(w.token.len() / 2);
+    let joined = run(
+        &w,
+        &[
+            "eval",
+            &format!("() => 'value: ' + ['{a}', '{b}'].join('')"),
+        ],
+    );
+    assert_eq!(joined.code, 0, "{}", joined.stderr);
+    assert!(
+        joined.stdout.contains("value: <redacted>"),
+        "{}",
+        joined.stdout
+    );
+    runs.push(joined);
+
+    // A reply past the limit: a clear error, nothing of it printed.
+    w.sandbox.set("MY_CHROME_REPLY_LIMIT_MIB", "1");
+    let huge = run(&w, &["eval", "() => 'x'.repeat(3 * 1024 * 1024)"]);
+    huge.expect(1, "larger than 1 MiB; it was dropped unread");
+    assert!(
+        huge.stderr.contains("MY_CHROME_REPLY_LIMIT_MIB"),
+        "{}",
+        huge.stderr
+    );
+    assert!(
+        huge.stdout.is_empty(),
+        "{} bytes printed",
+        huge.stdout.len()
+    );
+    let small = ok(&w, &["eval", "() => 'x'.repeat(1000)"]);
+    assert!(small.contains(&"x".repeat(1000)));
+    runs.push(huge);
+    let all: Vec<&Run> = runs.iter().collect();
+    assert_nowhere(&w.token, w.sandbox.home.path(), &all);
+}
