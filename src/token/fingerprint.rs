@@ -221,6 +221,7 @@ fn salted(salt: &[u8], value: &[u8]) -> [u8; 32] {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::RuntimeLocation;
 
     const VALUE: &[u8] = b"Zq3_secretTOKENvalue-0123456789abcdef";
 
@@ -253,7 +254,20 @@ mod tests {
         // Two fingerprints of one token share nothing but the length.
         let again = Fingerprint::of(&token).unwrap();
         assert!(again.salt != fp.salt && again.digest != fp.digest);
+        assert!(again.base != fp.base && again.rolling != fp.rolling);
+        assert_eq!(format!("{fp:?}"), "Fingerprint(len 37)");
+        let field = |name: &str, value: String| {
+            let line = record.lines().find(|l| l.starts_with(name)).unwrap();
+            record.replace(line, &format!("{name} {value}"))
+        };
         for bad in [
+            field("length", "31".into()),
+            field("length", "129".into()),
+            field("base", "1".into()),
+            field("base", PRIME.to_string()),
+            field("rolling", PRIME.to_string()),
+            field("salt", "00".repeat(15)),
+            field("sha256", "00".repeat(31)),
             record.replace("v1", "v2"),
             record.replace("length 37", "length 12"),
             record.replace("base ", "base x"),
@@ -263,5 +277,31 @@ mod tests {
         ] {
             assert!(Fingerprint::from_record(bad.as_bytes()).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn connect_records_it_privately_and_commands_read_it_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let location = RuntimeLocation {
+            path: dir.path().join("runtime"),
+        };
+        let runtime = Runtime::open(&location).unwrap();
+        assert!(recorded(&runtime).unwrap().is_none());
+        let token = Token::parse(VALUE, "test").unwrap();
+        record(&runtime, &token).unwrap();
+        let back = recorded(&runtime).unwrap().expect("recorded");
+        assert!(back.is_token(VALUE));
+        let file = location.path.join(StateFile::TokenFingerprint.file_name());
+        let text = std::fs::read_to_string(&file).unwrap();
+        assert!(!text.contains("secretTOKEN"), "{text}");
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&file).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+        // A record that is not ours stops the command: exit 6.
+        std::fs::write(&file, "my-chrome token fingerprint v1\nlength x\n").unwrap();
+        let err = recorded(&runtime).unwrap_err();
+        assert!(matches!(err, FingerprintError::Malformed(_)), "{err}");
+        assert_eq!(err.exit().code(), 6);
+        assert_eq!(FingerprintError::Random("x".into()).exit().code(), 1);
     }
 }
