@@ -188,6 +188,33 @@ fn parse_rest(args: Vec<OsString>) -> Cli {
     }
 }
 
+/// The wrapper's own command names and their visible aliases (`token` and
+/// its subcommands as `token store`, …).
+pub fn wrapper_commands() -> Vec<String> {
+    use clap::CommandFactory;
+    let mut names = Vec::new();
+    for command in Cli::command().get_subcommands() {
+        let name = command.get_name().to_string();
+        for sub in command.get_subcommands() {
+            names.push(format!("{name} {}", sub.get_name()));
+        }
+        names.extend(command.get_visible_aliases().map(String::from));
+        names.push(name);
+    }
+    names
+}
+
+/// The options the wrapper itself takes before a command (`--agent`,
+/// `--help`, `--version` and their short forms).
+pub fn wrapper_options() -> Vec<String> {
+    use clap::CommandFactory;
+    let mut options: Vec<String> = ["--help", "-h", "--version", "-V"].map(String::from).into();
+    for arg in Cli::command().get_arguments() {
+        options.extend(arg.get_long().map(|long| format!("--{long}")));
+    }
+    options
+}
+
 /// Our own usage text (clap's).
 pub fn usage() -> String {
     use clap::CommandFactory;

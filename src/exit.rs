@@ -28,6 +28,19 @@ pub enum Exit {
 }
 
 impl Exit {
+    /// Every code README's table lists, besides 0 and 128+N (`Signal`);
+    /// `Code` passes a forwarded command's own status through.
+    pub const DOCUMENTED: [Exit; 8] = [
+        Exit::Failure,
+        Exit::Usage,
+        Exit::Token,
+        Exit::NoSession,
+        Exit::Chrome,
+        Exit::Security,
+        Exit::Busy,
+        Exit::Timeout,
+    ];
+
     pub fn code(self) -> i32 {
         match self {
             Exit::Failure => 1,
@@ -53,6 +66,26 @@ impl From<Signal> for Exit {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_fixed_code_is_documented() {
+        // A new variant fails to compile here until it is placed.
+        let documented = |exit: Exit| match exit {
+            Exit::Failure
+            | Exit::Usage
+            | Exit::Token
+            | Exit::NoSession
+            | Exit::Chrome
+            | Exit::Security
+            | Exit::Busy
+            | Exit::Timeout => Exit::DOCUMENTED.contains(&exit),
+            Exit::Signal(_) | Exit::Code(_) => true,
+        };
+        for exit in Exit::DOCUMENTED {
+            assert!(documented(exit));
+        }
+        assert!(documented(Exit::Timeout) && documented(Exit::Signal(2)));
+    }
 
     #[test]
     fn a_signal_exits_with_128_plus_its_number() {

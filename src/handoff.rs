@@ -287,7 +287,8 @@ pub fn courier(handoff: Option<&Path>, raw_url: &str) -> Result<(), HandoffError
         Err(HandoffError::TokenInUrl) => REFUSED_TOKEN.to_string(),
         Err(refusal) => format!("{REFUSED}{refusal}"),
     };
-    let mut stream = UnixStream::connect(socket).map_err(io)?;
+    let mut stream = crate::socket::connect_within(socket, Duration::from_secs(10))
+        .map_err(|e| io(std::io::Error::other(e.to_string())))?;
     stream.write_all(line.as_bytes()).map_err(io)?;
     stream.write_all(b"\n").map_err(io)?;
     stream.shutdown(Shutdown::Write).map_err(io)?;

@@ -25,5 +25,6 @@ pub mod runtime;
 pub mod session;
 pub mod signals;
 pub mod singleton;
+pub mod socket;
 pub mod start;
 pub mod token;

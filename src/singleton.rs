@@ -82,11 +82,12 @@ pub fn deliver(
     }
     check_lock(user_data, chrome_pid)?;
     let socket = check_socket(user_data)?;
-    let mut stream = UnixStream::connect(&socket).map_err(|e| {
-        DeliveryError::NotChrome(format!(
+    let mut stream = crate::socket::connect_within(&socket, timeout).map_err(|e| match e {
+        crate::socket::ConnectError::Refused(e) => DeliveryError::NotChrome(format!(
             "socket {} refuses connections ({e})",
             socket.display()
-        ))
+        )),
+        other => DeliveryError::Refused(format!("Chrome's singleton socket: {other}")),
     })?;
     check_peer(&stream, chrome_pid)?;
 

@@ -3,53 +3,19 @@
 //! command past its bound. (Library level, in a binary of its own: nothing
 //! else here may raise the signal flag the client checks.)
 
-use std::os::unix::net::UnixStream;
+mod common;
+
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+use common::stuck_socket::StuckSocket;
 use my_chrome::daemon::{self, DaemonError};
-use nix::sys::socket::{
-    AddressFamily, Backlog, SockFlag, SockType, UnixAddr, bind, listen, socket,
-};
 
 #[test]
 fn a_daemon_that_never_accepts_cannot_hold_a_command_past_its_bound() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("stuck.sock");
-    let listener = socket(
-        AddressFamily::Unix,
-        SockType::Stream,
-        SockFlag::empty(),
-        None,
-    )
-    .unwrap();
-    bind(
-        std::os::fd::AsRawFd::as_raw_fd(&listener),
-        &UnixAddr::new(&path).unwrap(),
-    )
-    .unwrap();
-    listen(&listener, Backlog::new(0).unwrap()).unwrap();
-    // Fill the backlog: connects that nobody accepts, until one would block.
-    let mut queued = Vec::new();
-    loop {
-        let fd = socket(
-            AddressFamily::Unix,
-            SockType::Stream,
-            SockFlag::SOCK_NONBLOCK,
-            None,
-        )
-        .unwrap();
-        let connected = nix::sys::socket::connect(
-            std::os::fd::AsRawFd::as_raw_fd(&fd),
-            &UnixAddr::new(&path).unwrap(),
-        );
-        match connected {
-            Ok(()) => queued.push(UnixStream::from(fd)),
-            Err(nix::errno::Errno::EAGAIN) => break,
-            Err(e) => panic!("{e}"),
-        }
-        assert!(queued.len() < 1000, "the backlog never filled");
-    }
+    let stuck = StuckSocket::bind(&path);
     let (tx, rx) = mpsc::channel();
     let started = Instant::now();
     std::thread::spawn(move || {
@@ -64,7 +30,7 @@ fn a_daemon_that_never_accepts_cannot_hold_a_command_past_its_bound() {
         "{outcome:?}"
     );
     assert!(started.elapsed() < Duration::from_secs(20));
-    drop(queued);
+    drop(stuck);
 }
 
 /// A reply past the limit ends the command: the client stops reading at

@@ -9,8 +9,6 @@ use std::fs;
 use std::path::Path;
 use std::process::Command;
 
-use common::Sandbox;
-
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 
 fn read(name: &str) -> String {
@@ -47,32 +45,62 @@ fn the_skill_front_matter_follows_the_specification() {
     assert!(read("skill/agents/openai.yaml").contains("display_name"));
 }
 
+/// Every `my-chrome …` the documents name is a wrapper command (or alias,
+/// or `token` subcommand) or one of the pinned CLI's documented commands:
+/// exactly, not a word that happens to stand somewhere in the help.
 #[test]
 fn every_command_the_documents_name_exists() {
-    let help = Sandbox::installed().run(&["--help"]).stdout;
+    let mut known: BTreeSet<String> = my_chrome::cli::wrapper_commands().into_iter().collect();
+    known.extend(
+        my_chrome::commands::table()
+            .iter()
+            .map(|c| c.name.to_string()),
+    );
+    // Options that may come first: ours (`--agent`, help, version) and the
+    // pinned client's booleans (`--json`, `--raw`, …).
+    known.extend(my_chrome::cli::wrapper_options());
+    known.extend(
+        my_chrome::commands::booleans()
+            .iter()
+            .map(|b| format!("--{b}")),
+    );
     let mut named = BTreeSet::new();
-    for doc in ["skill/SKILL.md", "README.md", "SECURITY.md"] {
+    for doc in [
+        "skill/SKILL.md",
+        "README.md",
+        "SECURITY.md",
+        "AGENTS.md",
+        "docs/DESIGN.md",
+    ] {
         let text = read(doc);
         for piece in text.split("`my-chrome ").skip(1) {
-            let word: String = piece
-                .chars()
-                .take_while(|c| c.is_ascii_lowercase() || *c == '-')
+            let words: Vec<String> = piece
+                .split(['`', ' ', '\n'])
+                .take(2)
+                .map(|w| {
+                    w.chars()
+                        .take_while(|c| c.is_ascii_lowercase() || *c == '-')
+                        .collect()
+                })
                 .collect();
-            if !word.is_empty() {
-                named.insert((doc, word));
-            }
+            let Some(word) = words.first().filter(|w| !w.is_empty()) else {
+                continue;
+            };
+            let pair = words.get(1).map(|second| format!("{word} {second}"));
+            named.insert((doc, word.clone(), pair));
         }
     }
     assert!(named.len() > 10, "{named:?}");
-    for (doc, word) in named {
-        let listed = help
-            .lines()
-            .any(|l| l.trim_start().starts_with(&format!("{word} ")) || l.trim() == word)
-            || help.contains(&format!(" {word} "));
+    for (doc, word, pair) in named {
         assert!(
-            listed,
-            "{doc} names `my-chrome {word}`, which --help does not list"
+            known.contains(&word),
+            "{doc} names `my-chrome {word}`, which is no command of my-chrome's"
         );
+        // `my-chrome token store`: the subcommand must exist too.
+        if word == "token" {
+            let pair = pair.unwrap_or_default();
+            assert!(known.contains(&pair), "{doc} names `my-chrome {pair}`");
+        }
     }
 }
 
@@ -87,20 +115,11 @@ fn readme_exit_codes_are_the_codes_of_the_binary() {
         .take_while(|l| l.starts_with('|'))
         .map(|l| l.split('|').nth(1).unwrap().trim().to_string())
         .collect();
-    let code = |e: Exit| e.code().to_string();
-    let ours: BTreeSet<String> = [
-        "0".to_string(),
-        code(Exit::Failure),
-        code(Exit::Usage),
-        code(Exit::Token),
-        code(Exit::NoSession),
-        code(Exit::Chrome),
-        code(Exit::Security),
-        code(Exit::Busy),
-        code(Exit::Timeout),
-        "128+N".to_string(),
-    ]
-    .into();
+    let mut ours: BTreeSet<String> = Exit::DOCUMENTED
+        .iter()
+        .map(|e| e.code().to_string())
+        .collect();
+    ours.extend(["0".to_string(), "128+N".to_string()]);
     assert_eq!(listed, ours);
 }
 

@@ -173,3 +173,59 @@ fn only_the_pinned_clis_documented_commands_are_forwarded() {
         "a refused command took no lease"
     );
 }
+
+/// Our session's daemon stops taking connections (its event loop stuck, its
+/// backlog full): no command may hang on it. `doctor` and `ensure` find it
+/// stale, a browser command ends at its bound (124), `disconnect` ends, and
+/// `connect` gets on to its own checks (no Chrome here: exit 5).
+#[test]
+fn a_daemon_whose_backlog_is_full_holds_no_command() {
+    use std::os::unix::fs::DirBuilderExt;
+    let mut sandbox = Sandbox::installed();
+    // A browser command waits for the daemon up to its own bound.
+    sandbox.set("MY_CHROME_COMMAND_TIMEOUT_SECS", "5");
+    // A first command makes the private runtime (with its TMPDIR).
+    sandbox.run(&["ensure"]).expect(4, "connect");
+    let dir = sandbox.runtime.join("tmp/pw-stuck/cli");
+    fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(&dir)
+        .unwrap();
+    let socket = dir.join("mychrome.sock");
+    let _stuck = common::stuck_socket::StuckSocket::bind(&socket);
+    let registry =
+        my_chrome::session::registry::daemon_dir(sandbox.home.path(), &sandbox.runtime).unwrap();
+    fs::create_dir_all(&registry).unwrap();
+    let entry = serde_json::json!({
+        "name": "mychrome",
+        "version": Pin::shipped().core_version(),
+        "socketPath": socket,
+        "workspaceDir": fs::canonicalize(&sandbox.runtime).unwrap(),
+        "attached": true,
+        "timestamp": 1,
+    });
+    fs::write(registry.join("mychrome.session"), entry.to_string()).unwrap();
+    for (args, code) in [
+        (&["doctor", "--json"][..], None),
+        (&["ensure"], Some(4)),
+        (&["tab-list"], Some(124)),
+        (&["disconnect"], None),
+        (&["connect"], Some(5)),
+    ] {
+        let mut running = common::Running::start(sandbox.command(args));
+        let mut waited = 0;
+        while running.child.try_wait().unwrap().is_none() {
+            if waited >= 600 {
+                let _ = running.child.kill();
+                panic!("my-chrome {args:?} hung on a daemon that never accepts");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            waited += 1;
+        }
+        let run = running.wait();
+        if let Some(code) = code {
+            assert_eq!(run.code, code, "{args:?}: {}{}", run.stdout, run.stderr);
+        }
+    }
+}

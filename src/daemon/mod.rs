@@ -15,6 +15,7 @@ use nix::sys::signal::Signal;
 
 use crate::exit::Exit;
 use crate::signals;
+use crate::socket::{self, ConnectError};
 
 /// The pinned client files this module reproduces, with the digests they had
 /// when tests/native.rs last proved the native client byte for byte against
@@ -146,41 +147,15 @@ pub fn run(
     }
 }
 
-/// Connects without blocking past `deadline`: a daemon whose backlog is
-/// full (its event loop stuck) makes a blocking connect wait forever.
+/// Connects within what is left of the command's bound: a daemon whose
+/// backlog is full (its event loop stuck) cannot hold it.
 fn connect(socket: &Path, deadline: Instant, bound: Duration) -> Result<UnixStream, DaemonError> {
-    use nix::errno::Errno;
-    use nix::fcntl::{FcntlArg, FdFlag, fcntl};
-    use nix::sys::socket::{AddressFamily, SockFlag, SockType, UnixAddr};
-    use std::os::fd::AsRawFd;
-    let unreachable = |e: Errno| DaemonError::Unreachable(e.into());
-    let fd = nix::sys::socket::socket(
-        AddressFamily::Unix,
-        SockType::Stream,
-        SockFlag::empty(),
-        None,
-    )
-    .map_err(unreachable)?;
-    fcntl(&fd, FcntlArg::F_SETFD(FdFlag::FD_CLOEXEC)).map_err(unreachable)?;
-    let stream = UnixStream::from(fd);
-    stream.set_nonblocking(true).map_err(DaemonError::Io)?;
-    let address = UnixAddr::new(socket).map_err(unreachable)?;
-    loop {
-        match nix::sys::socket::connect(stream.as_raw_fd(), &address) {
-            Ok(()) => break,
-            Err(Errno::EAGAIN | Errno::EINTR) => {}
-            Err(e) => return Err(unreachable(e)),
-        }
-        if let Some(signal) = signals::pending() {
-            return Err(DaemonError::NotSent(signal));
-        }
-        if Instant::now() >= deadline {
-            return Err(DaemonError::TimedOut(bound));
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    stream.set_nonblocking(false).map_err(DaemonError::Io)?;
-    Ok(stream)
+    let left = deadline.saturating_duration_since(Instant::now());
+    socket::connect_within(socket, left).map_err(|e| match e {
+        ConnectError::Refused(e) => DaemonError::Unreachable(e),
+        ConnectError::TimedOut(_) => DaemonError::TimedOut(bound),
+        ConnectError::Interrupted(signal) => DaemonError::NotSent(signal),
+    })
 }
 
 /// `{"id":1,"result":{"text":…}}` or `{"id":1,"error":…}`.
@@ -285,7 +260,10 @@ fn without_lone_surrogates(line: &[u8]) -> std::borrow::Cow<'_, [u8]> {
 /// TMPDIR) to stop, as the CLI's `detach` does, and waits for it to close
 /// the connection (within `bound`).
 pub fn stop(socket: &Path, bound: Duration) -> io::Result<()> {
-    let mut stream = UnixStream::connect(socket)?;
+    let mut stream = socket::connect_within(socket, bound).map_err(|e| match e {
+        ConnectError::Refused(e) => e,
+        other => io::Error::new(io::ErrorKind::TimedOut, other.to_string()),
+    })?;
     stream.set_read_timeout(Some(bound))?;
     stream.set_write_timeout(Some(bound))?;
     stream.write_all(b"{\"id\":1,\"method\":\"stop\",\"params\":{}}\n")?;

@@ -7,11 +7,15 @@
 
 use std::fs;
 use std::io;
-use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
+
+use std::time::Duration;
 
 use serde::Deserialize;
 use sha1::{Digest, Sha1};
+
+/// How long a liveness probe waits for the daemon to take a connection.
+const PROBE: Duration = Duration::from_secs(1);
 
 #[cfg(target_os = "macos")]
 const CACHE_UNDER_HOME: &str = "Library/Caches";
@@ -30,9 +34,10 @@ pub struct SessionEntry {
 }
 
 impl SessionEntry {
-    /// A session is open when its daemon's socket accepts a connection.
+    /// A session is open when its daemon's socket accepts a connection
+    /// (within a second: a daemon whose backlog is full is not open).
     pub fn is_open(&self) -> bool {
-        UnixStream::connect(&self.socket_path).is_ok()
+        crate::socket::connect_within(&self.socket_path, PROBE).is_ok()
     }
 }
 

@@ -21,6 +21,7 @@ pub mod sampler;
 pub mod sandbox;
 pub mod site;
 pub mod standin;
+pub mod stuck_socket;
 pub mod user;
 
 pub use canary::{assert_nowhere, assert_nowhere_but, fresh_token};
