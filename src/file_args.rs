@@ -382,6 +382,16 @@ mod tests {
         rules: FileRules,
     }
 
+    /// The rules of a configuration made of `vars`, run from `cwd`.
+    fn rules_for(vars: &[(&str, &Path)], cwd: Option<&Path>) -> FileRules {
+        let vars = vars.iter().map(|(k, v)| (k.into(), v.into()));
+        let config = Config::from_vars(vars).unwrap();
+        FileRules::from_config(&Config {
+            cwd: cwd.map(Path::to_path_buf),
+            ..config
+        })
+    }
+
     impl Place {
         fn new() -> Place {
             let dir = tempfile::Builder::new().prefix("fa").tempdir().unwrap();
@@ -393,24 +403,15 @@ mod tests {
             fs::write(home.join("profile/Local State"), "{}").unwrap();
             fs::create_dir_all(home.join(".ssh")).unwrap();
             fs::create_dir_all(dir.path().join("scratch")).unwrap();
-            let config = Config::from_vars([
-                ("HOME".into(), home.clone().into()),
-                ("MY_CHROME_RUNTIME_DIR".into(), runtime.clone().into()),
-                (
-                    "MY_CHROME_USER_DATA_DIR".into(),
-                    home.join("profile").into(),
-                ),
-                (
-                    "MY_CHROME_FILE_ROOTS".into(),
-                    dir.path().join("scratch").into(),
-                ),
-            ])
-            .unwrap();
-            let config = Config {
-                cwd: Some(home.join("work")),
-                ..config
-            };
-            let mut rules = FileRules::from_config(&config);
+            let mut rules = rules_for(
+                &[
+                    ("HOME", &home),
+                    ("MY_CHROME_RUNTIME_DIR", &runtime),
+                    ("MY_CHROME_USER_DATA_DIR", &home.join("profile")),
+                    ("MY_CHROME_FILE_ROOTS", &dir.path().join("scratch")),
+                ],
+                Some(&home.join("work")),
+            );
             // The place itself lies in the system's /tmp: without that root
             // here, what lies outside the others shows.
             rules.roots.retain(|root| !dir.path().starts_with(root));
@@ -632,12 +633,9 @@ mod tests {
         let linked_home = place.path("linked-home");
         symlink(&real_home, &linked_home).unwrap();
         fs::create_dir_all(format!("{real_home}/.local/share/keyrings")).unwrap();
-        let config = Config::from_vars([("HOME".into(), linked_home.into())]).unwrap();
-        let rules = FileRules::from_config(&Config {
-            // An agent working inside a hidden folder of the home.
-            cwd: Some(format!("{real_home}/.local/share").into()),
-            ..config
-        });
+        // An agent working inside a hidden folder of the home.
+        let cwd = format!("{real_home}/.local/share");
+        let rules = rules_for(&[("HOME", Path::new(&linked_home))], Some(Path::new(&cwd)));
         let why = rules
             .check(&format!("{real_home}/.local/share/keyrings/login.keyring"))
             .unwrap_err();
@@ -673,23 +671,19 @@ mod tests {
     fn a_configured_root_through_a_link_refuses_every_file() {
         let place = Place::new();
         symlink(place.path("scratch"), place.path("via")).unwrap();
-        let config = Config::from_vars([
-            ("HOME".into(), place.path("home").into()),
-            ("MY_CHROME_FILE_ROOTS".into(), place.path("via").into()),
-        ])
-        .unwrap();
-        let rules = FileRules::from_config(&Config {
-            cwd: None,
-            ..config
-        });
+        let home = place.path("home");
+        let via = place.path("via");
+        let rules = rules_for(
+            &[
+                ("HOME", Path::new(&home)),
+                ("MY_CHROME_FILE_ROOTS", Path::new(&via)),
+            ],
+            None,
+        );
         let why = rules.check(&place.path("via/x.png")).unwrap_err();
         assert!(why.contains("name its real path"), "{why}");
         // Nor does a working directory of `/` open the whole system.
-        let config = Config::from_vars([("HOME".into(), place.path("home").into())]).unwrap();
-        let rules = FileRules::from_config(&Config {
-            cwd: Some("/".into()),
-            ..config
-        });
+        let rules = rules_for(&[("HOME", Path::new(&home))], Some(Path::new("/")));
         let why = rules.check("/etc/hostname").unwrap_err();
         assert!(why.contains("outside the allowed roots"), "{why}");
     }
@@ -703,15 +697,13 @@ mod tests {
         fs::create_dir_all(real.join("runtime")).unwrap();
         symlink(&real, home.path().join("via")).unwrap();
         let configured = home.path().join("via/runtime");
-        let config = Config::from_vars([
-            ("HOME".into(), home.path().into()),
-            ("MY_CHROME_RUNTIME_DIR".into(), configured.into()),
-        ])
-        .unwrap();
-        let rules = FileRules::from_config(&Config {
-            cwd: Some(home.path().into()),
-            ..config
-        });
+        let rules = rules_for(
+            &[
+                ("HOME", home.path()),
+                ("MY_CHROME_RUNTIME_DIR", &configured),
+            ],
+            Some(home.path()),
+        );
         let real_path = real.join("runtime/bootstrap.json");
         let via = home.path().join("via/runtime/../runtime/lease.json");
         for line in [
