@@ -82,3 +82,27 @@ fn a_reply_past_the_limit_is_not_read_on() {
         written[0]
     );
 }
+
+/// The other connects to a Unix socket are bounded the same way: the
+/// daemon's `stop` ends at its bound, and so does the courier's hand-off
+/// (which `connect` listens on) when nobody takes it.
+#[test]
+fn stop_and_the_hand_off_cannot_hang_on_a_socket_that_never_accepts() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("stuck.sock");
+    let _stuck = StuckSocket::bind(&path);
+    let (tx, rx) = mpsc::channel();
+    let stop_path = path.clone();
+    std::thread::spawn(move || {
+        let stopped = daemon::stop(&stop_path, Duration::from_secs(1));
+        let url = "chrome-extension://mmlmfjhmonkocbjadbfplnigmagldckm/connect.html?mcpRelayUrl=\
+                   ws%3A%2F%2F127.0.0.1%3A1%2Fextension%2F00000000-0000-0000-0000-000000000000\
+                   &protocolVersion=2";
+        let handed = my_chrome::handoff::courier(Some(&stop_path), url);
+        let _ = tx.send((stopped.is_err(), handed.is_err()));
+    });
+    let (stop_failed, handoff_failed) = rx
+        .recv_timeout(Duration::from_secs(60))
+        .expect("a connect blocked past its bound");
+    assert!(stop_failed && handoff_failed);
+}
