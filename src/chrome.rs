@@ -93,12 +93,62 @@ pub enum ChromeError {
         .pids.len()
     )]
     Ambiguous { pids: Vec<u32> },
+    #[error(
+        "{0}; every process running it would count as your Chrome, so nothing was read or \
+         attached. Reinstall Chrome where only root (or you) can change it, or point \
+         MY_CHROME_CHROME at such a copy"
+    )]
+    Replaceable(String),
 }
 
 impl ChromeError {
     pub fn exit(&self) -> Exit {
-        Exit::Chrome
+        match self {
+            ChromeError::Replaceable(_) => Exit::Security,
+            _ => Exit::Chrome,
+        }
     }
+}
+
+/// Whether the Chrome executable (after links) and every folder on its way
+/// are beyond other users' reach: the PID checks recognise Chrome by that
+/// file alone, so a user who could replace it could have their program pass
+/// as the user's Chrome. Owner root or us; the file not writable by group or
+/// others; a folder not writable by others unless it is root's and sticky
+/// (`/tmp`). Group-writable folders pass: macOS's `/Applications` is the
+/// admin group's. `Ok(false)`: nothing there (connect refuses, exit 5).
+pub fn executable_is_trusted(chrome: &Path) -> Result<bool, ChromeError> {
+    use std::os::unix::fs::MetadataExt;
+    let unsafe_because = |why: String| Err(ChromeError::Replaceable(why));
+    let real = match fs::canonicalize(chrome) {
+        Ok(real) => real,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
+        Err(e) => return unsafe_because(format!("cannot resolve {}: {e}", chrome.display())),
+    };
+    let me = nix::unistd::geteuid().as_raw();
+    for (depth, path) in real.ancestors().enumerate() {
+        let meta = match fs::metadata(path) {
+            Ok(meta) => meta,
+            Err(e) => return unsafe_because(format!("cannot read {}: {e}", path.display())),
+        };
+        let owner_ok = meta.uid() == me || meta.uid() == 0;
+        let writable = if depth == 0 {
+            meta.mode() & 0o022 != 0
+        } else {
+            meta.mode() & 0o002 != 0 && !(meta.uid() == 0 && meta.mode() & 0o1000 != 0)
+        };
+        if !owner_ok || writable {
+            return unsafe_because(format!(
+                "the Chrome executable {} can be replaced by another user: {} has owner uid {} \
+                 and mode {:o}",
+                chrome.display(),
+                path.display(),
+                meta.uid(),
+                meta.mode() & 0o7777
+            ));
+        }
+    }
+    Ok(true)
 }
 
 impl ChromeState {

@@ -141,7 +141,9 @@ pub fn connect(config: &Config) -> Result<(), Error> {
         SessionState::Missing => {}
     }
 
-    // Exactly one normal Chrome, before the token is read.
+    // Exactly one normal Chrome, recognised by an executable no other user
+    // can replace, before the token is read.
+    chrome::executable_is_trusted(&config.chrome)?;
     let before = chrome::normal_chrome_pids(&ProcessTable::read()?, &config.chrome);
     let chrome_pid = chrome::require_single(&before).single(&config.chrome)?;
     if let Some(other) = cli.other_attached(runtime.root())? {
