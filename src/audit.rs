@@ -36,7 +36,11 @@ fn safeguard(name: &'static str, holds: bool, detail: impl Into<String>) -> Safe
 
 /// A row that could not be checked does not hold.
 fn unchecked(name: &'static str) -> Safeguard {
-    safeguard(name, false, "not checked: the runtime is unsafe (see runtime-private)")
+    safeguard(
+        name,
+        false,
+        "not checked: the runtime is unsafe (see runtime-private)",
+    )
 }
 
 /// Every safeguard, checked now.

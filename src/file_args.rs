@@ -136,21 +136,28 @@ impl FileRules {
             _ => return None,
         };
         let command = commands::find(name)?;
-        let flags = command.file_flags.iter().flat_map(|flag| {
-            let values = parsed.options.get(flag).map(minimist::Value::texts);
-            values
-                .unwrap_or_default()
-                .into_iter()
-                .map(move |value| (format!("--{flag}"), value))
+        let flags = command
+            .file_flags
+            .iter()
+            .filter_map(|flag| Some((format!("--{flag}"), parsed.options.get(flag)?)));
+        let positional = command.file_args.iter().filter_map(|at| {
+            Some((
+                format!("argument {}", at + 1),
+                parsed.positional.get(at + 1)?,
+            ))
         });
-        let positional = command.file_args.iter().flat_map(|at| {
-            let value = parsed.positional.get(at + 1).map(minimist::Value::texts);
-            value
-                .unwrap_or_default()
-                .into_iter()
-                .map(move |value| (format!("argument {}", at + 1), value))
-        });
-        for (what, value) in flags.chain(positional).collect::<Vec<_>>() {
+        let mut files = Vec::new();
+        for (what, value) in flags.chain(positional) {
+            // `--filename` alone (or `--no-filename`) names no file: what the
+            // daemon would make of `true` is not ours to guess.
+            if has_bool(value) {
+                return Some(format!(
+                    "`{name}` {what} names no file; give it an absolute path. {NEVER}"
+                ));
+            }
+            files.extend(value.texts().into_iter().map(|text| (what.clone(), text)));
+        }
+        for (what, value) in files {
             if let Err(why) = self.check(value) {
                 return Some(format!(
                     "`{name}` {what} {:?}: {why}. {NEVER}",
@@ -195,18 +202,20 @@ impl FileRules {
         if path.starts_with(&self.runtime) || path.starts_with(&real_runtime) {
             return Err(inside_runtime());
         }
-        let denied: Vec<((u64, u64), &str)> = self
-            .denied
-            .iter()
-            .flat_map(|(dir, why)| {
-                let real = fs::canonicalize(dir).ok();
-                [Some(dir.clone()), real]
-                    .into_iter()
-                    .flatten()
-                    .filter_map(|d| fs::metadata(d).ok())
-                    .map(move |meta| (identity(&meta), *why))
-            })
-            .collect();
+        // A refused folder that does not exist has no other spelling; one
+        // that cannot be read might: every file is refused then.
+        let mut denied: Vec<((u64, u64), &str)> = Vec::new();
+        for (dir, why) in &self.denied {
+            for spelling in [Ok(dir.clone()), fs::canonicalize(dir)] {
+                match spelling.and_then(fs::metadata) {
+                    Ok(meta) => denied.push((identity(&meta), why)),
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                    Err(e) => {
+                        return Err(format!("{why} ({}) cannot be checked: {e}", dir.display()));
+                    }
+                }
+            }
+        }
         if let Some((_, why)) = self.denied.iter().find(|(dir, _)| path.starts_with(dir)) {
             return Err(format!("it lies in {why}"));
         }
@@ -326,6 +335,14 @@ impl FileRules {
             )),
             _ => Ok(()),
         }
+    }
+}
+
+fn has_bool(value: &minimist::Value) -> bool {
+    match value {
+        minimist::Value::Bool(_) => true,
+        minimist::Value::Text(_) => false,
+        minimist::Value::List(values) => values.iter().any(has_bool),
     }
 }
 
@@ -586,6 +603,37 @@ mod tests {
             let why = place.rules.check(&raw).expect_err(&raw);
             assert!(why.contains(needle), "{raw}: {why}");
         }
+    }
+
+    #[test]
+    fn a_file_option_or_argument_without_a_path_is_refused() {
+        let place = Place::new();
+        let work = place.path("home/work");
+        for line in [
+            &["screenshot", "--filename"][..],
+            &["screenshot", "--no-filename"],
+            &["screenshot", "--filename", "--full-page"],
+            &["upload", "--no-_"],
+        ] {
+            let why = place.refused(line).expect("refused");
+            assert!(why.contains("names no file"), "{line:?}: {why}");
+        }
+        let fine = format!("--filename={work}/shot.png");
+        assert_eq!(place.refused(&["screenshot", &fine]), None);
+    }
+
+    #[test]
+    fn a_refused_folder_that_cannot_be_read_refuses_every_file() {
+        let place = Place::new();
+        let work = place.path("home/work");
+        // A refused folder reached through a loop of links: its other
+        // spellings cannot be known, so nothing is let through.
+        let lo = place.path("home/loop");
+        symlink(&lo, &lo).unwrap();
+        let mut rules = place.rules.clone();
+        rules.denied.push((PathBuf::from(&lo), "a folder"));
+        let why = rules.check(&format!("{work}/a.png")).expect_err("refused");
+        assert!(why.contains("cannot be checked"), "{why}");
     }
 
     #[test]

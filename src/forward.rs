@@ -13,6 +13,7 @@ use crate::daemon::{self, DaemonError, Reply};
 use crate::error::Error;
 use crate::exit::Exit;
 use crate::file_args::FileRules;
+use crate::helper::HelperError;
 use crate::helper::check::Check;
 use crate::redact::Redactor;
 use crate::start::{Start, Started};
@@ -238,23 +239,30 @@ fn without_session(args: &[String]) -> Vec<String> {
 }
 
 /// The pinned CLI's own help, when the helper is supported (never
-/// otherwise: an unsupported copy's text is not ours to show).
-pub fn cli_help(config: &Config) -> Option<String> {
-    // `--help` creates no runtime; with one, the helper is checked as for
-    // any forwarded command.
-    crate::runtime::Runtime::inspect(&config.runtime).ok()??;
-    let started = Start::new(config, Check::Supported).open().ok()?;
+/// otherwise: an unsupported copy's text is not ours to show). A runtime or
+/// tree that fails its checks is refused as for any forwarded command.
+pub fn cli_help(config: &Config) -> Result<Option<String>, Error> {
+    // `--help` creates no runtime.
+    if crate::runtime::Runtime::inspect(&config.runtime)?.is_none() {
+        return Ok(None);
+    }
+    let started = match Start::new(config, Check::Supported).open() {
+        Ok(started) => started,
+        Err(Error::Helper(HelperError::Missing { .. } | HelperError::Unsupported { .. })) => {
+            return Ok(None);
+        }
+        Err(e) => return Err(e),
+    };
     let help = ChildCommand::new(
         "playwright-cli --help",
-        &started.node().ok()?.path,
+        &started.node()?.path,
         started.runtime.root(),
         Duration::from_secs(30),
     )
     .arg(started.helper.entry())
     .arg("--help")
-    .run(&started.env)
-    .ok()?;
-    help.status.success().then(|| help.stdout_text())
+    .run(&started.env)?;
+    Ok(help.status.success().then(|| help.stdout_text()))
 }
 
 pub fn forward(config: &Config, raw: &[OsString]) -> Result<(), Error> {

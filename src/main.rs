@@ -76,8 +76,9 @@ fn run(command: Command, config: &Config) -> Result<(), Error> {
         Command::RotationStatus => token::rotation_status(config)?,
         Command::External(args) => browser_command(config, &args)?,
         Command::Help => {
+            let browser = forward::cli_help(config)?;
             print!("{}", cli::usage());
-            match forward::cli_help(config) {
+            match browser {
                 Some(text) => print!(
                     "\nBrowser commands (forwarded to the pinned @playwright/cli):\n\n{text}"
                 ),

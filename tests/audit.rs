@@ -91,7 +91,11 @@ fn each_safeguard_row_fails_when_its_condition_is_broken() {
         &sandbox,
         "runtime-private",
         "mode 0755",
-        &["helper-supported", "socket-directory-private", "targeted-cleanup"],
+        &[
+            "helper-supported",
+            "socket-directory-private",
+            "targeted-cleanup",
+        ],
     );
     chmod(&sandbox.runtime, 0o700);
 

@@ -645,6 +645,10 @@ fn a_helper_changed_after_verification_runs_no_more() {
         "{}",
         refused.stderr
     );
+    // `--help` too: it would run the pinned CLI's own help.
+    let help = w.sandbox.run(&["--help"]);
+    help.expect(6, "playwright-cli.js in the pinned @playwright/cli");
+    assert!(help.stdout.is_empty(), "{}", help.stdout);
     let doctor = w.sandbox.doctor();
     assert!(
         doctor["cli"]["compatibility"]

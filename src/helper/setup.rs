@@ -230,9 +230,16 @@ fn refuse_if_in_use(config: &Config, runtime: &Runtime) -> Result<(), SetupError
     let table = ProcessTable::read()?;
     let dir = runtime.cli_dir();
     let mut pids = table.using_path(&dir);
-    if let Ok(real) = fs::canonicalize(runtime.root()) {
-        pids.extend(table.using_path(&real.join(crate::runtime::CLI_DIR)));
-    }
+    // Processes name the tree by its real path too; not knowing it would
+    // miss them.
+    let real = fs::canonicalize(runtime.root()).map_err(|e| {
+        SetupError::Swap(format!(
+            "cannot resolve {} to look for processes running the installed copy ({e}); setup \
+             was not started",
+            runtime.root().display()
+        ))
+    })?;
+    pids.extend(table.using_path(&real.join(crate::runtime::CLI_DIR)));
     pids.sort_unstable();
     pids.dedup();
     if pids.is_empty() {

@@ -4,7 +4,7 @@
 
 use std::fs;
 use std::os::unix::fs::DirBuilderExt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use serde_json::json;
@@ -81,16 +81,41 @@ impl Bootstrap {
         })
     }
 
-    /// Deletes the output (it may show the connect tab's URL) and the record.
-    pub fn scrub(self) {
-        drop(self);
+    /// Deletes the output (it may show the connect tab's URL), then the
+    /// record. An output that could not be deleted keeps its record, so the
+    /// next command's recovery tries again (and detaches, as after a connect
+    /// that died): the error says why.
+    pub fn scrub(self) -> Result<(), String> {
+        let result = self.delete();
+        std::mem::forget(self);
+        result
+    }
+
+    fn delete(&self) -> Result<(), String> {
+        remove_output(&self.dir)?;
+        self.runtime
+            .remove_state(StateFile::Bootstrap)
+            .map_err(|e| e.to_string())
     }
 }
 
 impl Drop for Bootstrap {
     fn drop(&mut self) {
-        let _ = fs::remove_dir_all(&self.dir);
-        let _ = self.runtime.remove_state(StateFile::Bootstrap);
+        // An early failure's own error is what the caller reports; a record
+        // left behind is recovered by the next command.
+        let _ = self.delete();
+    }
+}
+
+/// Removes a bootstrap directory; one already gone counts as removed.
+fn remove_output(dir: &Path) -> Result<(), String> {
+    match fs::remove_dir_all(dir) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(format!(
+            "the private bootstrap output {} could not be deleted ({e}); its record stays, so \
+             the next my-chrome command deletes it and detaches the session",
+            dir.display()
+        )),
+        _ => Ok(()),
     }
 }
 
@@ -116,7 +141,7 @@ pub fn recover<'a>(
     // stop exactly those.
     stop_processes(&ProcessTable::read()?.mentioning(&dir));
     let detached = cli()?.detach();
-    let _ = fs::remove_dir_all(dir);
+    remove_output(&dir).map_err(|why| Error::refused(Exit::Failure, why))?;
     runtime.remove_state(StateFile::Bootstrap)?;
     eprintln!(
         "my-chrome: an earlier connect was interrupted; its private output was scrubbed{}",
@@ -142,7 +167,11 @@ pub fn recorded_dir(runtime: &Runtime) -> Result<Option<PathBuf>, Error> {
         d.parent() == Some(runtime.root())
             && d.file_name()
                 .is_some_and(|n| n.to_string_lossy().starts_with(BOOTSTRAP_PREFIX))
-            && !fs::symlink_metadata(d).is_ok_and(|m| m.file_type().is_symlink())
+            && match fs::symlink_metadata(d) {
+                Ok(meta) => !meta.file_type().is_symlink(),
+                // Already gone: there is only the record to remove.
+                Err(e) => e.kind() == std::io::ErrorKind::NotFound,
+            }
     });
     match dir {
         Some(dir) => Ok(Some(dir)),

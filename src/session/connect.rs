@@ -210,7 +210,10 @@ pub fn connect(config: &Config) -> Result<(), Error> {
     });
     if let Err(error) = outcome {
         let detached = cli.detach();
-        bootstrap.scrub();
+        let scrubbed = match bootstrap.scrub() {
+            Ok(()) => " and the private bootstrap output deleted.".to_string(),
+            Err(why) => format!("; {why}."),
+        };
         let (what, next) = error.explain();
         let cleaned = if detached {
             "The session was detached"
@@ -219,10 +222,12 @@ pub fn connect(config: &Config) -> Result<(), Error> {
         };
         return Err(Error::refused(
             error.exit(),
-            format!("{what} {cleaned} and the private bootstrap output deleted.{next}"),
+            format!("{what} {cleaned}{scrubbed}{next}"),
         ));
     }
-    bootstrap.scrub();
+    bootstrap
+        .scrub()
+        .map_err(|why| Error::refused(Exit::Failure, format!("attached, but {why}")))?;
     println!(
         "my-chrome: connected to Chrome (pid {chrome_pid}) as session {}; the token went straight to Chrome",
         config.session

@@ -229,7 +229,10 @@ pub fn mark(
         version: STATE_VERSION,
         token_sha256: token.sha256(),
         chrome_pid: pid,
-        chrome_started: table.start_time(pid).unwrap_or(0),
+        // A start time of 0 would make this very Chrome look restarted.
+        chrome_started: table
+            .start_time(pid)
+            .ok_or_else(|| ChromeError::Missing(config.chrome.clone()))?,
     };
     runtime.write_state(StateFile::RotationMarker, &to_json(&marker))?;
     Ok(pid)
