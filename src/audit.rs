@@ -14,9 +14,8 @@ use crate::helper::check::Check;
 use crate::helper::pin::Pin;
 use crate::procs::ProcessTable;
 use crate::runtime::Runtime;
-use crate::session::bootstrap;
 use crate::session::state::{SessionState, session_state};
-use crate::start::Start;
+use crate::session::{bootstrap, registry};
 
 #[derive(Debug, Serialize)]
 pub struct Safeguard {
@@ -248,33 +247,37 @@ pub struct CleanupPlan {
 }
 
 /// `cleanup-plan [--json]`: the open sessions in every workspace and the
-/// targeted action for each. It runs none of them.
+/// targeted action for each. It runs none of them, and no code of the
+/// pinned CLI: the registry is read natively, strictly (an entry that is
+/// not the CLI's stops it), and a session counts as open when its daemon
+/// answers, as for the CLI's `list --all`.
 pub fn cleanup_plan(config: &Config, json: bool) -> Result<(), Error> {
-    // It runs the helper's `list`: a copy checked as for any browser command.
-    let prepared = Start::new(config, Check::Supported).open()?;
-    let runtime = &prepared.runtime;
-    let cli = prepared.cli()?;
-    let listed = cli.run("playwright-cli list", &["list", "--all", "--json"])?;
-    if !listed.status.success() {
-        return Err(Error::refused(
+    let ours =
+        match Runtime::inspect(&config.runtime)? {
+            Some(runtime) => Some(registry::daemon_dir(&config.home, runtime.root()).map_err(
+                |e| Error::refused(Exit::Failure, format!("cannot resolve the runtime: {e}")),
+            )?),
+            None => None,
+        };
+    let listed = registry::all_entries(&config.home).map_err(|e| {
+        Error::refused(
             Exit::Failure,
-            "cannot list the open Playwright sessions",
-        ));
-    }
-    let doc: serde_json::Value = serde_json::from_slice(&listed.stdout).unwrap_or_default();
-    let ours_ws =
-        std::fs::canonicalize(runtime.root()).unwrap_or_else(|_| runtime.root().to_path_buf());
-    let steps = doc["browsers"]
-        .as_array()
+            format!(
+                "the Playwright session registry cannot be read ({e}); no plan was made. If \
+                 that session is not open, remove its entry"
+            ),
+        )
+    })?;
+    let steps = listed
         .into_iter()
-        .flatten()
-        .map(|b| {
-            let session = b["name"].as_str().unwrap_or("?").to_string();
-            let workspace = b["workspace"].as_str().unwrap_or("?").to_string();
-            let ours = session == config.session && std::path::Path::new(&workspace) == ours_ws;
+        .filter(|l| l.entry.is_open())
+        .map(|l| {
+            let workspace = l.workspace();
+            let ours = ours.as_ref() == Some(&l.dir) && l.name == config.session;
+            let session = l.name;
             let action = if ours {
                 "my-chrome disconnect".to_string()
-            } else if b["attached"] == true {
+            } else if l.entry.attached {
                 format!("in {workspace}: playwright-cli -s={session} detach (not run by my-chrome)")
             } else {
                 format!("in {workspace}: playwright-cli -s={session} close (not run by my-chrome)")

@@ -10,7 +10,7 @@ use crate::config::Config;
 use crate::helper::check::{Check, installed_version};
 use crate::helper::node::Node;
 use crate::helper::pin::{CLI_PACKAGE, Pin};
-use crate::helper::{Helper, HelperError, trusted_node};
+use crate::helper::{Helper, HelperError, known_node, trusted_node};
 use crate::procs::ProcessTable;
 use crate::runtime::{CLI_DIR, Runtime, RuntimeError};
 use crate::session::state::{SessionState, session_state};
@@ -117,7 +117,11 @@ impl Doctor {
         let root = &config.runtime.path;
         let env = ChildEnv::new(config, &root.join(crate::runtime::TMP_DIR));
         let runtime = Runtime::inspect(&config.runtime);
-        let node = trusted_node(config, pin, &env);
+        // A node the last full check ran, unchanged since, is not run again.
+        let node = match &runtime {
+            Ok(Some(rt)) => known_node(config, pin, &env, rt),
+            _ => trusted_node(config, pin, &env),
+        };
 
         let runtime_status = match &runtime {
             Ok(Some(_)) => "ok".to_string(),
@@ -212,11 +216,13 @@ impl Doctor {
 fn cli_report(runtime: &Runtime, pin: &Pin, node: Option<&Node>, env: &ChildEnv) -> CliReport {
     let helper = Helper::at(runtime.cli_dir());
     // A tree that changed since its last full check runs no code, not even
-    // `--version`.
+    // `--version`; one that is exactly what that check recorded needs no
+    // second check (its record is the verdict, as for every command).
     let compatibility = match (helper.unchanged(runtime), node) {
         (Err(e), _) => Err(e),
-        (Ok(_), Some(node)) => helper.verify(pin, node, env, runtime.root()),
-        (Ok(_), None) => helper.check(pin, Check::Verified),
+        (Ok(true), _) => Ok(()),
+        (Ok(false), Some(node)) => helper.verify(pin, node, env, runtime.root()),
+        (Ok(false), None) => helper.check(pin, Check::Verified),
     };
     let compatibility = match (compatibility, node) {
         (Err(e), _) => describe(e),

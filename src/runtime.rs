@@ -50,6 +50,8 @@ pub enum StateFile {
     HelperManifest,
     /// The stored token's salted fingerprint, for the redactor.
     TokenFingerprint,
+    /// The node the last full check ran, and its file as it was then.
+    NodeRecord,
 }
 
 impl StateFile {
@@ -61,6 +63,7 @@ impl StateFile {
             StateFile::Lease => "lease.json",
             StateFile::HelperManifest => "cli-manifest.txt",
             StateFile::TokenFingerprint => "token-fingerprint.txt",
+            StateFile::NodeRecord => "node-record.txt",
         }
     }
 

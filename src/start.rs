@@ -101,7 +101,7 @@ impl<'a> Start<'a> {
             let node = started.node()?;
             let (helper, runtime) = (&started.helper, &started.runtime);
             helper.verify(pin, node, &started.env, runtime.root())?;
-            helper.record(runtime)?;
+            helper.record(runtime, node)?;
         }
         if self.turn.is_some() {
             started.recover()?;

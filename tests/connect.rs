@@ -218,6 +218,44 @@ fn a_token_chrome_does_not_accept_times_out_naming_the_stored_token() {
     assert_nowhere(&w.token, w.sandbox.home.path(), &[&run]);
 }
 
+#[test]
+fn another_attached_session_or_an_entry_not_the_clis_stops_connect() {
+    let mut w = world();
+    let _chrome = w.chrome();
+    let elsewhere = w.sandbox.home.path().join("elsewhere");
+    fs::create_dir(&elsewhere).unwrap();
+    let registry =
+        my_chrome::session::registry::daemon_dir(w.sandbox.home.path(), &elsewhere).unwrap();
+    fs::create_dir_all(&registry).unwrap();
+    // What the CLI's own `list` would skip, so that "none attached" would
+    // follow: a truncated entry.
+    fs::write(registry.join("theirs.session"), "{\"socketPath\": ").unwrap();
+    let broken = w.sandbox.run(&["connect"]);
+    broken.expect(1, "the Playwright session registry cannot be read");
+    assert!(
+        broken.stderr.contains("theirs.session"),
+        "{}",
+        broken.stderr
+    );
+    assert!(
+        broken.stderr.contains("nothing was attached"),
+        "{}",
+        broken.stderr
+    );
+    // A live, attached session of another workspace.
+    let socket = w.sandbox.home.path().join("theirs.sock");
+    let _daemon = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+    let entry = serde_json::json!({"version": "1", "socketPath": socket, "attached": true});
+    fs::write(registry.join("theirs.session"), entry.to_string()).unwrap();
+    let other = w.sandbox.run(&["connect"]);
+    other.expect(
+        1,
+        "another Playwright session is attached to Chrome: theirs",
+    );
+    no_leftovers(&w.sandbox);
+    assert_nowhere(&w.token, w.sandbox.home.path(), &[&broken, &other]);
+}
+
 /// A second normal main process of the stand-in's executable, doing nothing.
 fn idle_second_chrome(exe: &std::path::Path) -> std::process::Child {
     std::process::Command::new(exe)

@@ -288,3 +288,62 @@ fn the_shipped_command_table_is_the_installed_clis_own() {
         "skill/cli/help.json is the pinned client's own"
     );
 }
+
+#[test]
+fn doctor_runs_no_node_while_the_record_of_the_last_full_check_holds() {
+    use std::os::unix::fs::PermissionsExt;
+    let mut sandbox = Sandbox::installed();
+    // A node that notes every start, then runs the real one.
+    let real = ["/usr/bin/node", "/usr/local/bin/node"]
+        .into_iter()
+        .find(|p| Path::new(p).exists())
+        .expect("a node");
+    let starts = sandbox.home.path().join("node-starts");
+    let node = sandbox.home.path().join("bin/node");
+    fs::create_dir(node.parent().unwrap()).unwrap();
+    let script = format!(
+        "#!/bin/sh\necho x >> {}\nexec {real} \"$@\"\n",
+        starts.display()
+    );
+    fs::write(&node, &script).unwrap();
+    fs::set_permissions(&node, fs::Permissions::from_mode(0o755)).unwrap();
+    sandbox.set("MY_CHROME_NODE", &node);
+    let count = || {
+        fs::read_to_string(&starts)
+            .unwrap_or_default()
+            .lines()
+            .count()
+    };
+
+    // Without a record, doctor runs node (its version, the CLI's --version).
+    let first = sandbox.doctor();
+    assert_eq!(first["cli"]["compatibility"], "supported", "{first}");
+    assert!(count() >= 2, "{}", count());
+    // The first command that needs the helper checks it in full and
+    // records it, node included.
+    sandbox.run(&["tab-list"]).expect(4, "");
+    let before = count();
+    let recorded = sandbox.doctor();
+    assert_eq!(
+        count(),
+        before,
+        "doctor started node with the record intact"
+    );
+    for part in ["node", "cli", "runtime"] {
+        assert_eq!(recorded[part], first[part], "the same {part} report");
+    }
+    let text = sandbox.run(&["doctor"]);
+    assert_eq!(count(), before);
+    assert!(
+        text.stdout.contains("compatibility: supported\n"),
+        "{}",
+        text.stdout
+    );
+
+    // The node file changed since: it is run again to learn its version.
+    fs::write(&node, format!("{script}\n")).unwrap();
+    let changed = sandbox.doctor();
+    assert!(count() > before, "a changed node was not run");
+    assert_eq!(changed["node"]["status"], "ok", "{changed}");
+    assert_eq!(changed["node"]["version"], first["node"]["version"]);
+}

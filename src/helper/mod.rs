@@ -172,13 +172,14 @@ impl Helper {
     }
 
     /// Seals the tree and records it, entry by entry, as the full check
-    /// just found it.
-    pub fn record(&self, runtime: &Runtime) -> Result<(), HelperError> {
+    /// just found it, with the node that check ran.
+    pub fn record(&self, runtime: &Runtime, node: &Node) -> Result<(), HelperError> {
         self.seal()
             .map_err(io_error("seal the installed copy read-only"))?;
         let manifest =
             manifest::Manifest::take(&self.dir).map_err(io_error("record the installed copy"))?;
         runtime.write_state(StateFile::HelperManifest, &manifest.to_bytes())?;
+        node::remember(runtime, node)?;
         Ok(())
     }
 
@@ -253,5 +254,25 @@ pub fn trusted_node(
         &node::candidates(&config.home),
         &pin.node,
         |path| node::probe(path, env),
+    )
+}
+
+/// The same choice, where a candidate that is the very file the last full
+/// check ran (`runtime`'s record) is not run again to learn its version.
+/// For a report: a command that runs the helper verifies it in full first.
+pub fn known_node(
+    config: &crate::config::Config,
+    pin: &Pin,
+    env: &ChildEnv,
+    runtime: &Runtime,
+) -> Result<Node, NodeError> {
+    node::select(
+        config.node.as_deref(),
+        &node::candidates(&config.home),
+        &pin.node,
+        |path| match node::recalled_version(runtime, path) {
+            Some(version) => Ok(version),
+            None => node::probe(path, env),
+        },
     )
 }

@@ -12,6 +12,7 @@ use nodejs_semver::Version;
 use super::pin::NodeRequirement;
 use crate::child::{ChildCommand, ChildEnv, ChildError};
 use crate::exit::Exit;
+use crate::runtime::{Runtime, RuntimeError, StateFile};
 
 const PROBE_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -35,6 +36,57 @@ impl Node {
     pub fn dir(&self) -> &Path {
         self.path.parent().unwrap_or(Path::new("/"))
     }
+}
+
+/// The file at `path` (after links) as it is now: real path, device,
+/// inode, mode, size, modification and change times (no one can set a
+/// ctime back).
+fn identity(path: &Path) -> Option<String> {
+    let real = fs::canonicalize(path).ok()?;
+    let meta = fs::metadata(&real).ok()?;
+    Some(format!(
+        "{} {} {:o} {} {}.{} {}.{} {}",
+        meta.dev(),
+        meta.ino(),
+        meta.mode(),
+        meta.size(),
+        meta.mtime(),
+        meta.mtime_nsec(),
+        meta.ctime(),
+        meta.ctime_nsec(),
+        real.display()
+    ))
+}
+
+const RECORD_HEADER: &str = "my-chrome node record 1";
+
+/// Records the node a full check just ran, with its file as it is now.
+pub fn remember(runtime: &Runtime, node: &Node) -> Result<(), RuntimeError> {
+    // A file that cannot be described now is simply not recorded.
+    let Some(identity) = identity(&node.path) else {
+        return runtime.remove_state(StateFile::NodeRecord);
+    };
+    let record = format!(
+        "{RECORD_HEADER}\n{}\n{}\n{identity}\n",
+        node.version,
+        node.path.display()
+    );
+    runtime.write_state(StateFile::NodeRecord, record.as_bytes())
+}
+
+/// The version of the node at `path` when the record names that very file,
+/// unchanged since a full check ran it; `None` otherwise (it must be run to
+/// be known).
+pub fn recalled_version(runtime: &Runtime, path: &Path) -> Option<Version> {
+    let bytes = runtime.read_state(StateFile::NodeRecord).ok()??;
+    let text = String::from_utf8(bytes).ok()?;
+    let mut lines = text.lines();
+    if lines.next()? != RECORD_HEADER {
+        return None;
+    }
+    let version = Version::parse(lines.next()?).ok()?;
+    let (recorded_path, recorded_identity) = (lines.next()?, lines.next()?);
+    (Path::new(recorded_path) == path && identity(path)? == recorded_identity).then_some(version)
 }
 
 #[derive(Debug, thiserror::Error)]

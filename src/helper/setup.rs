@@ -135,7 +135,7 @@ pub fn setup(config: &Config) -> Result<Outcome, SetupError> {
     match current.verify(pin, &node, &env, runtime.root()) {
         Ok(()) => {
             // An install of an older release: sealed and recorded now.
-            current.record(&runtime)?;
+            current.record(&runtime, &node)?;
             return Ok(Outcome::AlreadySupported {
                 dir: runtime.cli_dir(),
             });
@@ -190,7 +190,7 @@ pub fn setup(config: &Config) -> Result<Outcome, SetupError> {
     }
     refuse_if_in_use(config, &runtime)?;
     swap_into_place(&runtime, staging)?;
-    Helper::at(runtime.cli_dir()).record(&runtime)?;
+    Helper::at(runtime.cli_dir()).record(&runtime, &node)?;
     Ok(Outcome::Installed {
         dir: runtime.cli_dir(),
     })

@@ -13,6 +13,7 @@ use zeroize::Zeroizing;
 
 use super::bootstrap::Bootstrap;
 use super::connect_tab;
+use super::registry;
 use super::state::SessionState;
 use crate::child::{ChildCommand, Spawned};
 use crate::chrome::{self, Exposure};
@@ -146,7 +147,17 @@ pub fn connect(config: &Config) -> Result<(), Error> {
     chrome::executable_is_trusted(&config.chrome)?;
     let before = chrome::normal_chrome_pids(&ProcessTable::read()?, &config.chrome);
     let chrome_pid = chrome::require_single(&before).single(&config.chrome)?;
-    if let Some(other) = cli.other_attached(runtime.root())? {
+    let other =
+        registry::other_attached(&config.home, runtime.root(), &config.session).map_err(|e| {
+            Error::refused(
+                Exit::Failure,
+                format!(
+                    "the Playwright session registry cannot be read ({e}); nothing was attached. \
+                     If no Playwright session is open, remove that entry, then retry"
+                ),
+            )
+        })?;
+    if let Some(other) = other {
         return Err(Error::refused(
             Exit::Failure,
             format!(

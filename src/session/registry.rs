@@ -31,6 +31,9 @@ pub struct SessionEntry {
     pub socket_path: PathBuf,
     #[serde(default)]
     pub attached: bool,
+    /// The workspace the CLI that made it ran in (the CLI lists entries by
+    /// it, else by the folder's hash).
+    pub workspace_dir: Option<String>,
 }
 
 impl SessionEntry {
@@ -41,14 +44,16 @@ impl SessionEntry {
     }
 }
 
+/// Where every workspace's registry folder lies.
+fn base_dir(home: &Path) -> PathBuf {
+    home.join(CACHE_UNDER_HOME).join("ms-playwright/daemon")
+}
+
 /// The registry directory the CLI uses for `workspace`.
 pub fn daemon_dir(home: &Path, workspace: &Path) -> io::Result<PathBuf> {
     let real = fs::canonicalize(workspace)?;
     let hash = hex::encode(Sha1::digest(real.as_os_str().as_encoded_bytes()));
-    Ok(home
-        .join(CACHE_UNDER_HOME)
-        .join("ms-playwright/daemon")
-        .join(&hash[..16]))
+    Ok(base_dir(home).join(&hash[..16]))
 }
 
 /// Reads `<name>.session` for `workspace`. `Ok(None)` when there is none;
@@ -67,6 +72,92 @@ pub fn read_entry(home: &Path, workspace: &Path, name: &str) -> io::Result<Optio
     })
 }
 
+/// An entry of the registry, in whichever workspace.
+#[derive(Debug)]
+pub struct Listed {
+    /// The registry folder it is in.
+    pub dir: PathBuf,
+    /// The session's name (the file's, unless the entry names one).
+    pub name: String,
+    pub entry: SessionEntry,
+}
+
+impl Listed {
+    /// The workspace as the CLI's `list` names it.
+    pub fn workspace(&self) -> String {
+        match &self.entry.workspace_dir {
+            Some(dir) => dir.clone(),
+            None => self
+                .dir
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+        }
+    }
+}
+
+/// Every entry of every workspace, as the CLI's `list --all` finds them,
+/// but strictly: an entry that cannot be read or is not one of the CLI's
+/// is an error, never left out (the CLI skips it; an attach may hide
+/// behind it). No registry at all is an empty list.
+pub fn all_entries(home: &Path) -> io::Result<Vec<Listed>> {
+    let base = base_dir(home);
+    let folders = match fs::read_dir(&base) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+        other => other?,
+    };
+    let mut out = Vec::new();
+    for folder in folders {
+        let dir = folder?.path();
+        if !fs::metadata(&dir)?.is_dir() {
+            continue;
+        }
+        for file in fs::read_dir(&dir)? {
+            let path = file?.path();
+            let Some(stem) = path
+                .file_name()
+                .and_then(|n| n.to_str())
+                .and_then(|n| n.strip_suffix(".session"))
+            else {
+                continue;
+            };
+            let at = |e: &dyn std::fmt::Display| {
+                io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    format!("{}: {e}", path.display()),
+                )
+            };
+            let bytes = fs::read(&path).map_err(|e| at(&e))?;
+            let entry: SessionEntry = serde_json::from_slice(&bytes).map_err(|e| at(&e))?;
+            let name = entry.name.clone().unwrap_or_else(|| stem.to_string());
+            out.push(Listed {
+                dir: dir.clone(),
+                name,
+                entry,
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// An attached session other than `session` of `workspace` whose daemon
+/// answers, by name and workspace: what the CLI's `list --all` would show
+/// as attached. A daemon that does not answer holds no browser.
+pub fn other_attached(home: &Path, workspace: &Path, session: &str) -> io::Result<Option<String>> {
+    let ours = daemon_dir(home, workspace)?;
+    for listed in all_entries(home)? {
+        let is_ours = listed.dir == ours && listed.name == session;
+        if listed.entry.attached && !is_ours && listed.entry.is_open() {
+            return Ok(Some(format!(
+                "{} (workspace {})",
+                listed.name,
+                listed.workspace()
+            )));
+        }
+    }
+    Ok(None)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -81,5 +172,54 @@ mod tests {
             home.join(CACHE_UNDER_HOME)
                 .join("ms-playwright/daemon/42099b4af021e53f")
         );
+    }
+
+    #[test]
+    fn another_attached_session_is_found_and_a_malformed_entry_refuses() {
+        let home = tempfile::tempdir().unwrap();
+        let workspace = home.path().join("runtime");
+        fs::create_dir(&workspace).unwrap();
+        let other_ws = home.path().join("elsewhere");
+        fs::create_dir(&other_ws).unwrap();
+        let ours = daemon_dir(home.path(), &workspace).unwrap();
+        let theirs = daemon_dir(home.path(), &other_ws).unwrap();
+        fs::create_dir_all(&ours).unwrap();
+        fs::create_dir_all(&theirs).unwrap();
+        let socket = home.path().join("live.sock");
+        let _listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+        let write = |dir: &Path, file: &str, attached: bool, socket: &Path| {
+            let entry = serde_json::json!({
+                "version": "1", "socketPath": socket, "attached": attached,
+                "workspaceDir": "/w"
+            });
+            fs::write(dir.join(file), entry.to_string()).unwrap();
+        };
+        let other = |ws: &Path| other_attached(home.path(), ws, "mychrome").unwrap();
+        assert_eq!(other(&workspace), None, "no registry entries");
+        // Ours, attached and live: not another.
+        write(&ours, "mychrome.session", true, &socket);
+        assert_eq!(other(&workspace), None);
+        // The same name in another workspace is another session.
+        assert_eq!(other(&other_ws), Some("mychrome (workspace /w)".into()));
+        // Another name, not attached; attached but its daemon gone.
+        write(&theirs, "x.session", false, &socket);
+        write(&theirs, "y.session", true, &home.path().join("gone.sock"));
+        fs::write(theirs.join("notes.txt"), "not an entry").unwrap();
+        assert_eq!(other(&workspace), None);
+        write(&theirs, "z.session", true, &socket);
+        assert_eq!(other(&workspace), Some("z (workspace /w)".into()));
+        fs::remove_file(theirs.join("z.session")).unwrap();
+        // What the CLI's list would skip stops us instead.
+        for bad in [
+            "",
+            "{broken",
+            "[]",
+            r#"{"socketPath": 3}"#,
+            r#"{"socketPath": "/s", "attached": "yes"}"#,
+        ] {
+            fs::write(theirs.join("bad.session"), bad).unwrap();
+            let err = other_attached(home.path(), &workspace, "mychrome").expect_err(bad);
+            assert!(err.to_string().contains("bad.session"), "{bad}: {err}");
+        }
     }
 }
