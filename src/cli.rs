@@ -114,23 +114,40 @@ pub enum TokenCommand {
     Forget,
 }
 
+/// What the parser said instead of a command line (a subcommand's help,
+/// or a usage error), rendered, with its exit code: `main` shows it.
+#[derive(Debug)]
+pub struct Said {
+    pub text: String,
+    pub to_stderr: bool,
+    pub code: u8,
+}
+
+impl Said {
+    pub fn show(&self) {
+        if self.to_stderr {
+            eprint!("{}", self.text);
+        } else {
+            print!("{}", self.text);
+        }
+    }
+}
+
 /// Parses the command line. clap's own errors quote the offending argument
 /// (or part of it); anything in them that could be a token is replaced before
 /// the error is shown.
-pub fn parse() -> Cli {
+pub fn parse() -> Result<Cli, Said> {
     // `my-chrome -s=… cmd` or `my-chrome --json tab-list`: flags of the
     // forwarded CLI come first; they go to the forwarder (which checks them).
     let mut args: Vec<OsString> = std::env::args_os().skip(1).collect();
-    let agent = match take_agent(&mut args) {
-        Ok(agent) => agent,
-        Err(message) => {
-            eprintln!("error: {message}\n\nFor more information, try '--help'.");
-            std::process::exit(2);
-        }
-    };
-    let mut cli = parse_rest(args);
+    let agent = take_agent(&mut args).map_err(|message| Said {
+        text: format!("error: {message}\n\nFor more information, try '--help'.\n"),
+        to_stderr: true,
+        code: 2,
+    })?;
+    let mut cli = parse_rest(args)?;
     cli.agent = agent;
-    cli
+    Ok(cli)
 }
 
 /// `--agent NAME` or `--agent=NAME` in first place, taken out of `args`
@@ -154,7 +171,7 @@ fn take_agent(args: &mut Vec<OsString>) -> Result<Option<String>, String> {
     }
 }
 
-fn parse_rest(args: Vec<OsString>) -> Cli {
+fn parse_rest(args: Vec<OsString>) -> Result<Cli, Said> {
     let first = args
         .first()
         .map(|a| a.to_string_lossy().into_owned())
@@ -165,27 +182,22 @@ fn parse_rest(args: Vec<OsString>) -> Cli {
     };
     if args.len() == 1 {
         match first.as_str() {
-            "-h" | "--help" => return only(Command::Help),
-            "-V" | "--version" => return only(Command::Version),
+            "-h" | "--help" => return Ok(only(Command::Help)),
+            "-V" | "--version" => return Ok(only(Command::Version)),
             _ => {}
         }
     }
     let ours = ["-h", "--help", "-V", "--version"];
     if first.starts_with('-') && !ours.contains(&first.as_str()) {
-        return only(Command::External(args));
+        return Ok(only(Command::External(args)));
     }
-    match Cli::try_parse_from(std::iter::once(OsString::from("my-chrome")).chain(args)) {
-        Ok(cli) => cli,
-        Err(e) => {
-            let text = redact_runs(&e.render().to_string());
-            if e.use_stderr() {
-                eprint!("{text}");
-            } else {
-                print!("{text}");
-            }
-            std::process::exit(e.exit_code());
+    Cli::try_parse_from(std::iter::once(OsString::from("my-chrome")).chain(args)).map_err(|e| {
+        Said {
+            text: redact_runs(&e.render().to_string()),
+            to_stderr: e.use_stderr(),
+            code: u8::try_from(e.exit_code()).unwrap_or(2),
         }
-    }
+    })
 }
 
 /// The wrapper's own command names and their visible aliases (`token` and

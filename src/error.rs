@@ -1,19 +1,22 @@
-//! The top-level error: each module's typed error, a refusal that carries
-//! its own exit code, or a silent status whose output already said why.
-//! Only the commands at the top (connect, forward, audit, ...) return it, and
-//! none of the modules it gathers imports it back.
+//! The top-level error: each module's typed error (every refusal is a
+//! variant that names its exit code and next step), or a silent status
+//! whose output already said why. Only the commands (`src/command/`) and
+//! `main` use it; nothing below them imports it (tests/layout.rs).
 
 use crate::child::ChildError;
 use crate::chrome::ChromeError;
+use crate::command::setup::SetupError;
 use crate::config::ConfigError;
 use crate::daemon::DaemonError;
 use crate::exit::Exit;
 use crate::handoff::HandoffError;
 use crate::helper::HelperError;
-use crate::helper::setup::SetupError;
 use crate::lease::LeaseError;
+use crate::policy::Refusal as LineRefusal;
 use crate::procs::ProcError;
 use crate::runtime::RuntimeError;
+use crate::session::SessionError;
+use crate::session::bootstrap::BootstrapError;
 use crate::token::TokenError;
 use crate::token::fingerprint::FingerprintError;
 use crate::token::input::InputError;
@@ -58,37 +61,37 @@ pub enum Error {
     Daemon(#[from] DaemonError),
     #[error(transparent)]
     Fingerprint(#[from] FingerprintError),
-    /// A command refused or failed, with the reason and the next step.
     #[error(transparent)]
-    Refused(#[from] Refusal),
+    Bootstrap(#[from] BootstrapError),
+    #[error(transparent)]
+    Session(#[from] SessionError),
+    /// A command's own refusal (`src/command/`).
+    #[error("{0}")]
+    Command(Box<dyn CommandRefusal>),
+    /// A forwarded command line the policy refuses.
+    #[error(transparent)]
+    Line(#[from] LineRefusal),
     /// A status whose output already said why (a forwarded command's own
     /// exit status): nothing more is printed.
     #[error("exit status {}", .0.code())]
     Silent(Exit),
 }
 
-/// A refusal (or a failure) that explains itself, with its exit code.
-#[derive(Debug, thiserror::Error)]
-#[error("{message}")]
-pub struct Refusal {
-    pub exit: Exit,
-    pub message: String,
+/// The refusals of the commands themselves (`ConnectError`, `AuditError`,
+/// …): each says what happened and the next step, and names its exit code.
+/// error.rs knows them through this trait only, so that no command is
+/// imported here (the commands import this module).
+pub trait CommandRefusal: std::error::Error + Send + Sync + 'static {
+    fn exit(&self) -> Exit;
+}
+
+impl<R: CommandRefusal> From<R> for Error {
+    fn from(refusal: R) -> Error {
+        Error::Command(Box::new(refusal))
+    }
 }
 
 impl Error {
-    /// A refusal or failure, said in `message`, ending with `exit`.
-    pub fn refused(exit: Exit, message: impl Into<String>) -> Error {
-        Error::Refused(Refusal {
-            exit,
-            message: message.into(),
-        })
-    }
-
-    /// A refused command line (exit 2).
-    pub fn usage(message: impl Into<String>) -> Error {
-        Error::refused(Exit::Usage, message)
-    }
-
     /// Whether the message was already said (by a forwarded command).
     pub fn is_silent(&self) -> bool {
         matches!(self, Error::Silent(_))
@@ -112,7 +115,10 @@ impl Error {
             Error::Lease(e) => e.exit(),
             Error::Daemon(e) => e.exit(),
             Error::Fingerprint(e) => e.exit(),
-            Error::Refused(refusal) => refusal.exit,
+            Error::Bootstrap(e) => e.exit(),
+            Error::Session(e) => e.exit(),
+            Error::Command(e) => e.exit(),
+            Error::Line(e) => e.exit(),
             Error::Silent(exit) => *exit,
         }
     }

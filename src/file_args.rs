@@ -1,67 +1,19 @@
-//! Where a forwarded command's files may be (docs/DESIGN.md, invariant 8).
-//! The daemon reads and writes them wherever they point, without a check:
-//! every option or argument that names a file (the command table says
-//! which) is resolved as the daemon resolves it — against the runtime, the
-//! CLI's working directory — and must then pass [`FileRules::check`]:
-//!
-//! - inside a root: the caller's working directory tree, the system
-//!   temporary directory, or a root the user configured
-//!   (`MY_CHROME_FILE_ROOTS`);
-//! - whatever the roots, never in my-chrome's runtime, a browser's user
-//!   data directory (the configured one, any folder that looks like one),
-//!   Playwright's own folders (`ms-playwright`), the platform's app data
-//!   (`~/Library` on macOS, `~/snap` on Linux), nor in a hidden file or
-//!   folder under the home directory or below its root (`~/.ssh`,
-//!   `~/.config`, a project's `.git`);
-//! - no symbolic link on the way;
-//! - an existing file only when it is a regular file that is not
-//!   executable and has no other name (hard link): a write never replaces
-//!   what runs, a read never takes a file that is also somewhere else.
-//!
-//! The same rule serves reads (`upload`) and writes (`screenshot`): a file
-//! a page must not receive is a file it must not overwrite.
+//! Checks a forwarded command's files against the disk, by the rules of
+//! [`crate::policy::files`] (docs/DESIGN.md, invariant 8): each file, resolved
+//! as the daemon resolves it, must lie inside a root, outside every refused
+//! folder (compared by device and inode too), with no symbolic link and no
+//! folder another user could change on its way; an existing file must be
+//! the user's own plain, non-executable file with one name.
 
 use std::fs;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
-use crate::commands;
 use crate::config::Config;
-use crate::minimist;
-use crate::token::shape::redact_runs;
-
-/// The system temporary directory, always a root.
-const SYSTEM_TMP: &str = "/tmp";
-
-/// Folders under the home directory that hold other programs' data
-/// (browser profiles, keychains, launch agents), refused whatever the
-/// roots. Hidden folders (`~/.config`, `~/.local/share/keyrings`, …) are
-/// refused by the hidden-file rule.
-#[cfg(target_os = "macos")]
-const APP_DATA_UNDER_HOME: [&str; 1] = ["Library"];
-#[cfg(target_os = "linux")]
-const APP_DATA_UNDER_HOME: [&str; 1] = ["snap"];
-
-/// Files that mark a browser's user data directory (Chromium's family,
-/// Firefox): a folder holding one is a browser profile wherever it is.
-const PROFILE_MARKERS: [&str; 5] = [
-    "Local State",
-    "SingletonLock",
-    "prefs.js",
-    "times.json",
-    "profiles.ini",
-];
-
-/// Names of files that hold credentials where they are (the system
-/// temporary directory is a root): Kerberos' ticket caches.
-const SECRET_NAMES: [&str; 1] = ["krb5cc"];
-
-/// What no root can open.
-const NEVER: &str = "Files of forwarded commands must lie in the caller's working directory or \
-                     /tmp (more roots only through MY_CHROME_FILE_ROOTS, set by the user), given \
-                     as an absolute path with no symbolic link on the way, outside hidden \
-                     folders, browser profiles and my-chrome's runtime; an existing file must be \
-                     a plain, non-executable file";
+use crate::policy::Refusal;
+use crate::policy::files::{
+    self, APP_DATA_UNDER_HOME, PROFILE_MARKERS, SYSTEM_TMP, hidden_below, resolve,
+};
 
 /// Where a forwarded command's files may be, for one run.
 #[derive(Debug, Clone)]
@@ -126,46 +78,20 @@ impl FileRules {
 
     /// Why the file arguments of `args` (a command line without session
     /// options) may not be passed on, if they may not.
-    pub fn refusal(&self, args: &[String]) -> Option<String> {
-        let parsed = match minimist::parse(args, commands::booleans()) {
-            Ok(parsed) => parsed,
-            Err(minimist::ParseError(why)) => return Some(why),
+    pub fn refusal(&self, args: &[String]) -> Option<Refusal> {
+        let files = match files::files_of(args) {
+            Ok(files) => files,
+            Err(refusal) => return Some(refusal),
         };
-        let name = match parsed.positional.first()? {
-            minimist::Value::Text(name) => name,
-            _ => return None,
-        };
-        let command = commands::find(name)?;
-        let flags = command
-            .file_flags
-            .iter()
-            .filter_map(|flag| Some((format!("--{flag}"), parsed.options.get(flag)?)));
-        let positional = command.file_args.iter().filter_map(|at| {
-            Some((
-                format!("argument {}", at + 1),
-                parsed.positional.get(at + 1)?,
-            ))
-        });
-        let mut files = Vec::new();
-        for (what, value) in flags.chain(positional) {
-            // `--filename` alone (or `--no-filename`) names no file: what the
-            // daemon would make of `true` is not ours to guess.
-            if has_bool(value) {
-                return Some(format!(
-                    "`{name}` {what} names no file; give it an absolute path. {NEVER}"
-                ));
-            }
-            files.extend(value.texts().into_iter().map(|text| (what.clone(), text)));
-        }
-        for (what, value) in files {
-            if let Err(why) = self.check(value) {
-                return Some(format!(
-                    "`{name}` {what} {:?}: {why}. {NEVER}",
-                    redact_runs(value)
-                ));
-            }
-        }
-        None
+        files.into_iter().find_map(|file| {
+            let why = self.check(&file.path).err()?;
+            Some(Refusal::File {
+                command: file.command,
+                what: file.what,
+                path: file.path,
+                why,
+            })
+        })
     }
 
     /// Fine for a file of a forwarded command (see the module's rules). The
@@ -184,13 +110,7 @@ impl FileRules {
         }
         // The daemon would resolve a relative name against its own working
         // directory (the runtime), not the caller's: never what was meant.
-        if !Path::new(raw).is_absolute() {
-            return Err(
-                "a relative path would be resolved against my-chrome's runtime (the \
-                        daemon's working directory), not yours; give an absolute path"
-                    .into(),
-            );
-        }
+        files::absolute(raw)?;
         let real_runtime = fs::canonicalize(&self.runtime).unwrap_or_else(|_| self.runtime.clone());
         let path = resolve(&real_runtime, raw);
         let inside_runtime = || {
@@ -219,22 +139,7 @@ impl FileRules {
         if let Some((_, why)) = self.denied.iter().find(|(dir, _)| path.starts_with(dir)) {
             return Err(format!("it lies in {why}"));
         }
-        if path.components().any(|c| c.as_os_str() == "ms-playwright") {
-            return Err(
-                "it lies in Playwright's own folder (ms-playwright), whose programs the \
-                        browser's tools run"
-                    .into(),
-            );
-        }
-        let name = path
-            .file_name()
-            .map(|n| n.to_string_lossy())
-            .unwrap_or_default();
-        if SECRET_NAMES.iter().any(|secret| name.starts_with(secret)) {
-            return Err(format!(
-                "{name:?} is a credential cache (Kerberos keeps tickets there)"
-            ));
-        }
+        files::by_name(&path)?;
         let me = nix::unistd::geteuid().as_raw();
         let mut prefix = PathBuf::new();
         let mut last = None;
@@ -338,14 +243,6 @@ impl FileRules {
     }
 }
 
-fn has_bool(value: &minimist::Value) -> bool {
-    match value {
-        minimist::Value::Bool(_) => true,
-        minimist::Value::Text(_) => false,
-        minimist::Value::List(values) => values.iter().any(has_bool),
-    }
-}
-
 fn identity(meta: &fs::Metadata) -> (u64, u64) {
     (meta.dev(), meta.ino())
 }
@@ -355,32 +252,6 @@ fn looks_like_a_profile(dir: &Path) -> bool {
     PROFILE_MARKERS
         .iter()
         .any(|marker| fs::symlink_metadata(dir.join(marker)).is_ok())
-}
-
-/// The first hidden name (`.x`) in `path` below `base`, when `path` lies
-/// under `base`.
-fn hidden_below(path: &Path, base: &Path) -> Option<String> {
-    let below = path.strip_prefix(base).ok()?;
-    below
-        .components()
-        .map(|c| c.as_os_str().to_string_lossy().into_owned())
-        .find(|name| name.starts_with('.'))
-}
-
-/// `raw` as the daemon resolves it (`path.resolve(cwd, raw)`): relative to
-/// the runtime, `.` and `..` taken lexically.
-pub fn resolve(runtime: &Path, raw: &str) -> PathBuf {
-    let mut out = PathBuf::new();
-    for part in runtime.join(raw).components() {
-        match part {
-            Component::ParentDir => {
-                out.pop();
-            }
-            Component::CurDir => {}
-            other => out.push(other),
-        }
-    }
-    out
 }
 
 #[cfg(test)]
@@ -440,27 +311,8 @@ mod tests {
         }
 
         fn refused(&self, line: &[&str]) -> Option<String> {
-            self.rules.refusal(&args(line))
+            self.rules.refusal(&args(line)).map(|r| r.to_string())
         }
-    }
-
-    #[test]
-    fn paths_resolve_against_the_runtime_as_the_daemon_resolves_them() {
-        let runtime = Path::new("/home/u/.cache/my-chrome");
-        assert_eq!(resolve(runtime, "x.png"), runtime.join("x.png"));
-        assert_eq!(resolve(runtime, "/tmp/x.png"), Path::new("/tmp/x.png"));
-        assert_eq!(
-            resolve(runtime, "../my-chrome/cli/a.js"),
-            runtime.join("cli/a.js")
-        );
-        assert_eq!(
-            resolve(runtime, "../../../../../etc/x"),
-            Path::new("/etc/x")
-        );
-        assert_eq!(
-            resolve(runtime, "/tmp/../home/u/.cache/my-chrome/./cli"),
-            runtime.join("cli")
-        );
     }
 
     #[test]

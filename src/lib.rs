@@ -3,28 +3,26 @@
 //! copy of `@playwright/cli`. `main.rs` dispatches; everything else lives here
 //! so that integration tests can exercise library code directly.
 
-pub mod audit;
 pub mod child;
 pub mod chrome;
 pub mod cli;
-pub mod commands;
+pub mod command;
 pub mod config;
 pub mod daemon;
 pub mod error;
 pub mod exit;
 pub mod file_args;
-pub mod forward;
 pub mod handoff;
 pub mod helper;
 pub mod lease;
 pub mod minimist;
+pub mod pinned_commands;
+pub mod policy;
 pub mod procs;
 pub mod redact;
-pub mod report;
 pub mod runtime;
 pub mod session;
 pub mod signals;
 pub mod singleton;
 pub mod socket;
-pub mod start;
 pub mod token;

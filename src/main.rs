@@ -5,16 +5,24 @@ use std::process::ExitCode;
 use nix::sys::stat::{Mode, umask};
 
 use my_chrome::cli::{self, Command, TokenCommand};
+use my_chrome::command::{
+    audit, connect, disconnect, doctor, ensure, forward, lease, setup, token,
+};
 use my_chrome::config::Config;
 use my_chrome::error::Error;
 use my_chrome::exit::Exit;
-use my_chrome::token::command as token;
-use my_chrome::{forward, handoff, helper, lease, report, signals};
+use my_chrome::{handoff, signals};
 
 fn main() -> ExitCode {
     // Everything we create, and every child we start, is private to the user.
     umask(Mode::from_bits_truncate(0o077));
-    let cli = cli::parse();
+    let cli = match cli::parse() {
+        Ok(cli) => cli,
+        Err(said) => {
+            said.show();
+            return ExitCode::from(said.code);
+        }
+    };
     if let Err(e) = signals::install() {
         eprintln!("my-chrome: cannot install signal handlers: {e}");
         return ExitCode::FAILURE;
@@ -53,8 +61,8 @@ fn browser_command(config: &Config, args: &[std::ffi::OsString]) -> Result<(), E
 
 fn run(command: Command, config: &Config) -> Result<(), Error> {
     match command {
-        Command::Setup => helper::setup::run(config)?,
-        Command::Doctor { json } => report::doctor(config, json),
+        Command::Setup => setup::run(config)?,
+        Command::Doctor { json } => doctor::doctor(config, json),
         Command::Token { action } => match action {
             TokenCommand::Store { stdin, extra } => token::store(config, stdin, &extra)?,
             TokenCommand::Migrate {
@@ -64,13 +72,13 @@ fn run(command: Command, config: &Config) -> Result<(), Error> {
             } => token::migrate(config, &from_service, from_account.as_deref(), &extra)?,
             TokenCommand::Forget => token::forget(config)?,
         },
-        Command::Connect => my_chrome::session::connect::connect(config)?,
-        Command::Ensure => my_chrome::session::ensure::ensure(config)?,
-        Command::Lease { json, log } => lease::command::show(config, json, log)?,
-        Command::Release => lease::command::release(config)?,
-        Command::SafetyAudit { json } => my_chrome::audit::safety_audit(config, json)?,
-        Command::CleanupPlan { json } => my_chrome::audit::cleanup_plan(config, json)?,
-        Command::Disconnect => my_chrome::session::disconnect::disconnect(config)?,
+        Command::Connect => connect::connect(config)?,
+        Command::Ensure => ensure::ensure(config)?,
+        Command::Lease { json, log } => lease::show(config, json, log)?,
+        Command::Release => lease::release(config)?,
+        Command::SafetyAudit { json } => audit::safety_audit(config, json)?,
+        Command::CleanupPlan { json } => audit::cleanup_plan(config, json)?,
+        Command::Disconnect => disconnect::disconnect(config)?,
         Command::BeginTokenRotation => token::begin_rotation(config)?,
         Command::MarkTokenRegenerated => token::mark_regenerated(config)?,
         Command::RotationStatus => token::rotation_status(config)?,

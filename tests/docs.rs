@@ -52,7 +52,7 @@ fn the_skill_front_matter_follows_the_specification() {
 fn every_command_the_documents_name_exists() {
     let mut known: BTreeSet<String> = my_chrome::cli::wrapper_commands().into_iter().collect();
     known.extend(
-        my_chrome::commands::table()
+        my_chrome::pinned_commands::table()
             .iter()
             .map(|c| c.name.to_string()),
     );
@@ -60,7 +60,7 @@ fn every_command_the_documents_name_exists() {
     // pinned client's booleans (`--json`, `--raw`, …).
     known.extend(my_chrome::cli::wrapper_options());
     known.extend(
-        my_chrome::commands::booleans()
+        my_chrome::pinned_commands::booleans()
             .iter()
             .map(|b| format!("--{b}")),
     );

@@ -1,5 +1,7 @@
 //! The house's shape, checked: no module of `src/` imports one that imports
-//! it back, and `config.rs` is the only reader of environment variables.
+//! it back, no import climbs the layers (foundation < policy < core <
+//! commands), the policy does no I/O, and `config.rs` is the only reader of
+//! environment variables.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
@@ -112,7 +114,11 @@ fn no_module_imports_one_that_imports_it_back() {
     assert!(graph.len() > 40, "modules found: {:?}", graph.keys());
     // The reader itself: it sees the edges this layout relies on.
     assert!(graph["error"].contains("helper"), "{:?}", graph["error"]);
-    assert!(graph["start"].contains("lease"), "{:?}", graph["start"]);
+    assert!(
+        graph["command::start"].contains("lease"),
+        "{:?}",
+        graph["command::start"]
+    );
     let cycles: Vec<String> = graph
         .keys()
         .filter_map(|m| cycle_through(&graph, m))
@@ -151,6 +157,123 @@ fn only_config_reads_the_environment() {
                 !code.contains(reader),
                 "src/{name}: reads the environment ({reader}); config.rs is the only reader"
             );
+        }
+    }
+}
+
+/// The layers, lowest first. A module may import its own layer or a lower
+/// one; everything not named is the core.
+const FOUNDATION: [&str; 7] = [
+    "exit",
+    "signals",
+    "socket",
+    "minimist",
+    "pinned_commands",
+    "procs",
+    "token::shape",
+];
+const POLICY: &str = "policy";
+const COMMANDS: [&str; 3] = ["command", "error", "cli"];
+
+fn within(module: &str, top: &str) -> bool {
+    module == top || module.starts_with(&format!("{top}::"))
+}
+
+/// 0 foundation, 1 policy, 2 core, 3 commands.
+fn layer(module: &str) -> usize {
+    if FOUNDATION.iter().any(|m| within(module, m)) {
+        0
+    } else if within(module, POLICY) {
+        1
+    } else if COMMANDS.iter().any(|m| within(module, m)) {
+        3
+    } else {
+        2
+    }
+}
+
+const LAYER_NAMES: [&str; 4] = ["foundation", "policy", "core", "commands"];
+
+/// Every import that climbs: `from -> to`.
+fn climbing(graph: &BTreeMap<String, BTreeSet<String>>) -> Vec<String> {
+    let mut out = Vec::new();
+    for (from, targets) in graph {
+        for to in targets {
+            if layer(to) > layer(from) {
+                out.push(format!(
+                    "{from} ({}) imports {to} ({})",
+                    LAYER_NAMES[layer(from)],
+                    LAYER_NAMES[layer(to)]
+                ));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn no_import_climbs_the_layers() {
+    let graph = imports(&modules());
+    // The reader sees the edges that matter here.
+    assert!(graph["command::connect"].contains("command::start"));
+    assert!(graph["command::forward"].contains("policy"));
+    assert!(graph["file_args"].contains("policy::files"));
+    for m in FOUNDATION.iter().chain([&POLICY]).chain(COMMANDS.iter()) {
+        assert!(graph.contains_key(*m), "no module {m}: the table is stale");
+    }
+    let climbs = climbing(&graph);
+    assert!(
+        climbs.is_empty(),
+        "imports that climb:\n{}",
+        climbs.join("\n")
+    );
+}
+
+#[test]
+fn the_layer_check_sees_a_climbing_import() {
+    let graph: BTreeMap<String, BTreeSet<String>> = [
+        ("session::state", vec!["runtime", "error"]),
+        ("policy", vec!["exit", "config"]),
+        ("exit", vec![]),
+        ("command::ensure", vec!["session::state", "error"]),
+    ]
+    .into_iter()
+    .map(|(m, to)| (m.to_string(), to.into_iter().map(String::from).collect()))
+    .collect();
+    assert_eq!(
+        climbing(&graph),
+        [
+            "policy (policy) imports config (core)",
+            "session::state (core) imports error (commands)"
+        ]
+    );
+}
+
+#[test]
+fn the_policy_does_no_io() {
+    let io = [
+        "std::fs",
+        "fs::",
+        "std::io",
+        "std::net",
+        "std::process",
+        "std::os",
+        "std::env",
+        "nix::",
+        "File::",
+        "OpenOptions",
+        "Command::new",
+        "println!",
+        "eprintln!",
+        "print!",
+    ];
+    let modules = modules();
+    let policy: Vec<(&String, &String)> =
+        modules.iter().filter(|(m, _)| within(m, POLICY)).collect();
+    assert!(policy.len() >= 2, "{:?}", modules.keys());
+    for (name, code) in policy {
+        for word in io {
+            assert!(!code.contains(word), "src/{name} does I/O ({word})");
         }
     }
 }

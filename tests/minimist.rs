@@ -8,8 +8,8 @@ use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::Mutex;
 
-use my_chrome::commands::booleans;
 use my_chrome::minimist;
+use my_chrome::pinned_commands::booleans;
 use proptest::prelude::*;
 
 /// A node process that parses one JSON array of words per line with the

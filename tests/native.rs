@@ -18,8 +18,8 @@ use std::process::Command;
 use std::sync::{Arc, Mutex};
 
 use common::{Run, Running, Sandbox};
-use my_chrome::commands;
 use my_chrome::helper::pin::Pin;
+use my_chrome::pinned_commands as commands;
 
 const ENTRY: &str = "cli/node_modules/@playwright/cli/playwright-cli.js";
 
@@ -189,7 +189,7 @@ const TEXT: &str = "{\"id\":1,\"result\":{\"text\":\"### Result\\n- done\"}}\n";
 /// less the refused, the disconnect aliases, and `list`, which the client
 /// answers itself).
 fn forwarded() -> Vec<&'static str> {
-    let refused: BTreeSet<&str> = my_chrome::forward::blocked_commands()
+    let refused: BTreeSet<&str> = my_chrome::policy::blocked_commands()
         .chain(["close", "detach", "list"])
         .collect();
     commands::table()

@@ -150,30 +150,6 @@ fn an_entry_from_another_version_or_outside_our_tmp_is_not_trusted() {
     );
 }
 
-#[test]
-fn only_the_pinned_clis_documented_commands_are_forwarded() {
-    // Refused before any session, lease or helper code is touched.
-    let sandbox = Sandbox::installed();
-    for (line, needle) in [
-        (&["config-print"][..], "not a command my-chrome forwards"),
-        (&["tray"], "not a command my-chrome forwards"),
-        (&["--json", "tray"], "not a command my-chrome forwards"),
-        (&["snapshto"], "did you mean `snapshot`?"),
-        (&["--json", "close"], "is `my-chrome disconnect`"),
-        (&["--raw", "detach"], "is `my-chrome disconnect`"),
-        (
-            &["--json", "open", "https://example.test/"],
-            "`open` is refused",
-        ),
-    ] {
-        sandbox.run(line).expect(2, needle);
-    }
-    assert!(
-        !sandbox.runtime.join("lease.json").exists(),
-        "a refused command took no lease"
-    );
-}
-
 /// Our session's daemon stops taking connections (its event loop stuck, its
 /// backlog full): no command may hang on it. `doctor` and `ensure` find it
 /// stale, a browser command ends at its bound (124), `disconnect` ends, and

@@ -8,8 +8,8 @@
 
 use std::path::Path;
 
-use crate::commands::{self, HelpEntry};
 use crate::minimist::{self, Parsed, Value};
+use crate::pinned_commands::{self, HelpEntry};
 
 /// The options the client removes before it sends (`program.js`).
 const GLOBAL_OPTIONS: [&str; 3] = ["json", "raw", "session"];
@@ -63,7 +63,7 @@ fn truthy(value: Option<&Value>) -> bool {
 /// The request for `args` (a command line without session options: the
 /// session is implied), as the client run with `cwd` would send it.
 pub fn plan(args: &[String], cwd: &Path) -> Plan {
-    let mut parsed = match minimist::parse(args, commands::booleans()) {
+    let mut parsed = match minimist::parse(args, pinned_commands::booleans()) {
         Ok(parsed) => parsed,
         // minimist throws: the client dies with that error, exit 1.
         Err(minimist::ParseError(why)) => {
@@ -94,7 +94,7 @@ pub fn plan(args: &[String], cwd: &Path) -> Plan {
     let asks_client = ["version", "v", "help", "h"]
         .iter()
         .any(|key| truthy(parsed.options.get(key)));
-    let Some(entry) = commands::help_entry(&name).filter(|_| !asks_client) else {
+    let Some(entry) = pinned_commands::help_entry(&name).filter(|_| !asks_client) else {
         return Plan::ClientOnly;
     };
     if let Some(refused) = check(&parsed, &entry, json) {

@@ -5,7 +5,6 @@ pub mod check;
 pub mod manifest;
 pub mod node;
 pub mod pin;
-pub mod setup;
 pub mod tree;
 
 use std::path::{Path, PathBuf};

@@ -37,7 +37,7 @@ pub enum Event<'a> {
 }
 
 /// The wrapper commands that take the lease; with the pinned CLI's
-/// documented commands (`crate::commands`), the only words the log writes
+/// documented commands (`crate::pinned_commands`), the only words the log writes
 /// in the command's place. Anything else is `other`: it may be a URL or
 /// text typed in the wrong place.
 const WRAPPERS: [&str; 3] = ["connect", "ensure", "disconnect"];
@@ -45,7 +45,7 @@ const WRAPPERS: [&str; 3] = ["connect", "ensure", "disconnect"];
 /// A command's name as the log and the lease file keep it: a documented
 /// command of the pinned CLI, one of [`WRAPPERS`], or `other`.
 pub fn command_name(raw: &str) -> &str {
-    if WRAPPERS.contains(&raw) || crate::commands::find(raw).is_some() {
+    if WRAPPERS.contains(&raw) || crate::pinned_commands::find(raw).is_some() {
         raw
     } else {
         "other"

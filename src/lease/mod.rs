@@ -7,9 +7,9 @@
 //! lock, which a `setup` or `connect` holds for long).
 
 pub mod agent;
-pub mod command;
 pub mod log;
 pub mod record;
+pub mod status;
 
 use std::path::PathBuf;
 use std::thread;
@@ -128,7 +128,7 @@ fn write(runtime: &Runtime, lease: &Lease) -> Result<(), RuntimeError> {
     runtime.write_state(StateFile::Lease, &bytes)
 }
 
-fn alive(process: &ProcessId) -> bool {
+pub fn alive(process: &ProcessId) -> bool {
     process.is_running()
 }
 

@@ -10,10 +10,49 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 
 use super::pinned::PinnedCli;
-use crate::error::Error;
 use crate::exit::Exit;
-use crate::procs::ProcessTable;
-use crate::runtime::{Runtime, StateFile};
+use crate::procs::{ProcError, ProcessTable};
+use crate::runtime::{Runtime, RuntimeError, StateFile};
+
+/// Why the bootstrap directory could not be made, used or recovered.
+#[derive(Debug, thiserror::Error)]
+pub enum BootstrapError {
+    #[error("cannot {what}: {source}")]
+    Io {
+        what: String,
+        source: std::io::Error,
+    },
+    /// A record that names anything but a bootstrap directory of ours.
+    #[error(
+        "{} does not name a bootstrap directory of this runtime; nothing was stopped or \
+         deleted. Remove it (`rm {}`) and run the command again",
+        .0.display(),
+        .0.display()
+    )]
+    ForeignRecord(PathBuf),
+    /// Output that stayed (its record stays too).
+    #[error("{0}")]
+    Scrub(String),
+    #[error(transparent)]
+    Runtime(#[from] RuntimeError),
+    #[error(transparent)]
+    Processes(#[from] ProcError),
+}
+
+impl BootstrapError {
+    pub fn exit(&self) -> Exit {
+        match self {
+            BootstrapError::ForeignRecord(_) => Exit::Security,
+            BootstrapError::Runtime(e) => e.exit(),
+            _ => Exit::Failure,
+        }
+    }
+}
+
+fn io(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> BootstrapError {
+    let what = what.into();
+    move |source| BootstrapError::Io { what, source }
+}
 
 const BOOTSTRAP_PREFIX: &str = "session-output.";
 /// The attached session's output directory (`outputDir`), in the runtime.
@@ -28,17 +67,12 @@ pub struct Bootstrap {
 }
 
 impl Bootstrap {
-    pub fn create(runtime: &Runtime) -> Result<Bootstrap, Error> {
+    pub fn create(runtime: &Runtime) -> Result<Bootstrap, BootstrapError> {
         let dir = tempfile::Builder::new()
             .prefix(BOOTSTRAP_PREFIX)
             .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700))
             .tempdir_in(runtime.root())
-            .map_err(|e| {
-                Error::refused(
-                    Exit::Failure,
-                    format!("cannot create the bootstrap directory: {e}"),
-                )
-            })?
+            .map_err(io("create the bootstrap directory"))?
             .keep();
         let record = json!({"dir": dir});
         runtime.write_state(StateFile::Bootstrap, record.to_string().as_bytes())?;
@@ -49,19 +83,12 @@ impl Bootstrap {
         if let Err(e) = fs::DirBuilder::new().mode(0o700).create(&output_dir)
             && e.kind() != std::io::ErrorKind::AlreadyExists
         {
-            return Err(Error::refused(
-                Exit::Failure,
-                format!("cannot create {}: {e}", output_dir.display()),
-            ));
+            return Err(io(format!("create {}", output_dir.display()))(e));
         }
         crate::runtime::check_private_dir(&output_dir)?;
         let config = json!({"outputDir": output_dir});
-        fs::write(dir.join("attach-config.json"), config.to_string()).map_err(|e| {
-            Error::refused(
-                Exit::Failure,
-                format!("cannot write the attach config: {e}"),
-            )
-        })?;
+        fs::write(dir.join("attach-config.json"), config.to_string())
+            .map_err(io("write the attach config"))?;
         Ok(Bootstrap {
             dir,
             runtime: runtime.clone(),
@@ -72,13 +99,9 @@ impl Bootstrap {
         self.dir.join("attach-config.json")
     }
 
-    pub fn output(&self) -> Result<fs::File, Error> {
-        fs::File::create(self.dir.join("attach-output.log")).map_err(|e| {
-            Error::refused(
-                Exit::Failure,
-                format!("cannot create the attach output file: {e}"),
-            )
-        })
+    pub fn output(&self) -> Result<fs::File, BootstrapError> {
+        fs::File::create(self.dir.join("attach-output.log"))
+            .map_err(io("create the attach output file"))
     }
 
     /// Deletes the output (it may show the connect tab's URL), then the
@@ -123,26 +146,29 @@ fn remove_output(dir: &Path) -> Result<(), String> {
 /// token and scrub, before anything else happens.
 /// `cli` gives the pinned CLI (finding node) only when there is something
 /// to detach.
-pub fn recover<'a>(
+pub fn recover<'a, E: From<BootstrapError>>(
     runtime: &Runtime,
-    cli: impl FnOnce() -> Result<PinnedCli<'a>, Error>,
-) -> Result<(), Error> {
+    cli: impl FnOnce() -> Result<PinnedCli<'a>, E>,
+) -> Result<(), E> {
     // Under the lock, any hand-off directory belongs to a connect that died.
     for entry in fs::read_dir(runtime.root()).into_iter().flatten().flatten() {
         if entry.file_name().to_string_lossy().starts_with("handoff.") {
             let _ = fs::remove_dir_all(entry.path());
         }
     }
-    let Some(dir) = recorded_dir(runtime)? else {
+    let Some(dir) = recorded_dir(runtime).map_err(E::from)? else {
         return Ok(());
     };
     // What it started (the attach and its daemon) may still wait for the
     // extension. They carry the bootstrap directory in their arguments:
     // stop exactly those.
-    stop_processes(&ProcessTable::read()?.mentioning(&dir));
+    let table = ProcessTable::read().map_err(BootstrapError::from)?;
+    stop_processes(&table.mentioning(&dir));
     let detached = cli()?.detach();
-    remove_output(&dir).map_err(|why| Error::refused(Exit::Failure, why))?;
-    runtime.remove_state(StateFile::Bootstrap)?;
+    remove_output(&dir).map_err(BootstrapError::Scrub)?;
+    runtime
+        .remove_state(StateFile::Bootstrap)
+        .map_err(BootstrapError::from)?;
     eprintln!(
         "my-chrome: an earlier connect was interrupted; its private output was scrubbed{}",
         if detached {
@@ -158,7 +184,7 @@ pub fn recover<'a>(
 /// any use: it must be a bootstrap directory of this runtime (our prefix,
 /// not a link). A record naming anything else would have us stop every
 /// process that mentions it: it is refused (exit 6) and nothing is touched.
-pub fn recorded_dir(runtime: &Runtime) -> Result<Option<PathBuf>, Error> {
+pub fn recorded_dir(runtime: &Runtime) -> Result<Option<PathBuf>, BootstrapError> {
     let Some(record) = runtime.read_state(StateFile::Bootstrap)? else {
         return Ok(None);
     };
@@ -177,15 +203,7 @@ pub fn recorded_dir(runtime: &Runtime) -> Result<Option<PathBuf>, Error> {
         Some(dir) => Ok(Some(dir)),
         None => {
             let path = runtime.root().join(StateFile::Bootstrap.file_name());
-            Err(Error::refused(
-                Exit::Security,
-                format!(
-                    "{} does not name a bootstrap directory of this runtime; nothing was stopped \
-                     or deleted. Remove it (`rm {}`) and run the command again",
-                    path.display(),
-                    path.display()
-                ),
-            ))
+            Err(BootstrapError::ForeignRecord(path))
         }
     }
 }

@@ -2,10 +2,62 @@
 //! own registry.
 
 pub mod bootstrap;
-pub mod connect;
 pub mod connect_tab;
-pub mod disconnect;
-pub mod ensure;
 pub mod pinned;
 pub mod registry;
 pub mod state;
+
+use crate::exit::Exit;
+
+/// What a fresh session needs: the user's approval, then `connect`.
+const APPROVAL: &str = "no my-chrome session is connected. Ask the user to approve taking their \
+                        browser, then run `my-chrome connect`";
+
+/// Why the session cannot be used, or another one stands in the way.
+#[derive(Debug, thiserror::Error)]
+pub enum SessionError {
+    #[error("{APPROVAL}")]
+    Missing,
+    #[error("the session is stale ({0}); {APPROVAL}")]
+    Stale(String),
+    /// Something about it we must not trust or cannot read; `nothing_was`
+    /// says what the refusing command did not do.
+    #[error("the session cannot be used ({why}); nothing was {nothing_was}")]
+    Unavailable {
+        why: String,
+        nothing_was: &'static str,
+    },
+    #[error(
+        "the Playwright session registry cannot be read ({0}); nothing was attached. If no \
+         Playwright session is open, remove that entry, then retry"
+    )]
+    Registry(String),
+    #[error(
+        "another Playwright session is attached to Chrome: {0}; detach it first. Nothing was \
+         attached"
+    )]
+    OtherAttached(String),
+    /// The extension's connect tab (its address carries the token) stayed.
+    #[error(
+        "the session shows the extension's connect tab, whose address carries the token, and it \
+         could not be closed ({why}); {}. Close that tab in Chrome, then ask the user to approve \
+         `my-chrome connect`",
+        if *.detached {
+            "the session was detached"
+        } else {
+            "the session could not be detached: run `my-chrome disconnect`"
+        }
+    )]
+    ConnectTab { why: String, detached: bool },
+    #[error("cannot resolve the runtime directory: {0}")]
+    RuntimePath(std::io::Error),
+}
+
+impl SessionError {
+    pub fn exit(&self) -> Exit {
+        match self {
+            SessionError::Missing | SessionError::Stale(_) => Exit::NoSession,
+            _ => Exit::Failure,
+        }
+    }
+}

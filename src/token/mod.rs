@@ -1,7 +1,6 @@
 //! The extension token: its type, the stores that keep it (macOS Keychain,
 //! Linux Secret Service), how it is read from the user, and rotation.
 
-pub mod command;
 pub mod fingerprint;
 pub mod input;
 pub mod keyring;

@@ -12,20 +12,16 @@ use std::cell::OnceCell;
 use crate::child::ChildEnv;
 use crate::config::Config;
 use crate::error::Error;
-use crate::exit::Exit;
 use crate::helper::check::Check;
 use crate::helper::node::Node;
 use crate::helper::pin::Pin;
 use crate::helper::{Helper, HelperError, trusted_node};
 use crate::lease::{self, HeldLease};
 use crate::runtime::{FileLock, Runtime, StateFile};
-use crate::session::bootstrap;
 use crate::session::pinned::PinnedCli;
 use crate::session::registry::SessionEntry;
 use crate::session::state::{self, SessionState};
-
-const APPROVAL: &str = "no my-chrome session is connected. Ask the user to approve taking their \
-                        browser, then run `my-chrome connect`";
+use crate::session::{SessionError, bootstrap};
 
 /// What a command asks of its start.
 #[must_use]
@@ -121,15 +117,13 @@ pub fn stale(why: impl std::fmt::Display) -> Error {
 fn ready(state: SessionState) -> Result<SessionEntry, Error> {
     match state {
         SessionState::Ready(entry) => Ok(entry),
-        SessionState::Missing => Err(Error::refused(Exit::NoSession, APPROVAL)),
-        SessionState::Stale(why) => Err(Error::refused(
-            Exit::NoSession,
-            format!("the session is stale ({why}); {APPROVAL}"),
-        )),
-        SessionState::Unavailable(why) => Err(Error::refused(
-            Exit::Failure,
-            format!("the session cannot be used ({why}); nothing was run"),
-        )),
+        SessionState::Missing => Err(SessionError::Missing.into()),
+        SessionState::Stale(why) => Err(SessionError::Stale(why).into()),
+        SessionState::Unavailable(why) => Err(SessionError::Unavailable {
+            why,
+            nothing_was: "run",
+        }
+        .into()),
     }
 }
 
@@ -170,12 +164,7 @@ impl Started {
     /// The working directory the pinned client would report to the daemon
     /// (`process.cwd()`: the runtime's real path).
     pub fn daemon_cwd(&self) -> Result<std::path::PathBuf, Error> {
-        std::fs::canonicalize(self.runtime.root()).map_err(|e| {
-            Error::refused(
-                Exit::Failure,
-                format!("cannot resolve the runtime directory: {e}"),
-            )
-        })
+        std::fs::canonicalize(self.runtime.root()).map_err(|e| SessionError::RuntimePath(e).into())
     }
 
     /// Our session, read natively (no Node process).

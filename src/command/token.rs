@@ -2,27 +2,50 @@
 
 use std::ffi::OsString;
 
-use super::Token;
-use super::input::{clear_clipboard, read_clipboard, read_stdin};
-use super::keyring;
-use super::rotation::{self, RotationError, Status};
 use crate::child::ChildEnv;
 use crate::config::{Config, keychain_field};
-use crate::error::Error;
+use crate::error::{CommandRefusal, Error};
 use crate::exit::Exit;
 use crate::runtime::Runtime;
+use crate::token::Token;
+use crate::token::input::{clear_clipboard, read_clipboard, read_stdin};
+use crate::token::keyring;
+use crate::token::rotation::{self, RotationError, Status};
 use crate::token::shape::redact_runs;
+
+/// Why a token command did nothing.
+#[derive(Debug, thiserror::Error)]
+pub enum TokenCommandError {
+    /// Said without echoing what was given.
+    #[error(
+        "the token is never accepted as an argument: command lines are visible to every local \
+         user and end up in shell history and agent logs. Nothing was stored. Copy the token to \
+         the clipboard and run `my-chrome token store`, or pipe it: `… | my-chrome token store \
+         --stdin`"
+    )]
+    Argument,
+    #[error("the source item is our own item; nothing to migrate")]
+    OwnItem,
+    /// The item to migrate from, described with token-like runs redacted.
+    #[error("{} does not exist; nothing was copied", redact_runs(.0))]
+    NoSource(String),
+}
+
+impl CommandRefusal for TokenCommandError {
+    fn exit(&self) -> Exit {
+        match self {
+            TokenCommandError::NoSource(_) => Exit::Token,
+            _ => Exit::Usage,
+        }
+    }
+}
 
 /// The token is never accepted as an argument; say why without echoing it.
 fn refuse_arguments(extra: &[OsString]) -> Result<(), Error> {
     if extra.is_empty() {
         return Ok(());
     }
-    Err(Error::usage(
-        "the token is never accepted as an argument: command lines are visible to every local user \
-         and end up in shell history and agent logs. Nothing was stored. Copy the token to the \
-         clipboard and run `my-chrome token store`, or pipe it: `… | my-chrome token store --stdin`",
-    ))
+    Err(TokenCommandError::Argument.into())
 }
 
 /// `token store [--stdin]`.
@@ -68,21 +91,13 @@ pub fn migrate(
         None => config.keychain_account.clone(),
     };
     if service == config.keychain_service && account == config.keychain_account {
-        return Err(Error::usage(
-            "the source item is our own item; nothing to migrate",
-        ));
+        return Err(TokenCommandError::OwnItem.into());
     }
     let _lock = locked_runtime(config)?;
     let source = keyring::item(config, &service, &account);
-    let token = source.read()?.ok_or_else(|| {
-        Error::refused(
-            Exit::Token,
-            redact_runs(&format!(
-                "{} does not exist; nothing was copied",
-                source.describe()
-            )),
-        )
-    })?;
+    let token = source
+        .read()?
+        .ok_or_else(|| TokenCommandError::NoSource(source.describe()))?;
     let ours = keyring::configured(config);
     ours.write(&token)?;
     println!(

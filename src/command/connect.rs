@@ -11,21 +11,22 @@ use std::time::{Duration, Instant};
 
 use zeroize::Zeroizing;
 
-use super::bootstrap::Bootstrap;
-use super::connect_tab;
-use super::registry;
-use super::state::SessionState;
 use crate::child::{ChildCommand, Spawned};
 use crate::chrome::{self, Exposure};
+use crate::command::start::Start;
 use crate::config::Config;
-use crate::error::Error;
+use crate::error::{CommandRefusal, Error};
 use crate::exit::Exit;
 use crate::handoff::{Handoff, HandoffError};
 use crate::helper::check::Check;
 use crate::procs::ProcessTable;
+use crate::session::SessionError;
+use crate::session::bootstrap::Bootstrap;
+use crate::session::connect_tab;
+use crate::session::registry;
+use crate::session::state::SessionState;
 use crate::signals;
 use crate::singleton;
-use crate::start::Start;
 use crate::token::keyring;
 
 const DELIVERY_TIMEOUT: Duration = Duration::from_secs(10);
@@ -107,6 +108,37 @@ impl AttachError {
 const ROTATE_ADVICE: &str = " Treat the token as exposed: run `my-chrome begin-token-rotation` \
                              and follow `my-chrome rotation-status`";
 
+/// Why `connect` stopped, with what it cleaned up and the next step.
+#[derive(Debug, thiserror::Error)]
+pub enum ConnectError {
+    #[error("no token is stored; store it with `my-chrome token store`")]
+    NoToken,
+    /// The relay needs this program's own path.
+    #[error("cannot find this program: {0}")]
+    ThisProgram(std::io::Error),
+    /// The attach failed: what happened, what was cleaned, what to do.
+    #[error("{what} {cleaned}{next}")]
+    Attach {
+        exit: Exit,
+        what: String,
+        cleaned: String,
+        next: &'static str,
+    },
+    /// Attached, but the private bootstrap output stayed.
+    #[error("attached, but {0}")]
+    Unscrubbed(String),
+}
+
+impl CommandRefusal for ConnectError {
+    fn exit(&self) -> Exit {
+        match self {
+            ConnectError::NoToken => Exit::Token,
+            ConnectError::Attach { exit, .. } => *exit,
+            _ => Exit::Failure,
+        }
+    }
+}
+
 pub fn connect(config: &Config) -> Result<(), Error> {
     // Another agent's turn with the browser is not interrupted by a
     // (re)connect; the helper is verified in full before its attach runs.
@@ -131,10 +163,11 @@ pub fn connect(config: &Config) -> Result<(), Error> {
             return Ok(());
         }
         SessionState::Unavailable(why) => {
-            return Err(Error::refused(
-                Exit::Failure,
-                format!("the session cannot be used ({why}); nothing was attached"),
-            ));
+            return Err(SessionError::Unavailable {
+                why,
+                nothing_was: "attached",
+            }
+            .into());
         }
         SessionState::Stale(_) => {
             cli.detach();
@@ -147,38 +180,21 @@ pub fn connect(config: &Config) -> Result<(), Error> {
     chrome::executable_is_trusted(&config.chrome)?;
     let before = chrome::normal_chrome_pids(&ProcessTable::read()?, &config.chrome);
     let chrome_pid = chrome::require_single(&before).single(&config.chrome)?;
-    let other =
-        registry::other_attached(&config.home, runtime.root(), &config.session).map_err(|e| {
-            Error::refused(
-                Exit::Failure,
-                format!(
-                    "the Playwright session registry cannot be read ({e}); nothing was attached. \
-                     If no Playwright session is open, remove that entry, then retry"
-                ),
-            )
-        })?;
+    let other = registry::other_attached(&config.home, runtime.root(), &config.session)
+        .map_err(|e| SessionError::Registry(e.to_string()))?;
     if let Some(other) = other {
-        return Err(Error::refused(
-            Exit::Failure,
-            format!(
-                "another Playwright session is attached to Chrome: {other}; detach it first. Nothing was attached"
-            ),
-        ));
+        return Err(SessionError::OtherAttached(other).into());
     }
-    let token = keyring::configured(config).read()?.ok_or_else(|| {
-        Error::refused(
-            Exit::Token,
-            "no token is stored; store it with `my-chrome token store`",
-        )
-    })?;
+    let token = keyring::configured(config)
+        .read()?
+        .ok_or(ConnectError::NoToken)?;
     // While the token is held anyway: what lets the redactor hide its bare
     // value in every later command's output.
     crate::token::fingerprint::record(runtime, &token)?;
 
     let bootstrap = Bootstrap::create(runtime)?;
     let handoff = Handoff::open(runtime)?;
-    let me = std::env::current_exe()
-        .map_err(|e| Error::refused(Exit::Failure, format!("cannot find this program: {e}")))?;
+    let me = std::env::current_exe().map_err(ConnectError::ThisProgram)?;
     let attach_env = env
         .clone()
         .with("PLAYWRIGHT_MCP_EXECUTABLE_PATH", &me)
@@ -231,14 +247,15 @@ pub fn connect(config: &Config) -> Result<(), Error> {
         } else {
             "Nothing stayed attached"
         };
-        return Err(Error::refused(
-            error.exit(),
-            format!("{what} {cleaned}{scrubbed}{next}"),
-        ));
+        return Err(ConnectError::Attach {
+            exit: error.exit(),
+            what,
+            cleaned: format!("{cleaned}{scrubbed}"),
+            next,
+        }
+        .into());
     }
-    bootstrap
-        .scrub()
-        .map_err(|why| Error::refused(Exit::Failure, format!("attached, but {why}")))?;
+    bootstrap.scrub().map_err(ConnectError::Unscrubbed)?;
     println!(
         "my-chrome: connected to Chrome (pid {chrome_pid}) as session {}; the token went straight to Chrome",
         config.session

@@ -1,11 +1,10 @@
-//! `my-chrome lease [--json] [--log [N]]` and `my-chrome release`, and the
-//! lease's line in `doctor`. Showing the lease changes nothing.
+//! The lease as `lease --json` and `doctor` show it: who holds it, for
+//! how long, who waits. Reading it changes nothing.
 
 use serde::Serialize;
 
 use super::{LeaseError, agent, alive, now_ms, read};
 use crate::config::Config;
-use crate::error::Error;
 use crate::runtime::Runtime;
 
 /// The lease as `lease --json` and `doctor --json` show it.
@@ -105,38 +104,4 @@ impl Status {
             .collect();
         format!("{holder}; waiting: {}", waiting.join(", "))
     }
-}
-
-/// `my-chrome lease`.
-pub fn show(config: &Config, json: bool, log: Option<usize>) -> Result<(), Error> {
-    if let Some(n) = log {
-        if let Some(runtime) = Runtime::inspect(&config.runtime)? {
-            for line in super::log::tail(&runtime, n)? {
-                println!("{line}");
-            }
-        }
-        return Ok(());
-    }
-    let status = Status::gather(config)?;
-    if json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&status).expect("the status serialises")
-        );
-    } else {
-        println!("lease: {}", status.summary());
-        println!("you: agent {}", status.you);
-    }
-    Ok(())
-}
-
-/// `my-chrome release`.
-pub fn release(config: &Config) -> Result<(), Error> {
-    let (agent, released) = super::release(config)?;
-    if released {
-        println!("my-chrome: agent {agent} released the browser");
-    } else {
-        println!("my-chrome: agent {agent} holds no lease; nothing to release");
-    }
-    Ok(())
 }

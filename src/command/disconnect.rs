@@ -6,14 +6,32 @@
 use std::fs;
 
 use crate::chrome::{self, ChromeState};
+use crate::command::start::{Start, Started};
 use crate::config::Config;
-use crate::error::Error;
+use crate::error::{CommandRefusal, Error};
 use crate::exit::Exit;
 use crate::helper::HelperError;
 use crate::helper::check::Check;
 use crate::procs::ProcessTable;
 use crate::runtime::{Runtime, StateFile};
-use crate::start::{Start, Started};
+
+/// Why `disconnect` could not detach as usual.
+#[derive(Debug, thiserror::Error)]
+pub enum DisconnectError {
+    /// The helper is not what its last check recorded: its code did not
+    /// run; `session` says what became of the session.
+    #[error("{changed}. {session}")]
+    HelperChanged {
+        changed: HelperError,
+        session: &'static str,
+    },
+}
+
+impl CommandRefusal for DisconnectError {
+    fn exit(&self) -> Exit {
+        Exit::Security
+    }
+}
 
 pub fn disconnect(config: &Config) -> Result<(), Error> {
     // Never pull the session from under another agent's turn; an intact
@@ -40,7 +58,7 @@ fn detach(config: &Config, started: &Started) -> Result<(), Error> {
         if entry
             .file_name()
             .to_string_lossy()
-            .starts_with(super::bootstrap::SESSION_OUTPUT)
+            .starts_with(crate::session::bootstrap::SESSION_OUTPUT)
         {
             let _ = fs::remove_dir_all(entry.path());
         }
@@ -73,8 +91,8 @@ fn stop_without_helper(config: &Config, changed: HelperError) -> Error {
         // Any daemon of ours that answers (attached or not: setup would
         // refuse while it runs), under the wrapper lock as any detach.
         let _lock = runtime.wrapper_lock(config.lock_wait).ok()?;
-        let socket = super::state::open_socket(&config.home, &runtime, &config.session)?;
-        Some(crate::daemon::stop(&socket, super::pinned::HOUSEKEEPING_TIMEOUT).is_ok())
+        let socket = crate::session::state::open_socket(&config.home, &runtime, &config.session)?;
+        Some(crate::daemon::stop(&socket, crate::session::pinned::HOUSEKEEPING_TIMEOUT).is_ok())
     });
     let session = match stopped {
         Some(true) => {
@@ -83,5 +101,5 @@ fn stop_without_helper(config: &Config, changed: HelperError) -> Error {
         Some(false) => "The session's daemon could not be stopped through its socket either.",
         None => "No session was open.",
     };
-    Error::refused(Exit::Security, format!("{changed}. {session}"))
+    DisconnectError::HelperChanged { changed, session }.into()
 }

@@ -11,15 +11,15 @@ use std::path::{Path, PathBuf};
 
 use tempfile::TempDir;
 
-use super::pin::Pin;
+use crate::helper::pin::Pin;
 use nix::sys::signal::Signal;
 
-use super::check::Fault;
-use super::node::NodeError;
-use super::{Helper, HelperError, io_error, trusted_node};
 use crate::child::{ChildCommand, ChildEnv, ChildError, Output};
 use crate::config::Config;
 use crate::exit::Exit;
+use crate::helper::check::Fault;
+use crate::helper::node::NodeError;
+use crate::helper::{Helper, HelperError, io_error, trusted_node};
 use crate::procs::{ProcError, ProcessTable};
 use crate::runtime::{Runtime, RuntimeError};
 use crate::session::registry;

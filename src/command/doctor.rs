@@ -47,7 +47,7 @@ pub struct LeaseReport {
     /// `free`, `held by agent …`, or `error: <why>`.
     pub status: String,
     /// The whole lease, as `my-chrome lease --json` shows it.
-    pub detail: Option<crate::lease::command::Status>,
+    pub detail: Option<crate::lease::status::Status>,
 }
 
 #[derive(Debug, Serialize)]
@@ -263,7 +263,7 @@ fn session_report(
 }
 
 fn lease_report(config: &Config) -> LeaseReport {
-    match crate::lease::command::Status::gather(config) {
+    match crate::lease::status::Status::gather(config) {
         Ok(status) => LeaseReport {
             status: status.summary(),
             detail: Some(status),

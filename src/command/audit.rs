@@ -6,16 +6,39 @@ use serde::Serialize;
 
 use crate::chrome::{self, ChromeState, Exposure};
 use crate::config::Config;
-use crate::error::Error;
+use crate::error::{CommandRefusal, Error};
 use crate::exit::Exit;
-use crate::forward as policy;
 use crate::helper::Helper;
 use crate::helper::check::Check;
 use crate::helper::pin::Pin;
+use crate::policy;
 use crate::procs::ProcessTable;
 use crate::runtime::Runtime;
 use crate::session::state::{SessionState, session_state};
 use crate::session::{bootstrap, registry};
+
+/// Why `safety-audit` or `cleanup-plan` ended without its answer.
+#[derive(Debug, thiserror::Error)]
+pub enum AuditError {
+    #[error("safeguard {name} does not hold: {detail}")]
+    Fails { name: &'static str, detail: String },
+    #[error(
+        "the Playwright session registry cannot be read ({0}); no plan was made. If that \
+         session is not open, remove its entry"
+    )]
+    Registry(std::io::Error),
+    #[error("cannot resolve the runtime: {0}")]
+    RuntimePath(std::io::Error),
+}
+
+impl CommandRefusal for AuditError {
+    fn exit(&self) -> Exit {
+        match self {
+            AuditError::Fails { .. } => Exit::Security,
+            _ => Exit::Failure,
+        }
+    }
+}
 
 #[derive(Debug, Serialize)]
 pub struct Safeguard {
@@ -224,10 +247,11 @@ pub fn safety_audit(config: &Config, json: bool) -> Result<(), Error> {
     }
     match list.iter().find(|s| !s.holds) {
         None => Ok(()),
-        Some(s) => Err(Error::refused(
-            Exit::Security,
-            format!("safeguard {} does not hold: {}", s.name, s.detail),
-        )),
+        Some(s) => Err(AuditError::Fails {
+            name: s.name,
+            detail: s.detail.clone(),
+        }
+        .into()),
     }
 }
 
@@ -252,22 +276,13 @@ pub struct CleanupPlan {
 /// not the CLI's stops it), and a session counts as open when its daemon
 /// answers, as for the CLI's `list --all`.
 pub fn cleanup_plan(config: &Config, json: bool) -> Result<(), Error> {
-    let ours =
-        match Runtime::inspect(&config.runtime)? {
-            Some(runtime) => Some(registry::daemon_dir(&config.home, runtime.root()).map_err(
-                |e| Error::refused(Exit::Failure, format!("cannot resolve the runtime: {e}")),
-            )?),
-            None => None,
-        };
-    let listed = registry::all_entries(&config.home).map_err(|e| {
-        Error::refused(
-            Exit::Failure,
-            format!(
-                "the Playwright session registry cannot be read ({e}); no plan was made. If \
-                 that session is not open, remove its entry"
-            ),
-        )
-    })?;
+    let ours = match Runtime::inspect(&config.runtime)? {
+        Some(runtime) => Some(
+            registry::daemon_dir(&config.home, runtime.root()).map_err(AuditError::RuntimePath)?,
+        ),
+        None => None,
+    };
+    let listed = registry::all_entries(&config.home).map_err(AuditError::Registry)?;
     let steps = listed
         .into_iter()
         .filter(|l| l.entry.is_open())

@@ -1,0 +1,290 @@
+//! What may be forwarded, decided from the command line alone: the
+//! allowlist (the pinned CLI's documented commands), the refused commands
+//! and options, the sessions, the addresses a navigation may open, and
+//! (in `files`) which words name files and the rules for them that need no
+//! disk. No I/O here, and nothing above it is imported: the forwarder
+//! executes what this allows; `safety-audit` asks it what is refused.
+
+pub mod files;
+
+use crate::exit::Exit;
+use crate::pinned_commands;
+use crate::token::shape::{looks_like_token, redact_runs};
+
+/// Why a command line is not forwarded. Every refusal is a usage error
+/// (exit 2); its text names the rule and what to do instead. Whatever it
+/// quotes from the line is shown with token-like runs redacted.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Refusal {
+    #[error(
+        "an argument looks like the extension token; it was not passed on (command lines are \
+         visible to every local user). Store the token with `my-chrome token store`"
+    )]
+    TokenInArguments,
+    #[error("only the session {ours:?} is driven through my-chrome; {:?} is refused", redact_runs(.named))]
+    OtherSession { ours: String, named: String },
+    #[error("the option {:?} before the command is refused; {hint}", redact_runs(.option))]
+    OptionBeforeCommand { option: String, hint: &'static str },
+    #[error("`{command}` is refused: {why}")]
+    Blocked {
+        command: &'static str,
+        why: &'static str,
+    },
+    #[error(
+        "`{0}` is `my-chrome disconnect` (it detaches and leaves Chrome running); run that, with \
+         no options before it"
+    )]
+    Disconnect(&'static str),
+    #[error(
+        "`{}` is not a command my-chrome forwards (only the pinned CLI's documented ones); \
+         {}`my-chrome --help` lists them",
+        redact_runs(.command),
+        .near.map(|n| format!("did you mean `{n}`? ")).unwrap_or_default()
+    )]
+    Unknown {
+        command: String,
+        near: Option<&'static str>,
+    },
+    #[error(
+        "`{command}` to a {}: address is refused: my-chrome opens web pages only (http, https, \
+         about:blank); the extension's own pages show its token, and browser pages are not an \
+         agent's",
+        redact_runs(.scheme)
+    )]
+    Scheme { command: String, scheme: String },
+    /// The line cannot be read as the pinned client reads it.
+    #[error("{}", redact_runs(.0))]
+    Unreadable(String),
+    #[error(
+        "`{command}` {what} names no file; give it an absolute path. {}",
+        files::NEVER
+    )]
+    NoFile { command: String, what: String },
+    #[error(
+        "`{command}` {what} {:?}: {why}. {}",
+        redact_runs(.path),
+        files::NEVER
+    )]
+    File {
+        command: String,
+        what: String,
+        path: String,
+        why: String,
+    },
+}
+
+impl Refusal {
+    pub fn exit(&self) -> Exit {
+        Exit::Usage
+    }
+}
+
+/// Commands my-chrome refuses, and what to use instead.
+const BLOCKED: [(&str, &str); 11] = [
+    (
+        "open",
+        "it would launch a browser; use `my-chrome goto <url>` in the connected one",
+    ),
+    (
+        "attach",
+        "only `my-chrome connect` attaches, after the user's approval",
+    ),
+    (
+        "show",
+        "it opens a dashboard window; use `my-chrome tab-list` and `my-chrome snapshot`",
+    ),
+    (
+        "install",
+        "my-chrome installs its own pinned CLI with `my-chrome setup`",
+    ),
+    (
+        "install-browser",
+        "my-chrome never installs or launches a browser",
+    ),
+    (
+        "close-all",
+        "it would close every session; use `my-chrome disconnect`",
+    ),
+    (
+        "kill-all",
+        "it would kill every session; use `my-chrome disconnect`",
+    ),
+    ("delete-data", "my-chrome never deletes browser data"),
+    (
+        "run-code",
+        "it runs arbitrary JavaScript in the pinned CLI's own process, outside any page (upstream \
+         calls it RCE-equivalent): it could read your files and the extension's token; use \
+         `my-chrome eval` for JavaScript in the page",
+    ),
+    (
+        "video-start",
+        "video needs Playwright's ffmpeg, a program my-chrome does not install and never lets \
+         the daemon run from your folders (where anything could have been planted); take \
+         `screenshot`s instead",
+    ),
+    (
+        "state-load",
+        "it replaces the browser's cookies and storage, and opens whatever origins its file \
+         names (the extension's own among them, whose storage holds the token); sign in with \
+         `goto` and the page itself",
+    ),
+];
+
+/// The pinned CLI's own words for what `my-chrome disconnect` does.
+const DISCONNECT_ALIASES: [&str; 2] = ["close", "detach"];
+
+/// The documented commands my-chrome passes on.
+fn forwarded_commands() -> impl Iterator<Item = &'static str> {
+    pinned_commands::table()
+        .iter()
+        .map(|c| c.name)
+        .filter(|name| {
+            !BLOCKED.iter().any(|(b, _)| b == name) && !DISCONNECT_ALIASES.contains(name)
+        })
+}
+
+/// Commands that navigate to an address given as an argument.
+const NAVIGATING: [&str; 2] = ["goto", "tab-new"];
+
+/// The schemes a navigation may use (and `about:blank`). The extension's own
+/// pages show its token (`status.html`) and carry it (`connect.html`), and the
+/// debugger lets the session navigate there; browser pages are not an
+/// agent's either. (The pinned CLI itself refuses `file:`, and Chrome aborts
+/// `data:` navigations through the extension.)
+const WEB_SCHEMES: [&str; 2] = ["http", "https"];
+
+/// The names of the refused commands.
+pub fn blocked_commands() -> impl Iterator<Item = &'static str> {
+    BLOCKED.iter().map(|(name, _)| *name)
+}
+
+/// Options the CLI takes before the command (with no value). Anything else
+/// there could hide the command from us (`--x y open`), so it is refused.
+const LEADING_FLAGS: [&str; 2] = ["--json", "--raw"];
+
+/// Why `args` may not be forwarded, if they may not.
+pub fn refusal(args: &[String], session: &str) -> Option<Refusal> {
+    // A child's arguments are visible to every local user: a token pasted
+    // into the wrong place must not travel on.
+    if args.iter().any(|a| looks_like_token(a)) {
+        return Some(Refusal::TokenInArguments);
+    }
+    let (rest, named) = split_session(args);
+    if let Some(other) = named.iter().find(|n| *n != session) {
+        return Some(Refusal::OtherSession {
+            ours: session.to_string(),
+            named: other.clone(),
+        });
+    }
+    if let Some(arg) = rest
+        .iter()
+        .take_while(|a| a.starts_with('-'))
+        .find(|a| !LEADING_FLAGS.contains(&a.as_str()))
+    {
+        let hint = if arg.starts_with("--agent") {
+            "`--agent NAME` goes first, before any other option"
+        } else {
+            "put options after the command"
+        };
+        return Some(Refusal::OptionBeforeCommand {
+            option: arg.clone(),
+            hint,
+        });
+    }
+    let command = command_of(&rest)?;
+    if let Some((name, why)) = BLOCKED.iter().find(|(name, _)| *name == command) {
+        return Some(Refusal::Blocked { command: name, why });
+    }
+    if let Some(alias) = DISCONNECT_ALIASES.iter().find(|a| **a == command) {
+        return Some(Refusal::Disconnect(alias));
+    }
+    if pinned_commands::find(command).is_none() {
+        return Some(Refusal::Unknown {
+            command: command.to_string(),
+            near: pinned_commands::nearest(command, forwarded_commands()),
+        });
+    }
+    if NAVIGATING.contains(&command) {
+        let after = rest.iter().skip_while(|a| *a != command).skip(1);
+        let refused = after
+            .filter(|a| a.trim() != "about:blank")
+            .filter_map(|a| scheme_of(a))
+            .find(|s| !web_scheme(s));
+        if let Some(scheme) = refused {
+            return Some(Refusal::Scheme {
+                command: command.to_string(),
+                scheme,
+            });
+        }
+    }
+    None
+}
+
+/// The scheme of an address, lower-case, read as a URL parser reads it (C0
+/// controls and spaces around it dropped, tabs and line breaks anywhere);
+/// `None` without one (`example.test/x`, to which the CLI adds `https://`).
+/// `localhost:3000` has the scheme `localhost`, for the CLI as for us. In an
+/// option (`--x=…`), the value counts.
+fn scheme_of(arg: &str) -> Option<String> {
+    let value = match arg.strip_prefix('-') {
+        Some(option) => option.split_once('=')?.1,
+        None => arg,
+    };
+    let cleaned: String = value
+        .trim_matches(|c: char| c <= ' ')
+        .chars()
+        .filter(|c| !matches!(c, '\t' | '\n' | '\r'))
+        .collect();
+    let (scheme, _) = cleaned.split_once(':')?;
+    let valid = scheme.starts_with(|c: char| c.is_ascii_alphabetic())
+        && scheme
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
+    valid.then(|| scheme.to_ascii_lowercase())
+}
+
+fn web_scheme(scheme: &str) -> bool {
+    WEB_SCHEMES.contains(&scheme)
+}
+
+/// The command: the first argument that is not an option.
+pub fn command_of(args: &[String]) -> Option<&str> {
+    args.iter()
+        .find(|a| !a.starts_with('-'))
+        .map(String::as_str)
+}
+
+/// The arguments without any session option, and the sessions they named
+/// (`-s x`, `-s=x`, `-sx`, `--s x`, `--s=x`, `--session x`, `--session=x`:
+/// the CLI's parser reads them all).
+fn split_session(args: &[String]) -> (Vec<String>, Vec<String>) {
+    let (mut rest, mut named) = (Vec::new(), Vec::new());
+    let mut iter = args.iter();
+    while let Some(arg) = iter.next() {
+        match arg.as_str() {
+            "-s" | "--s" | "--session" => named.push(iter.next().cloned().unwrap_or_default()),
+            // Names no session of ours either.
+            "--no-s" | "--no-session" => named.push("false".into()),
+            other => {
+                let value = ["-s=", "--s=", "--session="]
+                    .iter()
+                    .find_map(|p| other.strip_prefix(p))
+                    .or_else(|| {
+                        other
+                            .strip_prefix("-s")
+                            .filter(|v| !v.is_empty() && !other.starts_with("--"))
+                    });
+                match value {
+                    Some(v) => named.push(v.to_string()),
+                    None => rest.push(arg.clone()),
+                }
+            }
+        }
+    }
+    (rest, named)
+}
+
+/// Without any session option: we add ours.
+pub fn without_session(args: &[String]) -> Vec<String> {
+    split_session(args).0
+}

@@ -1,0 +1,156 @@
+//! The forwarding policy, in one table: every line below is refused by
+//! `my_chrome::policy::refusal` with the variant it names, and by the binary
+//! with exit 2 and that refusal's words, before any session, lease or helper
+//! code is touched. The lines that pass are passed by both.
+
+mod common;
+
+use common::Sandbox;
+use my_chrome::policy::{Refusal, blocked_commands, refusal};
+
+const SESSION: &str = "mychrome";
+const EXTENSION: &str = "chrome-extension://mmlmfjhmonkocbjadbfplnigmagldckm/status.html";
+
+/// The variant's name: a new variant must be added here (the match is
+/// exhaustive) and to the table.
+fn variant(refusal: &Refusal) -> &'static str {
+    match refusal {
+        Refusal::TokenInArguments => "TokenInArguments",
+        Refusal::OtherSession { .. } => "OtherSession",
+        Refusal::OptionBeforeCommand { .. } => "OptionBeforeCommand",
+        Refusal::Blocked { .. } => "Blocked",
+        Refusal::Disconnect(_) => "Disconnect",
+        Refusal::Unknown { .. } => "Unknown",
+        Refusal::Scheme { .. } => "Scheme",
+        Refusal::Unreadable(_) => "Unreadable",
+        Refusal::NoFile { .. } => "NoFile",
+        Refusal::File { .. } => "File",
+    }
+}
+
+/// Every refused line, with the variant that refuses it.
+fn refused_lines() -> Vec<(Vec<String>, &'static str)> {
+    let mut table: Vec<(Vec<String>, &str)> = Vec::new();
+    let mut add = |line: &[&str], variant: &'static str| {
+        table.push((line.iter().map(|s| s.to_string()).collect(), variant));
+    };
+    for command in blocked_commands() {
+        add(&[command], "Blocked");
+        add(&["--json", command], "Blocked");
+    }
+    add(&["--raw", "--json", "run-code", "x"], "Blocked");
+    add(&["-s=mychrome", "--json", "kill-all"], "Blocked");
+    add(&["--json", "open", "https://example.test/"], "Blocked");
+    for line in [
+        &["-s=other", "tab-list"][..],
+        &["--session", "other", "tab-list"],
+        &["tab-list", "-s", "x"],
+        &["tab-list", "--no-s"],
+        &["--no-session", "tab-list"],
+    ] {
+        add(line, "OtherSession");
+    }
+    add(&["--x", "y", "open"], "OptionBeforeCommand");
+    add(&["--json", "--agent=a", "tab-list"], "OptionBeforeCommand");
+    add(&["config-print"], "Unknown");
+    add(&["tray"], "Unknown");
+    add(&["--json", "tray"], "Unknown");
+    add(&["snapshto"], "Unknown");
+    add(&["--json", "close"], "Disconnect");
+    add(&["--raw", "detach"], "Disconnect");
+    for address in [
+        EXTENSION,
+        "CHROME-EXTENSION://mmlmfjhmonkocbjadbfplnigmagldckm/status.html",
+        " \u{1}chrome-extension://x/status.html",
+        "chrome-\textension://x/status.html",
+        "chrome://settings",
+        "view-source:chrome-extension://x/status.html",
+        "blob:chrome-extension://x/y",
+        "javascript:alert(1)",
+        "devtools://devtools/bundled/inspector.html",
+        "about:settings",
+        "javascript:0/alert(1)",
+        "localhost:3000/page",
+        "file:///tmp/page.html",
+        "data:text/html,<p>hi</p>",
+    ] {
+        add(&["goto", address], "Scheme");
+        add(&["tab-new", address], "Scheme");
+    }
+    add(&["--json", "goto", EXTENSION], "Scheme");
+    add(&["goto", "--", EXTENSION], "Scheme");
+    let option = format!("--x={EXTENSION}");
+    add(&["goto", &option], "Scheme");
+    table
+}
+
+/// Lines that pass the policy (what the daemon then does is another test's).
+const PASSING: [&[&str]; 13] = [
+    &["-s=mychrome", "tab-list"],
+    &["--json", "tab-list"],
+    &["list"],
+    &["--raw", "eval", "1"],
+    &["goto", "https://example.test/"],
+    &["goto", "https://example.test/a?b=chrome-extension://x"],
+    &["goto", "http://127.0.0.1:8080/"],
+    &["goto", "HTTPS://example.test/"],
+    &["goto", "example.test"],
+    &["goto", "about:blank"],
+    &["tab-new"],
+    // Other commands may mention such addresses (typed text, say).
+    &["type", EXTENSION],
+    &["goto", "example.test/path?q=chrome-extension://x"],
+];
+
+#[test]
+fn the_policy_refuses_each_line_with_its_rule() {
+    let token = common::fresh_token();
+    let pasted = refusal(&["fill".to_string(), "e1".into(), token.clone()], SESSION).unwrap();
+    assert_eq!(variant(&pasted), "TokenInArguments");
+    assert!(!pasted.to_string().contains(&token));
+    for (line, expected) in refused_lines() {
+        let found = refusal(&line, SESSION).unwrap_or_else(|| panic!("{line:?} passed"));
+        assert_eq!(variant(&found), expected, "{line:?}: {found}");
+    }
+    for line in PASSING {
+        let line: Vec<String> = line.iter().map(|s| s.to_string()).collect();
+        assert_eq!(refusal(&line, SESSION), None, "{line:?}");
+    }
+}
+
+#[test]
+fn what_each_refusal_says() {
+    let say = |line: &[&str]| {
+        let line: Vec<String> = line.iter().map(|s| s.to_string()).collect();
+        refusal(&line, SESSION).unwrap().to_string()
+    };
+    assert!(say(&["open"]).contains("use `my-chrome goto <url>`"));
+    assert!(say(&["snapshto"]).contains("did you mean `snapshot`?"));
+    assert!(say(&["close"]).contains("is `my-chrome disconnect`"));
+    assert!(say(&["--json", "--agent=a", "tab-list"]).contains("`--agent NAME` goes first"));
+    let scheme = say(&["goto", EXTENSION]);
+    assert!(scheme.contains("web pages only"), "{scheme}");
+    assert!(
+        !scheme.contains("status.html"),
+        "the address is not echoed: {scheme}"
+    );
+    // A token-like run in what a refusal quotes is not shown.
+    let run = "A".repeat(43);
+    let unknown = say(&[&run]);
+    assert!(!unknown.contains(&run), "{unknown}");
+}
+
+#[test]
+fn the_binary_refuses_the_same_lines_before_anything_else() {
+    let sandbox = Sandbox::installed();
+    for (line, _) in refused_lines() {
+        let words: Vec<&str> = line.iter().map(String::as_str).collect();
+        let said = refusal(&line, SESSION).unwrap().to_string();
+        let run = sandbox.run(&words);
+        run.expect(2, &said);
+    }
+    assert!(
+        !sandbox.runtime.join("lease.json").exists(),
+        "a refused command took no lease"
+    );
+}
