@@ -239,7 +239,7 @@ impl ChildCommand {
             .envs(env.vars().iter().map(|(k, v)| (k, v)))
             .process_group(0)
             .stdin(Stdio::null());
-        die_with_parent(&mut command);
+        crate::platform::die_with_parent(&mut command);
         command
     }
 
@@ -341,30 +341,6 @@ impl ChildCommand {
         })
     }
 }
-
-/// The child gets SIGKILL when my-chrome dies, however it dies. (Only the
-/// child itself: what it starts on purpose, such as the CLI's daemon, is
-/// found again by its private paths.) macOS has no such call: there the
-/// recovery by private paths is all.
-#[cfg(target_os = "linux")]
-fn die_with_parent(command: &mut Command) {
-    let parent = nix::unistd::getpid();
-    // SAFETY: between fork and exec the closure makes two system calls and
-    // allocates nothing.
-    unsafe {
-        command.pre_exec(move || {
-            nix::sys::prctl::set_pdeathsig(Signal::SIGKILL)?;
-            // my-chrome may have died before the call above took effect.
-            if nix::unistd::getppid() != parent {
-                return Err(std::io::Error::from_raw_os_error(nix::libc::ESRCH));
-            }
-            Ok(())
-        });
-    }
-}
-
-#[cfg(not(target_os = "linux"))]
-fn die_with_parent(_command: &mut Command) {}
 
 /// A child started with [`ChildCommand::spawn_to`].
 #[derive(Debug)]

@@ -6,6 +6,8 @@ use std::ffi::{OsStr, OsString};
 use std::path::{Component, Path, PathBuf};
 use std::time::Duration;
 
+use crate::platform;
+
 /// Where the runtime lives (`MY_CHROME_RUNTIME_DIR` or the platform default).
 #[derive(Clone, Debug)]
 pub struct RuntimeLocation {
@@ -137,16 +139,6 @@ const MAX_LEASE_SECS: u64 = 3600;
 const MAX_AGENT_LEN: usize = 24;
 const _: () = assert!(MAX_AGENT_LEN < crate::token::shape::MIN_LEN);
 
-#[cfg(target_os = "macos")]
-const DEFAULT_CHROME: &str = "/Applications/Google Chrome.app/Contents/MacOS/Google Chrome";
-#[cfg(not(target_os = "macos"))]
-const DEFAULT_CHROME: &str = "/opt/google/chrome/chrome";
-
-#[cfg(target_os = "macos")]
-const DEFAULT_RUNTIME_UNDER_HOME: &str = "Library/Caches/my-chrome";
-#[cfg(not(target_os = "macos"))]
-const DEFAULT_RUNTIME_UNDER_HOME: &str = ".cache/my-chrome";
-
 const CHILD_VARS: &[&str] = &["LANG"];
 const PROXY_VARS: &[&str] = &[
     "HTTPS_PROXY",
@@ -204,7 +196,7 @@ impl Config {
                 RuntimeLocation { path }
             }
             None => RuntimeLocation {
-                path: home.join(DEFAULT_RUNTIME_UNDER_HOME),
+                path: home.join(platform::DEFAULT_RUNTIME_UNDER_HOME),
             },
         };
 
@@ -217,11 +209,16 @@ impl Config {
             .transpose()?;
         let chrome = match get("MY_CHROME_CHROME")? {
             Some(raw) => absolute_path("MY_CHROME_CHROME", &raw)?,
-            None => PathBuf::from(DEFAULT_CHROME),
+            None => PathBuf::from(platform::DEFAULT_CHROME),
         };
         let chrome_user_data = match get("MY_CHROME_USER_DATA_DIR")? {
             Some(raw) => absolute_path("MY_CHROME_USER_DATA_DIR", &raw)?,
-            None => default_user_data(&home, get("XDG_CONFIG_HOME")?.as_deref())?,
+            // Checked here (config reads every variable); the platform says
+            // whether it counts.
+            None => platform::default_user_data(
+                &home,
+                get("XDG_CONFIG_HOME")?.map(|raw| absolute_path("XDG_CONFIG_HOME", &raw)),
+            )?,
         };
         let keychain_service = match get("MY_CHROME_KEYCHAIN_SERVICE")? {
             Some(s) => keychain_field("MY_CHROME_KEYCHAIN_SERVICE", &s)?,
@@ -352,20 +349,6 @@ impl Config {
         }
         Ok(self)
     }
-}
-
-#[cfg(target_os = "macos")]
-fn default_user_data(home: &Path, _xdg_config: Option<&str>) -> Result<PathBuf, ConfigError> {
-    Ok(home.join("Library/Application Support/Google/Chrome"))
-}
-
-#[cfg(not(target_os = "macos"))]
-fn default_user_data(home: &Path, xdg_config: Option<&str>) -> Result<PathBuf, ConfigError> {
-    let config = match xdg_config {
-        Some(raw) => absolute_path("XDG_CONFIG_HOME", raw)?,
-        None => home.join(".config"),
-    };
-    Ok(config.join("google-chrome"))
 }
 
 /// An absolute path without `.` or `..` components or control characters, so
@@ -519,14 +502,13 @@ mod tests {
         let c = config(&[("HOME", "/home/u")]).unwrap();
         assert_eq!(
             c.runtime.path,
-            Path::new("/home/u").join(DEFAULT_RUNTIME_UNDER_HOME)
+            Path::new("/home/u").join(platform::DEFAULT_RUNTIME_UNDER_HOME)
         );
         assert_eq!(c.session, "mychrome");
-        assert_eq!(c.chrome, Path::new(DEFAULT_CHROME));
-        #[cfg(not(target_os = "macos"))]
+        assert_eq!(c.chrome, Path::new(platform::DEFAULT_CHROME));
         assert_eq!(
             c.chrome_user_data,
-            Path::new("/home/u/.config/google-chrome")
+            platform::default_user_data::<ConfigError>(Path::new("/home/u"), None).unwrap()
         );
         assert_eq!(c.keychain_service, DEFAULT_KEYCHAIN_SERVICE);
         assert_eq!(c.setup_timeout, Duration::from_secs(600));

@@ -11,9 +11,7 @@ use std::path::{Path, PathBuf};
 
 use crate::config::Config;
 use crate::policy::Refusal;
-use crate::policy::files::{
-    self, APP_DATA_UNDER_HOME, PROFILE_MARKERS, SYSTEM_TMP, hidden_below, resolve,
-};
+use crate::policy::files::{self, PROFILE_MARKERS, SYSTEM_TMP, hidden_below, resolve};
 
 /// Where a forwarded command's files may be, for one run.
 #[derive(Debug, Clone)]
@@ -64,7 +62,7 @@ impl FileRules {
                 "the browser's user data directory",
             ),
         ];
-        for name in APP_DATA_UNDER_HOME {
+        for name in crate::platform::APP_DATA_UNDER_HOME {
             denied.push((config.home.join(name), "other programs' data"));
         }
         FileRules {
@@ -414,7 +412,13 @@ mod tests {
                 "/tmp/cache/ms-playwright/ffmpeg-1011/ffmpeg-linux".into(),
                 "ms-playwright",
             ),
-            (format!("{home}/snap/chromium/x"), "other programs' data"),
+            (
+                format!(
+                    "{home}/{}/chromium/x",
+                    crate::platform::APP_DATA_UNDER_HOME[0]
+                ),
+                "other programs' data",
+            ),
         ] {
             let why = place.rules.check(&raw).expect_err(&raw);
             assert!(why.contains(needle), "{raw}: {why}");

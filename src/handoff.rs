@@ -238,7 +238,9 @@ impl Courier {
 
 /// The peer must be ours, and a descendant of the attach child we started.
 fn check_courier(stream: &UnixStream, attach_child: u32) -> Result<(), HandoffError> {
-    let (pid, uid) = peer(stream)?;
+    let peer = crate::platform::peer_credentials(stream)
+        .map_err(|e| HandoffError::Io(e.source.to_string()))?;
+    let (pid, uid) = (peer.pid as u32, peer.uid);
     if uid != nix::unistd::geteuid().as_raw() {
         return Err(HandoffError::Impostor(format!(
             "pid {pid} runs as uid {uid}"
@@ -251,21 +253,6 @@ fn check_courier(stream: &UnixStream, attach_child: u32) -> Result<(), HandoffEr
         )));
     }
     Ok(())
-}
-
-#[cfg(target_os = "linux")]
-fn peer(stream: &UnixStream) -> Result<(u32, u32), HandoffError> {
-    use nix::sys::socket::{getsockopt, sockopt::PeerCredentials};
-    let creds = getsockopt(stream, PeerCredentials).map_err(|e| HandoffError::Io(e.to_string()))?;
-    Ok((creds.pid() as u32, creds.uid()))
-}
-
-#[cfg(target_os = "macos")]
-fn peer(stream: &UnixStream) -> Result<(u32, u32), HandoffError> {
-    use nix::sys::socket::{getsockopt, sockopt::LocalPeerPid};
-    let pid = getsockopt(stream, LocalPeerPid).map_err(|e| HandoffError::Io(e.to_string()))?;
-    let (uid, _) = nix::unistd::getpeereid(stream).map_err(|e| HandoffError::Io(e.to_string()))?;
-    Ok((pid as u32, uid.as_raw()))
 }
 
 /// A refusal's reason as `connect` shows it: one line of printable ASCII.

@@ -17,6 +17,7 @@ pub mod helper;
 pub mod lease;
 pub mod minimist;
 pub mod pinned_commands;
+pub mod platform;
 pub mod policy;
 pub mod procs;
 pub mod redact;

@@ -206,24 +206,11 @@ fn check_socket(user_data: &Path) -> Result<PathBuf, DeliveryError> {
 }
 
 /// The process serving the socket must be that Chrome, run by us.
-#[cfg(target_os = "linux")]
 fn check_peer(stream: &UnixStream, chrome_pid: u32) -> Result<(), DeliveryError> {
-    use nix::sys::socket::{getsockopt, sockopt::PeerCredentials};
-    let peer = getsockopt(stream, PeerCredentials).map_err(|e| {
-        DeliveryError::Untrusted(format!("cannot read the peer's credentials: {e}"))
+    let peer = crate::platform::peer_credentials(stream).map_err(|e| {
+        DeliveryError::Untrusted(format!("cannot read the peer's {}: {}", e.what, e.source))
     })?;
-    peer_is(peer.pid(), peer.uid(), chrome_pid)
-}
-
-/// The process serving the socket must be that Chrome, run by us.
-#[cfg(target_os = "macos")]
-fn check_peer(stream: &UnixStream, chrome_pid: u32) -> Result<(), DeliveryError> {
-    use nix::sys::socket::{getsockopt, sockopt::LocalPeerPid};
-    let pid = getsockopt(stream, LocalPeerPid)
-        .map_err(|e| DeliveryError::Untrusted(format!("cannot read the peer's pid: {e}")))?;
-    let (uid, _) = nix::unistd::getpeereid(stream)
-        .map_err(|e| DeliveryError::Untrusted(format!("cannot read the peer's uid: {e}")))?;
-    peer_is(pid, uid.as_raw(), chrome_pid)
+    peer_is(peer.pid, peer.uid, chrome_pid)
 }
 
 fn peer_is(pid: i32, uid: u32, chrome_pid: u32) -> Result<(), DeliveryError> {

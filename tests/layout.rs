@@ -1,7 +1,8 @@
 //! The house's shape, checked: no module of `src/` imports one that imports
 //! it back, no import climbs the layers (foundation < policy < core <
-//! commands), the policy does no I/O, and `config.rs` is the only reader of
-//! environment variables.
+//! commands), the policy does no I/O, `config.rs` is the only reader of
+//! environment variables, and OS-specific code lives in `src/platform/`,
+//! which reaches no configuration.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
@@ -274,6 +275,76 @@ fn the_policy_does_no_io() {
     for (name, code) in policy {
         for word in io {
             assert!(!code.contains(word), "src/{name} does I/O ({word})");
+        }
+    }
+}
+
+/// Every file of `src/` (path relative to the crate, whole text, tests
+/// included).
+fn source_files() -> Vec<(String, String)> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut out = Vec::new();
+    let mut stack = vec![root.join("src")];
+    while let Some(dir) = stack.pop() {
+        for entry in fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                let rel = path
+                    .strip_prefix(root)
+                    .unwrap()
+                    .to_string_lossy()
+                    .into_owned();
+                out.push((rel, fs::read_to_string(&path).unwrap()));
+            }
+        }
+    }
+    out
+}
+
+/// A macOS reviewer reads `src/platform/macos*`, a Linux reviewer
+/// `src/platform/linux*`: no other file branches on the OS, and the one
+/// spelling is `target_os = "…"` (a `not(target_os …)` would quietly take
+/// in every other system).
+#[test]
+fn os_code_lives_in_the_platform_module() {
+    let files = source_files();
+    assert!(
+        files.iter().any(|(path, _)| path == "src/platform/mod.rs"),
+        "files found: {:?}",
+        files.iter().map(|(path, _)| path).collect::<Vec<_>>()
+    );
+    for (path, text) in files {
+        assert!(
+            path.starts_with("src/platform/") || !text.contains("target_os"),
+            "{path}: names target_os; OS-specific code goes in src/platform/ (linux, macos)"
+        );
+        assert!(
+            !text.contains("not(target_os"),
+            "{path}: uses not(target_os …); name the system: target_os = \"linux\" or \"macos\""
+        );
+    }
+}
+
+/// `config` imports `platform`, so nothing `platform` imports may reach
+/// `config` (configured values come in as parameters).
+#[test]
+fn the_platform_module_reaches_no_configuration() {
+    let graph = imports(&modules());
+    for module in graph.keys().filter(|m| m.starts_with("platform")) {
+        let mut stack = vec![module.clone()];
+        let mut seen = BTreeSet::new();
+        while let Some(at) = stack.pop() {
+            assert!(
+                at != "config",
+                "{module} reaches config through its imports; pass configured values as parameters"
+            );
+            for next in &graph[&at] {
+                if seen.insert(next.clone()) {
+                    stack.push(next.clone());
+                }
+            }
         }
     }
 }

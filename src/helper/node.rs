@@ -153,13 +153,7 @@ pub fn candidates(home: &Path) -> Vec<PathBuf> {
     nvm.sort_by(|a, b| b.0.cmp(&a.0));
     let mut out: Vec<PathBuf> = nvm.into_iter().map(|(_, path)| path).collect();
     out.push(home.join(".volta/bin/node"));
-    if cfg!(target_os = "macos") {
-        out.push("/opt/homebrew/bin/node".into());
-        out.push("/usr/local/bin/node".into());
-    } else {
-        out.push("/usr/local/bin/node".into());
-        out.push("/usr/bin/node".into());
-    }
+    out.extend(crate::platform::SYSTEM_NODES.iter().map(PathBuf::from));
     out
 }
 

@@ -8,17 +8,14 @@ use nodejs_semver::{Range, Version};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
+use crate::platform::NPM_PLATFORM;
+
 pub const CLI_PACKAGE: &str = "@playwright/cli";
 
 const PACKAGE_JSON: &[u8] = include_bytes!("../../skill/cli/package.json");
 const PACKAGE_LOCK: &[u8] = include_bytes!("../../skill/cli/package-lock.json");
 const TREE_DIGESTS: &str = include_str!("../../skill/cli/tree.sha256");
 const RELEASED_LOCKS: &str = include_str!("../../skill/cli/released-locks.sha256");
-
-#[cfg(target_os = "macos")]
-pub const PLATFORM: &str = "darwin";
-#[cfg(not(target_os = "macos"))]
-pub const PLATFORM: &str = "linux";
 
 #[cfg(target_arch = "aarch64")]
 const ARCH: &str = "arm64";
@@ -46,7 +43,7 @@ impl LockedPackage {
             let positives: Vec<_> = list.iter().filter(|x| !x.starts_with('!')).collect();
             !excluded && (positives.is_empty() || positives.iter().any(|x| *x == here))
         }
-        allowed(&self.os, PLATFORM) && allowed(&self.cpu, ARCH)
+        allowed(&self.os, NPM_PLATFORM) && allowed(&self.cpu, ARCH)
     }
 }
 
@@ -173,11 +170,11 @@ impl Pin {
             .lines()
             .find_map(
                 |line| match line.split_whitespace().collect::<Vec<_>>()[..] {
-                    [digest, os] if os == PLATFORM => Some(digest.to_string()),
+                    [digest, os] if os == NPM_PLATFORM => Some(digest.to_string()),
                     _ => None,
                 },
             )
-            .ok_or_else(|| format!("tree.sha256 has no digest for {PLATFORM}"))?;
+            .ok_or_else(|| format!("tree.sha256 has no digest for {NPM_PLATFORM}"))?;
         let released_locks = RELEASED_LOCKS
             .lines()
             .filter_map(|line| line.split_whitespace().next().map(String::from))
@@ -244,7 +241,7 @@ mod tests {
         assert!(pin.node.to_string().contains(">=20"), "{}", pin.node);
         // fsevents is macOS-only; its odd range must not leak into Linux.
         assert_eq!(
-            PLATFORM == "darwin",
+            NPM_PLATFORM == "darwin",
             pin.lock
                 .packages
                 .iter()
@@ -274,8 +271,8 @@ mod tests {
             cpu: vec![],
         };
         assert!(p(&[]).applies_here());
-        assert!(p(&[PLATFORM]).applies_here());
+        assert!(p(&[NPM_PLATFORM]).applies_here());
         assert!(!p(&["win32"]).applies_here());
-        assert!(!p(&[&format!("!{PLATFORM}")]).applies_here());
+        assert!(!p(&[&format!("!{NPM_PLATFORM}")]).applies_here());
     }
 }

@@ -82,14 +82,10 @@ impl LeaseError {
 
 /// Milliseconds of a clock shared by every process that never goes back
 /// (and, on Linux, counts suspended time, so a lease idles through a
-/// laptop's sleep).
+/// laptop's sleep: `platform::LEASE_CLOCK`).
 pub fn now_ms() -> u64 {
-    use nix::time::{ClockId, clock_gettime};
-    #[cfg(target_os = "linux")]
-    let clock = ClockId::CLOCK_BOOTTIME;
-    #[cfg(not(target_os = "linux"))]
-    let clock = ClockId::CLOCK_MONOTONIC;
-    let t = clock_gettime(clock).expect("the monotonic clock is always readable");
+    let t = nix::time::clock_gettime(crate::platform::LEASE_CLOCK)
+        .expect("the monotonic clock is always readable");
     t.tv_sec() as u64 * 1000 + t.tv_nsec() as u64 / 1_000_000
 }
 

@@ -32,15 +32,6 @@ use crate::pinned_commands;
 /// The system temporary directory, always a root.
 pub const SYSTEM_TMP: &str = "/tmp";
 
-/// Folders under the home directory that hold other programs' data
-/// (browser profiles, keychains, launch agents), refused whatever the
-/// roots. Hidden folders (`~/.config`, `~/.local/share/keyrings`, …) are
-/// refused by the hidden-file rule.
-#[cfg(target_os = "macos")]
-pub const APP_DATA_UNDER_HOME: [&str; 1] = ["Library"];
-#[cfg(target_os = "linux")]
-pub const APP_DATA_UNDER_HOME: [&str; 1] = ["snap"];
-
 /// Files that mark a browser's user data directory (Chromium's family,
 /// Firefox): a folder holding one is a browser profile wherever it is.
 pub const PROFILE_MARKERS: [&str; 5] = [

@@ -17,11 +17,6 @@ use sha1::{Digest, Sha1};
 /// How long a liveness probe waits for the daemon to take a connection.
 const PROBE: Duration = Duration::from_secs(1);
 
-#[cfg(target_os = "macos")]
-const CACHE_UNDER_HOME: &str = "Library/Caches";
-#[cfg(not(target_os = "macos"))]
-const CACHE_UNDER_HOME: &str = ".cache";
-
 /// The fields of a `.session` file that we use.
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -46,7 +41,8 @@ impl SessionEntry {
 
 /// Where every workspace's registry folder lies.
 fn base_dir(home: &Path) -> PathBuf {
-    home.join(CACHE_UNDER_HOME).join("ms-playwright/daemon")
+    home.join(crate::platform::CACHE_UNDER_HOME)
+        .join("ms-playwright/daemon")
 }
 
 /// The registry directory the CLI uses for `workspace`.
@@ -169,7 +165,7 @@ mod tests {
         // SHA-1("/") = 42099b4af021e53fd8fd4e056c2568d7c2e3ffa8
         assert_eq!(
             dir,
-            home.join(CACHE_UNDER_HOME)
+            home.join(crate::platform::CACHE_UNDER_HOME)
                 .join("ms-playwright/daemon/42099b4af021e53f")
         );
     }

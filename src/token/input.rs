@@ -14,6 +14,7 @@ use zeroize::Zeroizing;
 use crate::child::{ChildCommand, ChildEnv, Output};
 use crate::config::Config;
 use crate::exit::Exit;
+use crate::platform::ClipboardTools;
 
 const CLIPBOARD_TIMEOUT: Duration = Duration::from_secs(10);
 /// Far more than a token; anything longer is not one.
@@ -35,37 +36,14 @@ impl InputError {
     }
 }
 
-/// The platform's clipboard tools, at fixed paths only.
-struct Tools {
-    paste: (&'static str, &'static [&'static str]),
-    clear: (&'static str, &'static [&'static str]),
-}
-
-#[cfg(target_os = "macos")]
-fn tools(_config: &Config) -> Result<Tools, InputError> {
-    Ok(Tools {
-        paste: ("/usr/bin/pbpaste", &[]),
-        clear: ("/usr/bin/pbcopy", &[]),
-    })
-}
-
-#[cfg(not(target_os = "macos"))]
-fn tools(config: &Config) -> Result<Tools, InputError> {
-    if config.display.wayland.is_some() {
-        Ok(Tools {
-            paste: ("/usr/bin/wl-paste", &["--no-newline"]),
-            clear: ("/usr/bin/wl-copy", &["--clear"]),
-        })
-    } else if config.display.x11.is_some() {
-        Ok(Tools {
-            paste: ("/usr/bin/xclip", &["-selection", "clipboard", "-o"]),
-            clear: ("/usr/bin/xclip", &["-selection", "clipboard", "-i"]),
-        })
-    } else {
-        Err(InputError::Clipboard(
-            "no display: neither WAYLAND_DISPLAY (with XDG_RUNTIME_DIR) nor DISPLAY is set".into(),
-        ))
-    }
+/// The platform's clipboard tools (at fixed paths only) for the configured
+/// display.
+fn tools(config: &Config) -> Result<ClipboardTools, InputError> {
+    crate::platform::clipboard_tools(
+        config.display.wayland.is_some(),
+        config.display.x11.is_some(),
+    )
+    .map_err(|why| InputError::Clipboard(why.into()))
 }
 
 fn clipboard_env(config: &Config, env: &ChildEnv) -> ChildEnv {

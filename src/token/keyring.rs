@@ -1,25 +1,14 @@
 //! This platform's keyring: the macOS login Keychain or the Linux Secret
-//! Service, behind the one `TokenStore` trait.
+//! Service (`platform::token_store` picks it), behind the one `TokenStore`
+//! trait.
 
 use super::store::TokenStore;
 use crate::config::Config;
 
-/// The item for `service`/`account` in the Secret Service reached through
-/// the configured D-Bus session.
-#[cfg(target_os = "linux")]
+/// The item for `service`/`account` in this platform's keyring (on Linux,
+/// reached through the configured D-Bus session).
 pub fn item(config: &Config, service: &str, account: &str) -> Box<dyn TokenStore> {
-    Box::new(super::secret_service::SecretServiceStore::new(
-        config.dbus_session.clone(),
-        service,
-        account,
-    ))
-}
-
-/// The item for `service`/`account` in the login Keychain (which needs no
-/// session address).
-#[cfg(target_os = "macos")]
-pub fn item(_config: &Config, service: &str, account: &str) -> Box<dyn TokenStore> {
-    Box::new(super::keychain::KeychainStore::new(service, account))
+    crate::platform::token_store(service, account, config.dbus_session.as_deref())
 }
 
 /// The configured item (`MY_CHROME_KEYCHAIN_SERVICE` /

@@ -1,5 +1,6 @@
-//! The extension token: its type, the stores that keep it (macOS Keychain,
-//! Linux Secret Service), how it is read from the user, and rotation.
+//! The extension token: its type, the store trait (implemented by the macOS
+//! Keychain and the Linux Secret Service in `platform/`), how it is read
+//! from the user, and rotation.
 
 pub mod fingerprint;
 pub mod input;
@@ -7,11 +8,6 @@ pub mod keyring;
 pub mod rotation;
 pub mod shape;
 pub mod store;
-
-#[cfg(target_os = "macos")]
-mod keychain;
-#[cfg(target_os = "linux")]
-mod secret_service;
 
 use sha2::{Digest, Sha256};
 use zeroize::Zeroizing;

@@ -1,5 +1,6 @@
 //! Where the token lives: one small trait, implemented once per platform
-//! (`keychain`, `secret_service`; `keyring` picks one). There is no file
+//! (`platform/macos/keychain.rs`, `platform/linux/secret_service.rs`;
+//! `platform::token_store` picks one). There is no file
 //! fallback: when the keyring cannot be used, the answer is an error.
 
 use super::Token;

@@ -1,6 +1,6 @@
 //! The token in the macOS login Keychain, as a generic password with
-//! service and account. Mirrors `secret_service.rs`. (Built on macOS only;
-//! keep it small enough to check by eye.)
+//! service and account. Mirrors `platform/linux/secret_service.rs`. (Built
+//! on macOS only; keep it small enough to check by eye.)
 
 use security_framework::base::Error;
 use security_framework::item::{ItemClass, ItemSearchOptions};
@@ -8,8 +8,8 @@ use security_framework::passwords::{
     PasswordOptions, delete_generic_password, generic_password, set_generic_password,
 };
 
-use super::Token;
-use super::store::{StoreError, TokenStore};
+use crate::token::Token;
+use crate::token::store::{StoreError, TokenStore};
 
 const NOT_FOUND: i32 = -25300; // errSecItemNotFound
 const USER_CANCELED: i32 = -128; // errSecUserCanceled

@@ -1,6 +1,6 @@
 //! The token in the freedesktop Secret Service (GNOME Keyring, KWallet),
 //! as an item with attributes `service` and `account` in the default
-//! collection. Mirrors `keychain.rs`.
+//! collection. Mirrors `platform/macos/keychain.rs`.
 
 use std::collections::HashMap;
 
@@ -8,8 +8,8 @@ use secret_service::EncryptionType;
 use secret_service::SearchItemsResult;
 use secret_service::blocking::{Item, SecretService};
 
-use super::Token;
-use super::store::{StoreError, TokenStore};
+use crate::token::Token;
+use crate::token::store::{StoreError, TokenStore};
 
 const UNLOCK_HINT: &str = "log in to your desktop session, or unlock the login keyring in your \
                            password manager";

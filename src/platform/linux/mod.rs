@@ -1,0 +1,166 @@
+//! Linux: Google Chrome's packages, the XDG base directories, the
+//! freedesktop Secret Service, Wayland or X11 clipboards, `prctl` and
+//! `SO_PEERCRED`. Parallel to `platform/macos/`: same items, same signatures.
+
+mod secret_service;
+
+use std::os::unix::net::UnixStream;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use nix::sys::signal::Signal;
+use nix::time::ClockId;
+
+use crate::platform::{ClipboardTools, Peer, PeerError};
+use crate::token::store::TokenStore;
+
+/// Google Chrome as its Linux packages install it.
+pub const DEFAULT_CHROME: &str = "/opt/google/chrome/chrome";
+
+/// The runtime's default place: Linux's usual cache directory, `~/.cache`.
+pub const DEFAULT_RUNTIME_UNDER_HOME: &str = ".cache/my-chrome";
+
+/// Where the Playwright CLI keeps its session registry: Playwright's cache
+/// directory on Linux, `~/.cache` (our children never see `XDG_CACHE_HOME`,
+/// so only `HOME` counts).
+pub const CACHE_UNDER_HOME: &str = ".cache";
+
+/// Folders under the home directory that hold other programs' data
+/// (browser profiles, keychains, launch agents), refused whatever the
+/// roots. Hidden folders (`~/.config`, `~/.local/share/keyrings`, …) are
+/// refused by the hidden-file rule. On Linux the one visible such folder is
+/// `~/snap`: every snap's own home, Chromium's profile included.
+pub const APP_DATA_UNDER_HOME: [&str; 1] = ["snap"];
+
+/// The platform npm names in a package's `os` and in `tree.sha256`.
+pub const NPM_PLATFORM: &str = "linux";
+
+/// System places of a trusted node, in order of preference: the official
+/// tarball's usual place, then the distribution's package.
+pub const SYSTEM_NODES: [&str; 2] = ["/usr/local/bin/node", "/usr/bin/node"];
+
+/// The lease's clock: Linux's boot-time clock counts suspended time, so a
+/// lease idles through a laptop's sleep.
+pub const LEASE_CLOCK: ClockId = ClockId::CLOCK_BOOTTIME;
+
+/// Chrome's default user data directory: Linux follows the XDG base
+/// directories, `$XDG_CONFIG_HOME` (as config checked it: its error is the
+/// answer) or else `~/.config`.
+pub fn default_user_data<E>(
+    home: &Path,
+    xdg_config: Option<Result<PathBuf, E>>,
+) -> Result<PathBuf, E> {
+    let config = match xdg_config {
+        Some(checked) => checked?,
+        None => home.join(".config"),
+    };
+    Ok(config.join("google-chrome"))
+}
+
+/// The child gets SIGKILL when my-chrome dies, however it dies. (Only the
+/// child itself: what it starts on purpose, such as the CLI's daemon, is
+/// found again by its private paths.) Linux has `PR_SET_PDEATHSIG` for it.
+pub fn die_with_parent(command: &mut Command) {
+    let parent = nix::unistd::getpid();
+    // SAFETY: between fork and exec the closure makes two system calls and
+    // allocates nothing.
+    unsafe {
+        command.pre_exec(move || {
+            nix::sys::prctl::set_pdeathsig(Signal::SIGKILL)?;
+            // my-chrome may have died before the call above took effect.
+            if nix::unistd::getppid() != parent {
+                return Err(std::io::Error::from_raw_os_error(nix::libc::ESRCH));
+            }
+            Ok(())
+        });
+    }
+}
+
+/// The pid and uid of a Unix stream's peer: Linux reads both at once
+/// (`SO_PEERCRED`).
+pub fn peer_credentials(stream: &UnixStream) -> Result<Peer, PeerError> {
+    use nix::sys::socket::{getsockopt, sockopt::PeerCredentials};
+    let creds = getsockopt(stream, PeerCredentials).map_err(|source| PeerError {
+        what: "credentials",
+        source,
+    })?;
+    Ok(Peer {
+        pid: creds.pid(),
+        uid: creds.uid(),
+    })
+}
+
+/// Linux has a clipboard per display server: `wl-paste`/`wl-copy` under
+/// Wayland (`wayland`: its variables are set), else `xclip` under X11
+/// (`x11`), from `/usr/bin`. Without either there is no clipboard to read.
+pub fn clipboard_tools(wayland: bool, x11: bool) -> Result<ClipboardTools, &'static str> {
+    if wayland {
+        Ok(ClipboardTools {
+            paste: ("/usr/bin/wl-paste", &["--no-newline"]),
+            clear: ("/usr/bin/wl-copy", &["--clear"]),
+        })
+    } else if x11 {
+        Ok(ClipboardTools {
+            paste: ("/usr/bin/xclip", &["-selection", "clipboard", "-o"]),
+            clear: ("/usr/bin/xclip", &["-selection", "clipboard", "-i"]),
+        })
+    } else {
+        Err("no display: neither WAYLAND_DISPLAY (with XDG_RUNTIME_DIR) nor DISPLAY is set")
+    }
+}
+
+/// The item for `service`/`account` in the Secret Service reached through
+/// the configured D-Bus session (`dbus_session`: Linux's keyring is a D-Bus
+/// service, so it needs the session's address).
+pub fn token_store(
+    service: &str,
+    account: &str,
+    dbus_session: Option<&str>,
+) -> Box<dyn TokenStore> {
+    Box::new(secret_service::SecretServiceStore::new(
+        dbus_session.map(str::to_string),
+        service,
+        account,
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chrome_data_follows_xdg_config_home() {
+        let home = Path::new("/home/u");
+        assert_eq!(
+            default_user_data::<()>(home, None),
+            Ok(PathBuf::from("/home/u/.config/google-chrome"))
+        );
+        assert_eq!(
+            default_user_data::<()>(home, Some(Ok(PathBuf::from("/srv/conf")))),
+            Ok(PathBuf::from("/srv/conf/google-chrome"))
+        );
+        assert_eq!(default_user_data(home, Some(Err("bad"))), Err("bad"));
+    }
+
+    #[test]
+    fn a_peer_is_read_as_pid_and_uid() {
+        let (ours, _theirs) = UnixStream::pair().unwrap();
+        let peer = peer_credentials(&ours).unwrap();
+        assert_eq!(peer.pid, nix::unistd::getpid().as_raw());
+        assert_eq!(peer.uid, nix::unistd::geteuid().as_raw());
+    }
+
+    #[test]
+    fn wayland_comes_before_x11_and_no_display_has_no_clipboard() {
+        assert_eq!(
+            clipboard_tools(true, true).unwrap().paste.0,
+            "/usr/bin/wl-paste"
+        );
+        assert_eq!(
+            clipboard_tools(false, true).unwrap().paste.0,
+            "/usr/bin/xclip"
+        );
+        assert!(clipboard_tools(false, false).is_err());
+    }
+}

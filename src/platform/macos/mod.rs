@@ -1,0 +1,123 @@
+//! macOS: Google Chrome's app bundle, `~/Library`, the login Keychain,
+//! `pbpaste`/`pbcopy`, `LOCAL_PEERPID` and `getpeereid`. Parallel to
+//! `platform/linux/`: same items, same signatures. Type-checked here
+//! (the macOS clippy), not run: keep it small enough to check by eye.
+
+mod keychain;
+
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use nix::time::ClockId;
+
+use crate::platform::{ClipboardTools, Peer, PeerError};
+use crate::token::store::TokenStore;
+
+/// Google Chrome's executable inside its app bundle.
+pub const DEFAULT_CHROME: &str = "/Applications/Google Chrome.app/Contents/MacOS/Google Chrome";
+
+/// The runtime's default place: macOS's per-user caches folder.
+pub const DEFAULT_RUNTIME_UNDER_HOME: &str = "Library/Caches/my-chrome";
+
+/// Where the Playwright CLI keeps its session registry: Playwright's cache
+/// directory on macOS, `~/Library/Caches` (only `HOME` counts).
+pub const CACHE_UNDER_HOME: &str = "Library/Caches";
+
+/// Folders under the home directory that hold other programs' data
+/// (browser profiles, keychains, launch agents), refused whatever the
+/// roots. Hidden folders (`~/.ssh`, `~/.config`, …) are refused by the
+/// hidden-file rule. On macOS all of it is under the visible `~/Library`.
+pub const APP_DATA_UNDER_HOME: [&str; 1] = ["Library"];
+
+/// The platform npm names in a package's `os` and in `tree.sha256`.
+pub const NPM_PLATFORM: &str = "darwin";
+
+/// System places of a trusted node, in order of preference: Homebrew on
+/// Apple silicon, then `/usr/local` (Homebrew on Intel, the official
+/// installer). macOS ships no node of its own.
+pub const SYSTEM_NODES: [&str; 2] = ["/opt/homebrew/bin/node", "/usr/local/bin/node"];
+
+/// The lease's clock: macOS has no boot-time clock; its monotonic clock is
+/// shared by every process and never goes back.
+pub const LEASE_CLOCK: ClockId = ClockId::CLOCK_MONOTONIC;
+
+/// Chrome's default user data directory: macOS Chrome keeps it under
+/// Application Support, whatever `XDG_CONFIG_HOME` says (so that variable,
+/// checked or not, is not looked at).
+pub fn default_user_data<E>(
+    home: &Path,
+    _xdg_config: Option<Result<PathBuf, E>>,
+) -> Result<PathBuf, E> {
+    Ok(home.join("Library/Application Support/Google/Chrome"))
+}
+
+/// macOS has no way to make a child die with its parent (no
+/// `PR_SET_PDEATHSIG`): there the recovery by private paths is all.
+pub fn die_with_parent(_command: &mut Command) {}
+
+/// The pid and uid of a Unix stream's peer: macOS has no `SO_PEERCRED`, so
+/// the pid comes from `LOCAL_PEERPID` and the uid from `getpeereid`.
+pub fn peer_credentials(stream: &UnixStream) -> Result<Peer, PeerError> {
+    use nix::sys::socket::{getsockopt, sockopt::LocalPeerPid};
+    let pid = getsockopt(stream, LocalPeerPid).map_err(|source| PeerError {
+        what: "pid",
+        source,
+    })?;
+    let (uid, _) = nix::unistd::getpeereid(stream).map_err(|source| PeerError {
+        what: "uid",
+        source,
+    })?;
+    Ok(Peer {
+        pid,
+        uid: uid.as_raw(),
+    })
+}
+
+/// macOS has one clipboard, always there: `pbpaste`/`pbcopy` from
+/// `/usr/bin` (`wayland` and `x11` do not apply).
+pub fn clipboard_tools(_wayland: bool, _x11: bool) -> Result<ClipboardTools, &'static str> {
+    Ok(ClipboardTools {
+        paste: ("/usr/bin/pbpaste", &[]),
+        clear: ("/usr/bin/pbcopy", &[]),
+    })
+}
+
+/// The item for `service`/`account` in the login Keychain (which needs no
+/// session address: `dbus_session` does not apply).
+pub fn token_store(
+    service: &str,
+    account: &str,
+    _dbus_session: Option<&str>,
+) -> Box<dyn TokenStore> {
+    Box::new(keychain::KeychainStore::new(service, account))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chrome_data_ignores_xdg_config_home() {
+        let home = Path::new("/Users/u");
+        let chrome = PathBuf::from("/Users/u/Library/Application Support/Google/Chrome");
+        assert_eq!(default_user_data::<()>(home, None), Ok(chrome.clone()));
+        assert_eq!(default_user_data(home, Some(Err("bad"))), Ok(chrome));
+    }
+
+    #[test]
+    fn a_peer_is_read_as_pid_and_uid() {
+        let (ours, _theirs) = UnixStream::pair().unwrap();
+        let peer = peer_credentials(&ours).unwrap();
+        assert_eq!(peer.pid, nix::unistd::getpid().as_raw());
+        assert_eq!(peer.uid, nix::unistd::geteuid().as_raw());
+    }
+
+    #[test]
+    fn the_clipboard_needs_no_display() {
+        assert_eq!(
+            clipboard_tools(false, false).unwrap().paste.0,
+            "/usr/bin/pbpaste"
+        );
+    }
+}

@@ -1,0 +1,47 @@
+//! Everything that differs between Linux and macOS, in one place, so that a
+//! macOS reviewer reads `platform/macos*` and a Linux reviewer
+//! `platform/linux*`; everything else in the crate is OS-neutral and names
+//! these items as `crate::platform::X`, without a `cfg`. The two sides are
+//! parallel: the same items with the same signatures, each saying why it
+//! differs. (`tests/layout.rs` keeps `target_os` inside this module.)
+//!
+//! It imports only leaf items (the token store's trait and the token), never
+//! `config`: configured values come in as parameters.
+
+#[cfg(target_os = "linux")]
+mod linux;
+#[cfg(target_os = "linux")]
+pub use linux::*;
+
+#[cfg(target_os = "macos")]
+mod macos;
+#[cfg(target_os = "macos")]
+pub use macos::*;
+
+// The one negation: every other system is refused at build time.
+#[cfg(not(any(target_os = "linux", target_os = "macos")))]
+compile_error!("my-chrome runs on Linux and macOS only: src/platform/ has no code for this system");
+
+/// A clipboard tool: its fixed path and its arguments.
+pub type Tool = (&'static str, &'static [&'static str]);
+
+/// The platform's clipboard tools, at fixed paths only.
+pub struct ClipboardTools {
+    pub paste: Tool,
+    pub clear: Tool,
+}
+
+/// Who is at the other end of a Unix stream.
+#[derive(Clone, Copy, Debug)]
+pub struct Peer {
+    pub pid: i32,
+    pub uid: u32,
+}
+
+/// A peer credential that could not be read: which one (`credentials`,
+/// `pid`, `uid`), and why. Each caller makes its own error of it.
+#[derive(Debug)]
+pub struct PeerError {
+    pub what: &'static str,
+    pub source: nix::Error,
+}
