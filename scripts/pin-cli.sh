@@ -6,13 +6,19 @@
 #   skill/cli/released-locks.sha256  SHA-256 of every lock we have shipped (appended)
 #   skill/cli/help.json            the pinned client's own command table, as it ships
 #   skill/cli/commands.txt         its documented commands and what of them names a file
-#                                  (scripts/cli-commands.sh, from that help.json)
+#                                  (scripts/cli-commands.sh, from that help.json and the
+#                                  hand-made skill/cli/file-args.txt)
 #   skill/cli/client.sha256        SHA-256 of the client files whose behaviour my-chrome's
 #                                  native client (src/daemon/) reproduces: a move that
 #                                  changes any of them fails tests/native.rs until the
 #                                  native client is checked against the new client again
 #
 # Usage: scripts/pin-cli.sh VERSION      (e.g. scripts/pin-cli.sh 0.1.17)
+#
+# It fails closed: a version npm does not have, an install of another
+# version, or a command table scripts/cli-commands.sh cannot make safely (a
+# help syntax it does not know, an option or argument not yet decided in
+# skill/cli/file-args.txt) stops it with nothing in skill/cli changed.
 #
 # The tree digest format is the one src/helper/tree.rs computes; keep them in
 # step. For every entry under node_modules except npm's own
@@ -73,10 +79,17 @@ for os in linux darwin; do
   digests+=("$(tree_digest "$install")  $os")
 done
 
-cp "$work/package.json" "$work/package-lock.json" "$out/"
-cp "$work/install-linux/node_modules/playwright-core/lib/tools/cli-client/help.json" "$out/"
-"$root/scripts/cli-commands.sh" "$work/install-linux" >"$out/commands.txt"
-printf '%s\n' "${digests[@]}" >"$out/tree.sha256"
+# Everything is made in $work first; skill/cli changes only when all of it
+# was made (a table that cannot be made safely stops the move here).
+new=$work/out
+mkdir "$new"
+cp "$work/package.json" "$work/package-lock.json" "$new/"
+cp "$work/install-linux/node_modules/playwright-core/lib/tools/cli-client/help.json" "$new/"
+"$root/scripts/cli-commands.sh" "$work/install-linux" "$out/help.json" >"$new/commands.txt" || {
+  echo "pin-cli: nothing in skill/cli was changed" >&2
+  exit 3
+}
+printf '%s\n' "${digests[@]}" >"$new/tree.sha256"
 (cd "$work/install-linux/node_modules" && sha256sum \
   @playwright/cli/playwright-cli.js \
   @playwright/cli/skillCheck.js \
@@ -86,7 +99,8 @@ printf '%s\n' "${digests[@]}" >"$out/tree.sha256"
   playwright-core/lib/tools/cli-client/registry.js \
   playwright-core/lib/tools/cli-client/output.js \
   playwright-core/lib/tools/cli-client/minimist.js \
-  playwright-core/lib/tools/utils/socketConnection.js) >"$out/client.sha256"
+  playwright-core/lib/tools/utils/socketConnection.js) >"$new/client.sha256"
+cp "$new"/* "$out/"
 lock_digest=$(sha256sum <"$out/package-lock.json" | cut -d' ' -f1)
 touch "$out/released-locks.sha256"
 grep -qx "$lock_digest  $version" "$out/released-locks.sha256" \

@@ -21,6 +21,9 @@ pub struct CliCommand {
     pub file_flags: Vec<&'static str>,
     /// Positional arguments (from 0) that name a file.
     pub file_args: Vec<usize>,
+    /// A variadic argument that names files: every positional word from
+    /// this one on (`N...` in the table).
+    pub file_rest: Option<usize>,
 }
 
 /// Every documented command, in the order of the CLI's `--help`.
@@ -35,17 +38,20 @@ fn parse(text: &'static str) -> Vec<CliCommand> {
         .map(|line| {
             let mut words = line.split_whitespace();
             let name = words.next().expect("a line starts with a name");
-            let (mut file_flags, mut file_args) = (Vec::new(), Vec::new());
+            let (mut file_flags, mut file_args, mut file_rest) = (Vec::new(), Vec::new(), None);
             for word in words {
-                match word.strip_prefix("--") {
-                    Some(flag) => file_flags.push(flag),
-                    None => file_args.push(word.parse().expect("a positional index")),
+                let index = |w: &str| w.parse::<usize>().expect("a positional index");
+                match (word.strip_prefix("--"), word.strip_suffix("...")) {
+                    (Some(flag), _) => file_flags.push(flag),
+                    (None, Some(from)) => file_rest = Some(index(from)),
+                    (None, None) => file_args.push(index(word)),
                 }
             }
             CliCommand {
                 name,
                 file_flags,
                 file_args,
+                file_rest,
             }
         })
         .collect()
@@ -132,6 +138,18 @@ mod tests {
         // Undocumented commands of the pinned CLI are not in it.
         assert!(find("config-print").is_none() && find("tray").is_none());
         assert!(booleans().contains(&"full-page") && booleans().contains(&"json"));
+    }
+
+    #[test]
+    fn a_variadic_file_argument_reads_as_every_word_from_its_place() {
+        let parsed = parse("# a comment\nupload 0...\nfind --filename\nstate-save 0\n");
+        assert_eq!(parsed[0].file_rest, Some(0));
+        assert!(parsed[0].file_args.is_empty());
+        assert_eq!(parsed[1].file_flags, vec!["filename"]);
+        assert_eq!(
+            (parsed[2].file_args.clone(), parsed[2].file_rest),
+            (vec![0], None)
+        );
     }
 
     #[test]

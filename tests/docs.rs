@@ -176,3 +176,24 @@ fn install_and_uninstall_leave_home_as_it_was() {
         "uninstall leaves HOME as it was"
     );
 }
+
+/// DESIGN.md's reviewed list is the policy's, word for word.
+#[test]
+fn the_forwarded_list_in_the_design_is_the_policys() {
+    let design = read("docs/DESIGN.md");
+    let start = design
+        .find("Forwarded (reviewed for @playwright/cli ")
+        .expect("the reviewed list");
+    let list = &design[start..];
+    let list = &list[list.find("): ").unwrap() + 3..list.find(".\n").unwrap()];
+    let named: Vec<&str> = list.split(',').map(str::trim).collect();
+    let forwarded: Vec<&str> = my_chrome::policy::forwarded_commands().collect();
+    assert_eq!(named, forwarded);
+    let version = my_chrome::helper::pin::Pin::shipped().version.clone();
+    assert!(
+        design.contains(&format!(
+            "Forwarded (reviewed for @playwright/cli {version})"
+        )),
+        "the list names another pin than {version}"
+    );
+}

@@ -21,6 +21,7 @@ fn variant(refusal: &Refusal) -> &'static str {
         Refusal::Blocked { .. } => "Blocked",
         Refusal::Disconnect(_) => "Disconnect",
         Refusal::Unknown { .. } => "Unknown",
+        Refusal::Undecided(_) => "Undecided",
         Refusal::Scheme { .. } => "Scheme",
         Refusal::Unreadable(_) => "Unreadable",
         Refusal::NoFile { .. } => "NoFile",

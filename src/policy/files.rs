@@ -75,6 +75,15 @@ pub fn files_of(args: &[String]) -> Result<Vec<FileArg>, Refusal> {
     let Some(command) = pinned_commands::find(name) else {
         return Ok(Vec::new());
     };
+    files_named(command, &parsed)
+}
+
+/// The files `parsed` names for `command`, by its table entry.
+fn files_named(
+    command: &pinned_commands::CliCommand,
+    parsed: &minimist::Parsed,
+) -> Result<Vec<FileArg>, Refusal> {
+    let name = command.name;
     let flags = command
         .file_flags
         .iter()
@@ -85,18 +94,27 @@ pub fn files_of(args: &[String]) -> Result<Vec<FileArg>, Refusal> {
             parsed.positional.get(at + 1)?,
         ))
     });
+    // A variadic argument: every word from its place on.
+    let rest = command.file_rest.into_iter().flat_map(|from| {
+        parsed
+            .positional
+            .iter()
+            .enumerate()
+            .skip(from + 1)
+            .map(|(at, value)| (format!("argument {at}"), value))
+    });
     let mut files = Vec::new();
-    for (what, value) in flags.chain(positional) {
+    for (what, value) in flags.chain(positional).chain(rest) {
         // `--filename` alone (or `--no-filename`) names no file: what the
         // daemon would make of `true` is not ours to guess.
         if has_bool(value) {
             return Err(Refusal::NoFile {
-                command: name.clone(),
+                command: name.to_string(),
                 what,
             });
         }
         files.extend(value.texts().into_iter().map(|path| FileArg {
-            command: name.clone(),
+            command: name.to_string(),
             what: what.clone(),
             path: path.to_string(),
         }));
@@ -224,6 +242,36 @@ mod tests {
             resolve(runtime, "/tmp/../home/u/.cache/my-chrome/./cli"),
             runtime.join("cli")
         );
+    }
+
+    #[test]
+    fn every_word_of_a_variadic_file_argument_is_a_file() {
+        let upload = pinned_commands::CliCommand {
+            name: "upload",
+            file_flags: vec![],
+            file_args: vec![],
+            file_rest: Some(0),
+        };
+        let parsed =
+            minimist::parse(&args(&["upload", "/tmp/a", "/tmp/b", "/tmp/c"]), &[]).unwrap();
+        let paths: Vec<String> = files_named(&upload, &parsed)
+            .unwrap()
+            .into_iter()
+            .map(|f| format!("{} {}", f.what, f.path))
+            .collect();
+        assert_eq!(
+            paths,
+            [
+                "argument 1 /tmp/a",
+                "argument 2 /tmp/b",
+                "argument 3 /tmp/c"
+            ]
+        );
+        let bare = minimist::parse(&args(&["upload", "/tmp/a", "--no-_"]), &[]).unwrap();
+        assert!(matches!(
+            files_named(&upload, &bare),
+            Err(Refusal::NoFile { .. })
+        ));
     }
 
     #[test]

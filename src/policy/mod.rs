@@ -45,6 +45,12 @@ pub enum Refusal {
         command: String,
         near: Option<&'static str>,
     },
+    /// A command of the pin nobody has reviewed for my-chrome yet.
+    #[error(
+        "`{0}` is a command of the pinned CLI that my-chrome has not reviewed yet, so it is not \
+         forwarded; `my-chrome --help` lists the forwarded ones"
+    )]
+    Undecided(String),
     #[error(
         "`{command}` to a {}: address is refused: my-chrome opens web pages only (http, https, \
          about:blank); the extension's own pages show its token, and browser pages are not an \
@@ -80,7 +86,7 @@ impl Refusal {
 }
 
 /// Commands my-chrome refuses, and what to use instead.
-const BLOCKED: [(&str, &str); 11] = [
+pub const BLOCKED: [(&str, &str); 11] = [
     (
         "open",
         "it would launch a browser; use `my-chrome goto <url>` in the connected one",
@@ -133,14 +139,92 @@ const BLOCKED: [(&str, &str); 11] = [
 /// The pinned CLI's own words for what `my-chrome disconnect` does.
 const DISCONNECT_ALIASES: [&str; 2] = ["close", "detach"];
 
-/// The documented commands my-chrome passes on.
-fn forwarded_commands() -> impl Iterator<Item = &'static str> {
-    pinned_commands::table()
-        .iter()
-        .map(|c| c.name)
-        .filter(|name| {
-            !BLOCKED.iter().any(|(b, _)| b == name) && !DISCONNECT_ALIASES.contains(name)
-        })
+/// The pinned CLI's commands my-chrome forwards, each reviewed for what it
+/// can do to the user's profile, files and token (docs/DESIGN.md lists them
+/// with the refused ones). Every command of the pin is in exactly one of
+/// this list, [`BLOCKED`] and [`DISCONNECT_ALIASES`] (a unit test); one a
+/// new pin brings is refused until it is decided here.
+const FORWARDED: [&str; 73] = [
+    "goto",
+    "type",
+    "click",
+    "dblclick",
+    "fill",
+    "drag",
+    "drop",
+    "hover",
+    "select",
+    "upload",
+    "check",
+    "uncheck",
+    "snapshot",
+    "find",
+    "eval",
+    "dialog-accept",
+    "dialog-dismiss",
+    "resize",
+    "go-back",
+    "go-forward",
+    "reload",
+    "press",
+    "keydown",
+    "keyup",
+    "mousemove",
+    "mousedown",
+    "mouseup",
+    "mousewheel",
+    "screenshot",
+    "pdf",
+    "tab-list",
+    "tab-new",
+    "tab-close",
+    "tab-select",
+    "state-save",
+    "cookie-list",
+    "cookie-get",
+    "cookie-set",
+    "cookie-delete",
+    "cookie-clear",
+    "localstorage-list",
+    "localstorage-get",
+    "localstorage-set",
+    "localstorage-delete",
+    "localstorage-clear",
+    "sessionstorage-list",
+    "sessionstorage-get",
+    "sessionstorage-set",
+    "sessionstorage-delete",
+    "sessionstorage-clear",
+    "requests",
+    "request",
+    "request-headers",
+    "request-body",
+    "response-headers",
+    "response-body",
+    "route",
+    "route-list",
+    "unroute",
+    "network-state-set",
+    "console",
+    "tracing-start",
+    "tracing-stop",
+    "video-stop",
+    "video-chapter",
+    "video-show-actions",
+    "video-hide-actions",
+    "pause-at",
+    "resume",
+    "step-over",
+    "generate-locator",
+    "highlight",
+    "list",
+];
+
+/// The commands my-chrome passes on: the reviewed ones the pin has.
+pub fn forwarded_commands() -> impl Iterator<Item = &'static str> {
+    FORWARDED
+        .into_iter()
+        .filter(|name| pinned_commands::find(name).is_some())
 }
 
 /// Commands that navigate to an address given as an argument.
@@ -203,6 +287,9 @@ pub fn refusal(args: &[String], session: &str) -> Option<Refusal> {
             command: command.to_string(),
             near: pinned_commands::nearest(command, forwarded_commands()),
         });
+    }
+    if !FORWARDED.contains(&command) {
+        return Some(Refusal::Undecided(command.to_string()));
     }
     if NAVIGATING.contains(&command) {
         let after = rest.iter().skip_while(|a| *a != command).skip(1);
@@ -287,4 +374,32 @@ fn split_session(args: &[String]) -> (Vec<String>, Vec<String>) {
 /// Without any session option: we add ours.
 pub fn without_session(args: &[String]) -> Vec<String> {
     split_session(args).0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeSet;
+
+    #[test]
+    fn every_command_of_the_pin_is_decided_once() {
+        let pinned: BTreeSet<&str> = pinned_commands::table().iter().map(|c| c.name).collect();
+        let mut decided = BTreeSet::new();
+        let all = FORWARDED
+            .iter()
+            .chain(BLOCKED.iter().map(|(name, _)| name))
+            .chain(DISCONNECT_ALIASES.iter());
+        for name in all {
+            assert!(decided.insert(*name), "{name} is decided twice");
+        }
+        // A pin move fails here until each new command is decided, and
+        // each decision names a command the pin has.
+        let undecided: Vec<_> = pinned.difference(&decided).collect();
+        let stale: Vec<_> = decided.difference(&pinned).collect();
+        assert!(
+            undecided.is_empty(),
+            "undecided commands of the pin: {undecided:?}"
+        );
+        assert!(stale.is_empty(), "decided, but not in the pin: {stale:?}");
+    }
 }

@@ -1,0 +1,192 @@
+//! A pin move fails closed: `scripts/cli-commands.sh` stops on help it does
+//! not fully understand and on options or arguments nobody decided, and
+//! `scripts/pin-cli.sh` then changes nothing in `skill/cli/`. Fed the pinned
+//! release (the golden install), doctored copies of its help.json, and the
+//! real newer release from npm.
+
+mod common;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::run::Run;
+
+fn repo() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// An install directory holding `help` as the client's help.json and the
+/// golden install's package.json.
+fn install_with(help: &serde_json::Value) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let golden = common::golden_runtime().join("cli/node_modules");
+    let client = dir
+        .path()
+        .join("node_modules/playwright-core/lib/tools/cli-client");
+    fs::create_dir_all(&client).unwrap();
+    fs::write(client.join("help.json"), help.to_string()).unwrap();
+    let package = dir.path().join("node_modules/@playwright/cli");
+    fs::create_dir_all(&package).unwrap();
+    fs::copy(
+        golden.join("@playwright/cli/package.json"),
+        package.join("package.json"),
+    )
+    .unwrap();
+    dir
+}
+
+fn table(install: &Path, previous: Option<&Path>) -> Run {
+    let mut command = Command::new(repo().join("scripts/cli-commands.sh"));
+    command.arg(install);
+    if let Some(previous) = previous {
+        command.arg(previous);
+    }
+    Run::from_output(command.output().unwrap())
+}
+
+fn pinned_help() -> serde_json::Value {
+    serde_json::from_slice(&fs::read(repo().join("skill/cli/help.json")).unwrap()).unwrap()
+}
+
+#[test]
+fn the_pinned_release_tables_as_shipped_against_itself() {
+    let shipped = repo().join("skill/cli/help.json");
+    let run = table(&common::golden_runtime().join("cli"), Some(&shipped));
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let committed = fs::read_to_string(repo().join("skill/cli/commands.txt")).unwrap();
+    assert_eq!(run.stdout, committed);
+}
+
+#[test]
+fn help_the_tool_does_not_understand_stops_it() {
+    type Doctor = fn(&mut serde_json::Value);
+    let cases: [(Doctor, &str); 8] = [
+        (
+            |h| {
+                h["commands"]["upload"]["help"] =
+                    "playwright-cli upload <file...>\n\nArguments:\n  <file...>  the files".into()
+            },
+            "upload: \"<file...>\" is variadic, but not the last word or not marked variadicArg",
+        ),
+        (
+            |h| h["commands"]["upload"]["variadicArg"] = true.into(),
+            "upload: marked variadicArg, but its last usage word is not <args...>",
+        ),
+        (
+            |h| h["commands"]["screenshot"]["flags"]["quality"] = "number".into(),
+            "screenshot --quality: an option of kind \"number\"",
+        ),
+        (
+            |h| h["commands"]["screenshot"]["flags"]["out"] = "string".into(),
+            "screenshot --out: its help does not describe it",
+        ),
+        (
+            |h| h["commands"]["click"]["hidden"] = true.into(),
+            "click: unknown key \"hidden\"",
+        ),
+        (
+            |h| h["plugins"] = serde_json::json!({}),
+            "help.json has an unknown key \"plugins\"",
+        ),
+        (
+            |h| h["commands"]["goto"]["args"] = serde_json::json!(["url", "referrer"]),
+            "goto: its usage names [\"url\"], its args are [\"url\",\"referrer\"]",
+        ),
+        // An option whose description speaks of a file, with no decision.
+        (
+            |h| {
+                let click = &mut h["commands"]["click"];
+                click["flags"]["trace"] = "string".into();
+                let text = click["help"].as_str().unwrap().to_string();
+                click["help"] = format!("{text}\n  --trace   write a trace file here").into();
+            },
+            "undecided: click --trace",
+        ),
+    ];
+    for (doctor, needle) in cases {
+        let mut help = pinned_help();
+        doctor(&mut help);
+        let install = install_with(&help);
+        let run = table(install.path(), None);
+        assert_eq!(run.code, 3, "{needle}: {}", run.stderr);
+        assert!(run.stderr.contains(needle), "{needle}:\n{}", run.stderr);
+        assert!(run.stdout.is_empty(), "a table was printed: {}", run.stdout);
+    }
+    // A new string option, silent about files, still needs a decision
+    // when the previous pin did not have it.
+    let mut help = pinned_help();
+    let click = &mut help["commands"]["click"];
+    click["flags"]["label"] = "string".into();
+    let text = click["help"].as_str().unwrap().to_string();
+    click["help"] = format!("{text}\n  --label   a name for it").into();
+    let install = install_with(&help);
+    let previous = repo().join("skill/cli/help.json");
+    let run = table(install.path(), Some(&previous));
+    assert_eq!(run.code, 3, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("undecided: click --label is new since the previous pin"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(
+        table(install.path(), None).code,
+        0,
+        "without a previous pin"
+    );
+}
+
+/// A copy of what pin-cli.sh reads and writes: scripts/ and skill/cli/.
+fn repo_copy() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    common::copy_tree(&repo().join("scripts"), &dir.path().join("scripts"));
+    fs::create_dir(dir.path().join("skill")).unwrap();
+    common::copy_tree(&repo().join("skill/cli"), &dir.path().join("skill/cli"));
+    let cli = dir.path().join("skill/cli");
+    (dir, cli)
+}
+
+fn snapshot(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut files: Vec<(String, Vec<u8>)> = fs::read_dir(dir)
+        .unwrap()
+        .map(|e| {
+            let path = e.unwrap().path();
+            (
+                path.file_name().unwrap().to_string_lossy().into_owned(),
+                fs::read(&path).unwrap(),
+            )
+        })
+        .collect();
+    files.sort();
+    files
+}
+
+#[test]
+fn a_move_that_cannot_be_tabled_or_does_not_exist_changes_nothing() {
+    let (root, cli) = repo_copy();
+    let before = snapshot(&cli);
+    let pin = |version: &str| {
+        let out = Command::new(root.path().join("scripts/pin-cli.sh"))
+            .arg(version)
+            .output()
+            .unwrap();
+        Run::from_output(out)
+    };
+    // The newest release: a variadic upload, new options, new commands.
+    let newer = pin("0.1.22");
+    assert_eq!(newer.code, 3, "{}{}", newer.stdout, newer.stderr);
+    for needle in [
+        "undecided: upload <files>",
+        "undecided: find --filename",
+        "undecided: screenshot --type",
+        "upload <file> names nothing in this CLI",
+        "nothing in skill/cli was changed",
+    ] {
+        assert!(newer.stderr.contains(needle), "{needle}:\n{}", newer.stderr);
+    }
+    assert_eq!(snapshot(&cli), before, "skill/cli changed");
+    let missing = pin("0.0.0");
+    assert_ne!(missing.code, 0, "{}", missing.stderr);
+    assert_eq!(snapshot(&cli), before, "skill/cli changed");
+}
