@@ -111,7 +111,8 @@ impl ChromeError {
 }
 
 /// Whether the Chrome executable (after links) and every folder on its way
-/// are beyond other users' reach: the PID checks recognise Chrome by that
+/// are beyond other users' reach (a folder's group excepted): the PID
+/// checks recognise Chrome by that
 /// file alone, so a user who could replace it could have their program pass
 /// as the user's Chrome. Owner root or us; the file not writable by group or
 /// others; a folder not writable by others unless it is root's and sticky

@@ -479,6 +479,21 @@ mod tests {
     }
 
     #[test]
+    fn what_a_file_refusal_quotes_is_redacted() {
+        let place = Place::new();
+        let work = place.path("home/work");
+        let run = "A".repeat(43);
+        for raw in [
+            format!("{work}/.{run}/x.png"),
+            format!("{work}/krb5cc_{run}"),
+        ] {
+            let line = format!("--filename={raw}");
+            let why = place.refused(&["screenshot", &line]).expect("refused");
+            assert!(!why.contains(&run), "{why}");
+        }
+    }
+
+    #[test]
     fn a_refused_folder_that_cannot_be_read_refuses_every_file() {
         let place = Place::new();
         let work = place.path("home/work");

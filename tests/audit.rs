@@ -116,7 +116,11 @@ fn each_safeguard_row_fails_when_its_condition_is_broken() {
     // A helper tree that is no longer what setup verified (checked last:
     // it cannot be mended).
     sandbox.tamper();
-    only_fails(&sandbox, "helper-supported", "");
+    only_fails(
+        &sandbox,
+        "helper-supported",
+        "installed files differ from the pin",
+    );
 }
 
 #[test]
@@ -133,4 +137,28 @@ fn connect_refuses_a_chrome_another_user_could_replace_before_the_token() {
     let run = sandbox.run(&["connect"]);
     run.expect(6, "can be replaced by another user");
     assert!(run.stderr.contains("nothing was read"), "{}", run.stderr);
+}
+
+#[test]
+fn connect_refuses_a_chrome_whose_executable_is_gone() {
+    let mut sandbox = Sandbox::installed();
+    let folder = sandbox.home.path().join("browser");
+    fs::create_dir(&folder).unwrap();
+    let chrome = folder.join("chrome");
+    fs::copy("/bin/sleep", &chrome).unwrap();
+    chmod(&chrome, 0o755);
+    sandbox.set("MY_CHROME_CHROME", &chrome);
+    // A process still running the executable, which is then deleted: no
+    // file is left whose trust could be checked.
+    let mut running = std::process::Command::new(&chrome)
+        .arg("30")
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    fs::remove_file(&chrome).unwrap();
+    let run = sandbox.run(&["connect"]);
+    running.kill().unwrap();
+    running.wait().unwrap();
+    run.expect(5, "not running");
+    assert!(!sandbox.runtime.join("token-fingerprint.txt").exists());
 }

@@ -252,6 +252,9 @@ fn another_attached_session_or_an_entry_not_the_clis_stops_connect() {
         1,
         "another Playwright session is attached to Chrome: theirs",
     );
+    // Stopped before the token was read: connect records the token's
+    // fingerprint as soon as it holds it.
+    assert!(!w.sandbox.runtime.join("token-fingerprint.txt").exists());
     no_leftovers(&w.sandbox);
     assert_nowhere(&w.token, w.sandbox.home.path(), &[&broken, &other]);
 }

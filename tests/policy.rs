@@ -135,10 +135,23 @@ fn what_each_refusal_says() {
         !scheme.contains("status.html"),
         "the address is not echoed: {scheme}"
     );
-    // A token-like run in what a refusal quotes is not shown.
+    // A token-like run in what a refusal quotes is not shown (inside a
+    // longer word, so that the line is not refused as a pasted token).
     let run = "A".repeat(43);
-    let unknown = say(&[&run]);
-    assert!(!unknown.contains(&run), "{unknown}");
+    for line in [
+        vec![format!("x.{run}")],
+        vec![format!("-s={run}!"), "tab-list".into()],
+        vec!["--json".into(), format!("--{run}!"), "tab-list".into()],
+        vec!["goto".into(), format!("x{run}:y")],
+    ] {
+        let found = refusal(&line, SESSION).expect("refused").to_string();
+        assert!(!found.contains(&run), "{line:?}: {found}");
+    }
+    // The session options come off the line; ours is added back later.
+    let line: Vec<String> = ["--session", "mychrome", "tab-list"]
+        .map(String::from)
+        .into();
+    assert_eq!(my_chrome::policy::without_session(&line), ["tab-list"]);
 }
 
 #[test]

@@ -177,7 +177,11 @@ pub fn connect(config: &Config) -> Result<(), Error> {
 
     // Exactly one normal Chrome, recognised by an executable no other user
     // can replace, before the token is read.
-    chrome::executable_is_trusted(&config.chrome)?;
+    if !chrome::executable_is_trusted(&config.chrome)? {
+        // No file there: a process still running a deleted one is no
+        // Chrome whose executable was checked.
+        return Err(chrome::ChromeError::Missing(config.chrome.clone()).into());
+    }
     let before = chrome::normal_chrome_pids(&ProcessTable::read()?, &config.chrome);
     let chrome_pid = chrome::require_single(&before).single(&config.chrome)?;
     let other = registry::other_attached(&config.home, runtime.root(), &config.session)

@@ -220,7 +220,9 @@ fn cli_report(runtime: &Runtime, pin: &Pin, node: Option<&Node>, env: &ChildEnv)
     // second check (its record is the verdict, as for every command).
     let compatibility = match (helper.unchanged(runtime), node) {
         (Err(e), _) => Err(e),
-        (Ok(true), _) => Ok(()),
+        // Cheap and process-free: the tree may match its record and still
+        // be another pin's (a my-chrome upgrade).
+        (Ok(true), _) => helper.check(pin, Check::Supported),
         (Ok(false), Some(node)) => helper.verify(pin, node, env, runtime.root()),
         (Ok(false), None) => helper.check(pin, Check::Verified),
     };

@@ -78,6 +78,11 @@ pub fn remember(runtime: &Runtime, node: &Node) -> Result<(), RuntimeError> {
 /// unchanged since a full check ran it; `None` otherwise (it must be run to
 /// be known).
 pub fn recalled_version(runtime: &Runtime, path: &Path) -> Option<Version> {
+    // Volta's `node` is a shim that runs whichever node Volta picks now:
+    // its own file says nothing about the version.
+    if path.components().any(|c| c.as_os_str() == ".volta") {
+        return None;
+    }
     let bytes = runtime.read_state(StateFile::NodeRecord).ok()??;
     let text = String::from_utf8(bytes).ok()?;
     let mut lines = text.lines();

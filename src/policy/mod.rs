@@ -48,7 +48,7 @@ pub enum Refusal {
     /// A command of the pin nobody has reviewed for my-chrome yet.
     #[error(
         "`{0}` is a command of the pinned CLI that my-chrome has not reviewed yet, so it is not \
-         forwarded; `my-chrome --help` lists the forwarded ones"
+         forwarded (docs/DESIGN.md lists the forwarded ones)"
     )]
     Undecided(String),
     #[error(
@@ -67,8 +67,9 @@ pub enum Refusal {
     )]
     NoFile { command: String, what: String },
     #[error(
-        "`{command}` {what} {:?}: {why}. {}",
+        "`{command}` {what} {:?}: {}. {}",
         redact_runs(.path),
+        redact_runs(.why),
         files::NEVER
     )]
     File {

@@ -73,10 +73,16 @@ pub fn read_entry(home: &Path, workspace: &Path, name: &str) -> io::Result<Optio
 pub struct Listed {
     /// The registry folder it is in.
     pub dir: PathBuf,
+    /// Its file's name without `.session`: what the CLI looks a session
+    /// up by.
+    pub file: String,
     /// The session's name (the file's, unless the entry names one).
     pub name: String,
     pub entry: SessionEntry,
 }
+
+/// A `.session` file is a few hundred bytes: past this it is not one.
+const ENTRY_LIMIT: u64 = 64 * 1024;
 
 impl Listed {
     /// The workspace as the CLI's `list` names it.
@@ -110,24 +116,36 @@ pub fn all_entries(home: &Path) -> io::Result<Vec<Listed>> {
         }
         for file in fs::read_dir(&dir)? {
             let path = file?.path();
-            let Some(stem) = path
-                .file_name()
-                .and_then(|n| n.to_str())
-                .and_then(|n| n.strip_suffix(".session"))
-            else {
+            let Some(name) = path.file_name() else {
                 continue;
             };
-            let at = |e: &dyn std::fmt::Display| {
+            let invalid = |e: &dyn std::fmt::Display| {
                 io::Error::new(
                     io::ErrorKind::InvalidData,
                     format!("{}: {e}", path.display()),
                 )
             };
-            let bytes = fs::read(&path).map_err(|e| at(&e))?;
-            let entry: SessionEntry = serde_json::from_slice(&bytes).map_err(|e| at(&e))?;
-            let name = entry.name.clone().unwrap_or_else(|| stem.to_string());
+            let Some(stem) = name.as_encoded_bytes().strip_suffix(b".session") else {
+                continue;
+            };
+            // The CLI cannot load what it cannot name: neither do we skip it.
+            let stem = std::str::from_utf8(stem)
+                .map_err(|_| invalid(&"a session file whose name is not UTF-8"))?
+                .to_string();
+            // A regular file of a few hundred bytes: a link to a pipe or a
+            // device must not hold connect.
+            let meta = fs::symlink_metadata(&path).map_err(|e| invalid(&e))?;
+            if !meta.is_file() || meta.len() > ENTRY_LIMIT {
+                return Err(invalid(
+                    &"not a session file (a link, a special file, or too large)",
+                ));
+            }
+            let bytes = fs::read(&path).map_err(|e| invalid(&e))?;
+            let entry: SessionEntry = serde_json::from_slice(&bytes).map_err(|e| invalid(&e))?;
+            let name = entry.name.clone().unwrap_or_else(|| stem.clone());
             out.push(Listed {
                 dir: dir.clone(),
+                file: stem,
                 name,
                 entry,
             });
@@ -142,7 +160,9 @@ pub fn all_entries(home: &Path) -> io::Result<Vec<Listed>> {
 pub fn other_attached(home: &Path, workspace: &Path, session: &str) -> io::Result<Option<String>> {
     let ours = daemon_dir(home, workspace)?;
     for listed in all_entries(home)? {
-        let is_ours = listed.dir == ours && listed.name == session;
+        // Ours is the file the session is looked up by, whatever name an
+        // entry gives itself.
+        let is_ours = listed.dir == ours && listed.file == session;
         if listed.entry.attached && !is_ours && listed.entry.is_open() {
             return Ok(Some(format!(
                 "{} (workspace {})",
@@ -168,6 +188,11 @@ mod tests {
             home.join(crate::platform::CACHE_UNDER_HOME)
                 .join("ms-playwright/daemon/42099b4af021e53f")
         );
+    }
+
+    /// The workspace key `list` shows for an entry without `workspaceDir`.
+    fn theirs_key(dir: &Path) -> String {
+        dir.file_name().unwrap().to_string_lossy().into_owned()
     }
 
     #[test]
@@ -205,6 +230,22 @@ mod tests {
         write(&theirs, "z.session", true, &socket);
         assert_eq!(other(&workspace), Some("z (workspace /w)".into()));
         fs::remove_file(theirs.join("z.session")).unwrap();
+        // Ours is the file our session is looked up by, not whatever name
+        // an entry gives itself.
+        let posing = serde_json::json!({
+            "name": "mychrome", "socketPath": socket, "attached": true
+        });
+        fs::write(ours.join("evil.session"), posing.to_string()).unwrap();
+        assert_eq!(
+            other(&workspace),
+            Some("mychrome (workspace ".to_string() + &theirs_key(&ours) + ")")
+        );
+        fs::remove_file(ours.join("evil.session")).unwrap();
+        // A link (to a pipe, a device, anything) is no session file.
+        std::os::unix::fs::symlink("/dev/zero", theirs.join("zero.session")).unwrap();
+        let err = other_attached(home.path(), &workspace, "mychrome").expect_err("a link");
+        assert!(err.to_string().contains("zero.session"), "{err}");
+        fs::remove_file(theirs.join("zero.session")).unwrap();
         // What the CLI's list would skip stops us instead.
         for bad in [
             "",
