@@ -28,23 +28,33 @@ pub fn cli_help(config: &Config) -> Result<Option<String>, Error> {
     if crate::runtime::Runtime::inspect(&config.runtime)?.is_none() {
         return Ok(None);
     }
+    // A tree that is not what its check recorded (or an unsafe place) is
+    // refused as for any forwarded command; anything else that keeps the
+    // CLI from answering (no copy yet, no trusted node) leaves its part out.
     let started = match Start::new(config, Check::Supported).open() {
         Ok(started) => started,
-        Err(Error::Helper(HelperError::Missing { .. } | HelperError::Unsupported { .. })) => {
-            return Ok(None);
+        Err(e @ Error::Helper(HelperError::Changed { .. } | HelperError::Unsafe(_))) => {
+            return Err(e);
         }
-        Err(e) => return Err(e),
+        Err(e @ Error::Runtime(_)) => return Err(e),
+        Err(_) => return Ok(None),
+    };
+    let Ok(node) = started.node() else {
+        return Ok(None);
     };
     let help = ChildCommand::new(
         "playwright-cli --help",
-        &started.node()?.path,
+        &node.path,
         started.runtime.root(),
         Duration::from_secs(30),
     )
     .arg(started.helper.entry())
     .arg("--help")
-    .run(&started.env)?;
-    Ok(help.status.success().then(|| help.stdout_text()))
+    .run(&started.env);
+    Ok(help
+        .ok()
+        .filter(|help| help.status.success())
+        .map(|help| help.stdout_text()))
 }
 
 pub fn forward(config: &Config, raw: &[OsString]) -> Result<(), Error> {

@@ -234,8 +234,8 @@ fn refuse_if_in_use(config: &Config, runtime: &Runtime) -> Result<(), SetupError
     // miss them.
     let real = fs::canonicalize(runtime.root()).map_err(|e| {
         SetupError::Swap(format!(
-            "cannot resolve {} to look for processes running the installed copy ({e}); setup \
-             was not started",
+            "cannot resolve {} to look for processes running the installed copy ({e}); the \
+             installed copy was left as it is",
             runtime.root().display()
         ))
     })?;
