@@ -63,16 +63,24 @@ fn chmod(path: &Path, mode: u32) {
     fs::set_permissions(path, fs::Permissions::from_mode(mode)).unwrap();
 }
 
-#[test]
-fn each_safeguard_row_fails_when_its_condition_is_broken() {
+/// An installed sandbox whose Chrome is `<home>/browser/chrome`, a copy of
+/// `program` (folder and file with the given modes); the path is returned.
+fn sandbox_with_chrome(folder_mode: u32, program: &str) -> (Sandbox, std::path::PathBuf) {
     let mut sandbox = Sandbox::installed();
     let folder = sandbox.home.path().join("browser");
     fs::create_dir(&folder).unwrap();
-    chmod(&folder, 0o755);
+    chmod(&folder, folder_mode);
     let chrome = folder.join("chrome");
-    fs::write(&chrome, "#!/bin/sh\n").unwrap();
+    fs::copy(program, &chrome).unwrap();
     chmod(&chrome, 0o755);
     sandbox.set("MY_CHROME_CHROME", &chrome);
+    (sandbox, chrome)
+}
+
+#[test]
+fn each_safeguard_row_fails_when_its_condition_is_broken() {
+    let (sandbox, chrome) = sandbox_with_chrome(0o755, "/bin/true");
+    let folder = chrome.parent().unwrap().to_path_buf();
     all_hold(&sandbox);
 
     // The executable Chrome is recognised by, or a folder on its way, that
@@ -125,14 +133,7 @@ fn each_safeguard_row_fails_when_its_condition_is_broken() {
 
 #[test]
 fn connect_refuses_a_chrome_another_user_could_replace_before_the_token() {
-    let mut sandbox = Sandbox::installed();
-    let folder = sandbox.home.path().join("browser");
-    fs::create_dir(&folder).unwrap();
-    chmod(&folder, 0o757);
-    let chrome = folder.join("chrome");
-    fs::write(&chrome, "#!/bin/sh\n").unwrap();
-    chmod(&chrome, 0o755);
-    sandbox.set("MY_CHROME_CHROME", &chrome);
+    let (sandbox, _chrome) = sandbox_with_chrome(0o757, "/bin/true");
     // No keyring is configured: a connect that went on would fail on it.
     let run = sandbox.run(&["connect"]);
     run.expect(6, "can be replaced by another user");
@@ -141,13 +142,7 @@ fn connect_refuses_a_chrome_another_user_could_replace_before_the_token() {
 
 #[test]
 fn connect_refuses_a_chrome_whose_executable_is_gone() {
-    let mut sandbox = Sandbox::installed();
-    let folder = sandbox.home.path().join("browser");
-    fs::create_dir(&folder).unwrap();
-    let chrome = folder.join("chrome");
-    fs::copy("/bin/sleep", &chrome).unwrap();
-    chmod(&chrome, 0o755);
-    sandbox.set("MY_CHROME_CHROME", &chrome);
+    let (sandbox, chrome) = sandbox_with_chrome(0o755, "/bin/sleep");
     // A process still running the executable, which is then deleted: no
     // file is left whose trust could be checked.
     let mut running = std::process::Command::new(&chrome)

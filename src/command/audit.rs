@@ -288,7 +288,7 @@ pub fn cleanup_plan(config: &Config, json: bool) -> Result<(), Error> {
         .filter(|l| l.entry.is_open())
         .map(|l| {
             let workspace = l.workspace();
-            let ours = ours.as_ref() == Some(&l.dir) && l.file == config.session;
+            let ours = ours.as_ref().is_some_and(|dir| l.is(dir, &config.session));
             let session = l.name;
             let action = if ours {
                 "my-chrome disconnect".to_string()

@@ -248,12 +248,7 @@ pub fn trusted_node(
     pin: &Pin,
     env: &ChildEnv,
 ) -> Result<Node, NodeError> {
-    node::select(
-        config.node.as_deref(),
-        &node::candidates(&config.home),
-        &pin.node,
-        |path| node::probe(path, env),
-    )
+    choose_node(config, pin, |path| node::probe(path, env))
 }
 
 /// The same choice, where a candidate that is the very file the last full
@@ -265,13 +260,25 @@ pub fn known_node(
     env: &ChildEnv,
     runtime: &Runtime,
 ) -> Result<Node, NodeError> {
+    choose_node(config, pin, |path| {
+        match node::recalled_version(runtime, path) {
+            Some(version) => Ok(version),
+            None => node::probe(path, env),
+        }
+    })
+}
+
+/// The configured node, else the first fixed candidate, that passes the
+/// trust checks and the pin's engines (`probe` tells a version).
+fn choose_node(
+    config: &crate::config::Config,
+    pin: &Pin,
+    probe: impl Fn(&Path) -> Result<nodejs_semver::Version, node::Rejected>,
+) -> Result<Node, NodeError> {
     node::select(
         config.node.as_deref(),
         &node::candidates(&config.home),
         &pin.node,
-        |path| match node::recalled_version(runtime, path) {
-            Some(version) => Ok(version),
-            None => node::probe(path, env),
-        },
+        probe,
     )
 }

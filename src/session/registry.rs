@@ -85,6 +85,12 @@ pub struct Listed {
 const ENTRY_LIMIT: u64 = 64 * 1024;
 
 impl Listed {
+    /// Whether this is session `name` of the registry folder `dir`: the
+    /// file it is looked up by, whatever name an entry gives itself.
+    pub fn is(&self, dir: &Path, name: &str) -> bool {
+        self.dir == dir && self.file == name
+    }
+
     /// The workspace as the CLI's `list` names it.
     pub fn workspace(&self) -> String {
         match &self.entry.workspace_dir {
@@ -160,10 +166,7 @@ pub fn all_entries(home: &Path) -> io::Result<Vec<Listed>> {
 pub fn other_attached(home: &Path, workspace: &Path, session: &str) -> io::Result<Option<String>> {
     let ours = daemon_dir(home, workspace)?;
     for listed in all_entries(home)? {
-        // Ours is the file the session is looked up by, whatever name an
-        // entry gives itself.
-        let is_ours = listed.dir == ours && listed.file == session;
-        if listed.entry.attached && !is_ours && listed.entry.is_open() {
+        if listed.entry.attached && !listed.is(&ours, session) && listed.entry.is_open() {
             return Ok(Some(format!(
                 "{} (workspace {})",
                 listed.name,
