@@ -347,3 +347,33 @@ fn doctor_runs_no_node_while_the_record_of_the_last_full_check_holds() {
     assert_eq!(changed["node"]["status"], "ok", "{changed}");
     assert_eq!(changed["node"]["version"], first["node"]["version"]);
 }
+
+/// A tree that is exactly what its record says can still be another pin's
+/// (what a my-chrome upgrade leaves): doctor checks the pin, without a
+/// process, and says so.
+#[test]
+fn doctor_checks_the_pin_of_a_tree_that_matches_its_record() {
+    use my_chrome::config::RuntimeLocation;
+    use my_chrome::runtime::Runtime;
+    let sandbox = Sandbox::installed();
+    let lock = sandbox.cli().join("package-lock.json");
+    let mut bytes = fs::read(&lock).unwrap();
+    let at = bytes.iter().position(|b| *b == b'3').unwrap();
+    bytes[at] = b'4';
+    fs::write(&lock, bytes).unwrap();
+    // The changed tree recorded as if a full check had passed on it.
+    let runtime = Runtime::open(&RuntimeLocation {
+        path: sandbox.runtime.clone(),
+    })
+    .unwrap();
+    let node = my_chrome::helper::node::Node {
+        path: "/usr/bin/node".into(),
+        version: nodejs_semver::Version::parse("20.0.0").unwrap(),
+    };
+    Helper::at(sandbox.cli()).record(&runtime, &node).unwrap();
+    assert!(Helper::at(sandbox.cli()).unchanged(&runtime).unwrap());
+    assert_eq!(
+        compatibility(&sandbox),
+        "unsupported: package-lock.json differs from the shipped lock"
+    );
+}
