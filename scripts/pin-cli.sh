@@ -13,7 +13,7 @@
 #                                  changes any of them fails tests/native.rs until the
 #                                  native client is checked against the new client again
 #
-# Usage: scripts/pin-cli.sh VERSION      (e.g. scripts/pin-cli.sh 0.1.17)
+# Usage: scripts/pin-cli.sh VERSION      (e.g. scripts/pin-cli.sh 0.1.22)
 #
 # It fails closed: a version npm does not have, an install of another
 # version, or a command table scripts/cli-commands.sh cannot make safely (a
@@ -27,13 +27,13 @@
 #   dir <path>            for a directory
 #   file <sha256> <path>  for a regular file (SHA-256 of its content)
 #   link <target> <path>  for a symbolic link (its target, unresolved)
-# and the digest is the SHA-256 of all those lines. macOS installs one more
-# optional package (fsevents), so the darwin digest comes from an install with
-# npm's --os=darwin.
+# and the digest is the SHA-256 of all those lines. macOS may install packages
+# Linux does not (0.1.17 had fsevents), so the darwin digest comes from an
+# install with npm's --os=darwin.
 set -euo pipefail
 
 version=${1:?usage: scripts/pin-cli.sh VERSION}
-[[ $version =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]] || { echo "pin-cli: VERSION must be exact, like 0.1.17" >&2; exit 2; }
+[[ $version =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]] || { echo "pin-cli: VERSION must be exact, like 0.1.22" >&2; exit 2; }
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=$root/skill/cli

@@ -47,7 +47,7 @@ impl ChildEnv {
     /// The allowlist: `HOME`, `USER`, `LOGNAME`, `LANG`, `LC_*` from the
     /// caller; `TMPDIR` = our private temporary directory; `PATH` = fixed
     /// system directories; `NO_UPDATE_NOTIFIER=1` so the CLI never phones
-    /// home; and the four variables below.
+    /// home; and the five variables below.
     pub fn new(config: &Config, private_tmp: &Path) -> ChildEnv {
         let mut vars = config.child_vars.clone();
         vars.push(("TMPDIR".into(), private_tmp.into()));
@@ -68,6 +68,13 @@ impl ChildEnv {
         // where any process of the user (or a forwarded command, before the
         // file roots) could plant one.
         vars.push(("PLAYWRIGHT_BROWSERS_PATH".into(), "0".into()));
+        // The browser the daemon binds is registered inside the private
+        // TMPDIR, never in the user's cache where any process finds it
+        // (src/session/bound.rs).
+        vars.push((
+            "PWTEST_SERVER_REGISTRY".into(),
+            crate::runtime::bound_registry(private_tmp).into(),
+        ));
         ChildEnv { vars }
     }
 

@@ -17,6 +17,7 @@ use crate::procs::ProcError;
 use crate::runtime::RuntimeError;
 use crate::session::SessionError;
 use crate::session::bootstrap::BootstrapError;
+use crate::session::bound::BoundError;
 use crate::token::TokenError;
 use crate::token::fingerprint::FingerprintError;
 use crate::token::input::InputError;
@@ -65,6 +66,8 @@ pub enum Error {
     Bootstrap(#[from] BootstrapError),
     #[error(transparent)]
     Session(#[from] SessionError),
+    #[error(transparent)]
+    Bound(#[from] BoundError),
     /// A command's own refusal (`src/command/`).
     #[error("{0}")]
     Command(Box<dyn CommandRefusal>),
@@ -117,6 +120,7 @@ impl Error {
             Error::Fingerprint(e) => e.exit(),
             Error::Bootstrap(e) => e.exit(),
             Error::Session(e) => e.exit(),
+            Error::Bound(e) => e.exit(),
             Error::Command(e) => e.exit(),
             Error::Line(e) => e.exit(),
             Error::Silent(exit) => *exit,

@@ -248,7 +248,9 @@ pub fn parse(args: &[String], booleans: &[&str]) -> Result<Parsed, ParseError> {
                 }
                 _ => parsed.set(key, bare(key), is_bool(key)),
             }
-        } else if arg.len() > 1 && arg.starts_with('-') && !arg[1..].starts_with('-') {
+        } else if arg.starts_with('-') && arg.as_bytes().get(1).is_some_and(u8::is_ascii_alphabetic)
+        {
+            // minimist: /^-[A-Za-z]/ (so `-100` and `-_` are arguments)
             short(
                 &mut parsed,
                 arg,
@@ -382,6 +384,13 @@ mod tests {
         assert_eq!(parsed.options["n"], text("5"));
         assert_eq!(parsed.options["x"], text("-"));
         assert!(parsed.positional.is_empty());
+        // Only a letter after one dash makes short options.
+        let parsed = parse(&words(&["mousewheel", "0", "-100", "-é", "-\n"]), &[]).unwrap();
+        assert_eq!(
+            parsed.positional,
+            texts(&["mousewheel", "0", "-100", "-é", "-\n"])
+        );
+        assert!(parsed.options.is_empty());
     }
 
     #[test]
@@ -392,7 +401,10 @@ mod tests {
             &[],
         )
         .unwrap();
-        assert_eq!(parsed.positional, texts(&["state-save", "/x", "/y", "/z"]));
+        assert_eq!(
+            parsed.positional,
+            texts(&["state-save", "/x", "/y", "-_", "/z"])
+        );
         // A key ends at a line terminator, which `.` does not match.
         let parsed = parse(&words(&["x", "--filename\n", "/p"]), &[]).unwrap();
         assert_eq!(parsed.options["filename"], text("/p"));

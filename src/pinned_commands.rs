@@ -11,7 +11,7 @@ const TABLE: &str = include_str!("../skill/cli/commands.txt");
 /// The pinned client's own `help.json` (its options and their kinds).
 const HELP: &str = include_str!("../skill/cli/help.json");
 /// Options the pinned client adds to `help.json`'s booleans (`program.js`).
-const CLIENT_BOOLEANS: [&str; 5] = ["all", "help", "json", "raw", "version"];
+const CLIENT_BOOLEANS: [&str; 6] = ["all", "g", "help", "json", "raw", "version"];
 
 /// One documented command.
 #[derive(Debug, PartialEq, Eq)]
@@ -90,6 +90,9 @@ pub struct HelpEntry {
     pub args: usize,
     /// Whether the client always asks for raw output.
     pub raw: bool,
+    /// Whether its last argument takes any number of words (the client does
+    /// not count them).
+    pub variadic: bool,
 }
 
 /// `help.json`'s entry for `name`.
@@ -103,6 +106,7 @@ pub fn help_entry(name: &str) -> Option<HelpEntry> {
             .unwrap_or_default(),
         args: entry["args"].as_array().map_or(0, Vec::len),
         raw: entry["raw"] == true,
+        variadic: entry["variadicArg"] == true,
     })
 }
 

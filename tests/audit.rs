@@ -103,6 +103,7 @@ fn each_safeguard_row_fails_when_its_condition_is_broken() {
             "helper-supported",
             "socket-directory-private",
             "targeted-cleanup",
+            "bound-browser-shut",
         ],
     );
     chmod(&sandbox.runtime, 0o700);
@@ -119,6 +120,30 @@ fn each_safeguard_row_fails_when_its_condition_is_broken() {
     fs::write(&file, entry.to_string()).unwrap();
     only_fails(&sandbox, "socket-directory-private", "outside");
     fs::remove_file(&file).unwrap();
+    all_hold(&sandbox);
+
+    // A browser a daemon bound and nobody shut: its socket in the private
+    // TMPDIR, or a descriptor in the user's own server registry naming one
+    // in the runtime (where `playwright-cli attach mychrome` looks).
+    let bound = sandbox.runtime.join("tmp/pw-0123abcd/browser");
+    fs::create_dir_all(&bound).unwrap();
+    let socket = bound.join("0123456789abcd.sock");
+    let listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+    only_fails(&sandbox, "bound-browser-shut", "0123456789abcd.sock");
+    drop(listener);
+    fs::remove_file(&socket).unwrap();
+    all_hold(&sandbox);
+    let outside = sandbox.home.path().join(".cache/ms-playwright/b");
+    fs::create_dir_all(&outside).unwrap();
+    let descriptor = serde_json::json!({
+        "title": "mychrome", "endpoint": socket.to_string_lossy(),
+    });
+    fs::write(outside.join("guid-1"), descriptor.to_string()).unwrap();
+    // Another tool's descriptor is not ours to judge.
+    let theirs = serde_json::json!({ "title": "x", "endpoint": "/tmp/pw-x/browser/y.sock" });
+    fs::write(outside.join("guid-2"), theirs.to_string()).unwrap();
+    only_fails(&sandbox, "bound-browser-shut", "guid-1");
+    fs::remove_file(outside.join("guid-1")).unwrap();
     all_hold(&sandbox);
 
     // A helper tree that is no longer what setup verified (checked last:

@@ -116,7 +116,7 @@ fn connect_delivers_the_token_straight_to_chrome_and_no_process_ever_holds_it() 
         "every safeguard holds: {}",
         audit.stdout
     );
-    assert_eq!(checked.len(), 6, "{}", audit.stdout);
+    assert_eq!(checked.len(), 7, "{}", audit.stdout);
     // What the audit cannot check is said apart, never as a passed check.
     let design: Vec<&str> = report["design"]
         .as_array()
@@ -558,9 +558,10 @@ fn an_extension_that_drops_the_connection_fails_the_connect() {
 
 #[test]
 fn a_connection_lost_right_after_the_attach_fails_closed() {
-    // The attach completes, then the extension is gone: the connect tab
-    // cannot be confirmed closed, so nothing stays attached.
-    fails_after_delivery("drop-after=3", 1, "could not be taken out of the session");
+    // The attach completes (with @playwright/cli 0.1.22 its relay sends
+    // the extension about fifteen commands), then the extension is gone:
+    // the connect tab cannot be confirmed closed, so nothing stays attached.
+    fails_after_delivery("drop-after=20", 1, "could not be taken out of the session");
 }
 
 #[test]

@@ -74,7 +74,13 @@ fn a_reply_past_the_limit_is_not_read_on() {
     );
     assert_eq!(huge.unwrap_err().exit().code(), 1);
     let fits = daemon::run(&path, b"{}\n", Duration::from_secs(30), limit).unwrap();
-    assert_eq!(fits, daemon::Reply::Text(Some("x".repeat(limit - 100))));
+    assert_eq!(
+        fits,
+        daemon::Reply::Text {
+            text: Some("x".repeat(limit - 100)),
+            is_error: false
+        }
+    );
     let written = daemon.join().unwrap();
     assert!(
         written[0] < 16 << 20,

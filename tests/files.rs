@@ -40,15 +40,11 @@ fn ok(w: &World, args: &[&str]) -> String {
 
 /// What the upload page received, as the page itself shows it.
 fn received(w: &World) -> String {
-    ok(
-        w,
-        &[
-            "eval",
-            "() => document.querySelector('#out').textContent + '|' + \
-             document.querySelector('#file').files.length",
-        ],
-    )
+    ok(w, &["eval", RECEIVED])
 }
+
+const RECEIVED: &str = "() => document.querySelector('#out').textContent + '|' + \
+                        document.querySelector('#file').files.length";
 
 #[test]
 fn a_page_never_gets_a_file_from_outside_the_roots() {
@@ -89,10 +85,18 @@ fn a_page_never_gets_a_file_from_outside_the_roots() {
         ("../lease.json".into(), "relative path"),
         (work.display().to_string(), "not a plain file"),
     ];
+    // A file the roots allow, given before the refused one: `upload`
+    // takes any number, and one refused file refuses them all.
+    let fine = work.join("fine.txt");
+    fs::write(&fine, "fine").unwrap();
+    let fine = fine.display().to_string();
     let mut runs = Vec::new();
     for (path, needle) in &attempts {
         let refused = run(&w, &["upload", path]);
         refused.expect(2, needle);
+        let among = run(&w, &["upload", &fine, &fine, path]);
+        among.expect(2, needle);
+        runs.push(among);
         assert!(
             refused.stderr.contains("MY_CHROME_FILE_ROOTS"),
             "{}",
@@ -102,9 +106,15 @@ fn a_page_never_gets_a_file_from_outside_the_roots() {
         dropped.expect(2, needle);
         runs.extend([refused, dropped]);
     }
-    // The file chooser the click opened still waits: nothing went in.
-    let waiting = received(&w);
-    assert!(waiting.contains("[File chooser]"), "{waiting}");
+    // The file chooser the click opened still waits: nothing went in (the
+    // daemon will not evaluate while it waits, and says so: exit 1).
+    let waiting = run(&w, &["eval", RECEIVED]);
+    assert_eq!(waiting.code, 1, "{}", waiting.stderr);
+    assert!(
+        waiting.stdout.contains("[File chooser]"),
+        "{}",
+        waiting.stdout
+    );
 
     // Inside the working directory and /tmp, files still reach the page.
     fs::write(work.join("hello.txt"), "hello from the project").unwrap();

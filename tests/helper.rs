@@ -91,7 +91,10 @@ fn the_cli_at_another_version_is_refused() {
     );
     assert_eq!(
         compatibility(&sandbox),
-        "unsupported: @playwright/cli is 0.1.16, lock says 0.1.17"
+        format!(
+            "unsupported: @playwright/cli is 0.1.16, lock says {}",
+            Pin::shipped().version
+        )
     );
 }
 
@@ -166,7 +169,10 @@ fn what_the_cli_reports_must_be_the_pinned_version() {
         Err(HelperError::Unsupported {
             fault: Fault::ReportedVersion { found, expected },
             ..
-        }) => assert_eq!((found.as_str(), expected.as_str()), ("9.9.9", "0.1.17")),
+        }) => assert_eq!(
+            (found.as_str(), expected.as_str()),
+            ("9.9.9", pin.version.as_str())
+        ),
         other => panic!("expected a reported-version fault, got {other:?}"),
     }
 }
@@ -179,6 +185,7 @@ fn doctor_json_is_stable() {
     assert_eq!(
         keys(&report),
         [
+            "bound_browser",
             "chrome",
             "cli",
             "lease",
@@ -199,6 +206,8 @@ fn doctor_json_is_stable() {
     assert_eq!(keys(&report["rotation"]), ["status"]);
     assert_eq!(keys(&report["session"]), ["detail", "name", "status"]);
     assert_eq!(report["session"]["status"], "missing");
+    assert_eq!(keys(&report["bound_browser"]), ["paths", "status"]);
+    assert_eq!(report["bound_browser"]["status"], "shut");
     assert_eq!(keys(&report["lease"]), ["detail", "status"]);
     assert_eq!(report["lease"]["status"], "free");
     assert_eq!(report["cli"]["path"], sandbox.cli().display().to_string());
@@ -220,6 +229,7 @@ fn doctor_json_is_stable() {
             "process-token",
             "rotation",
             "session",
+            "bound-browser",
             "lease"
         ]
     );
@@ -243,7 +253,10 @@ fn help_and_version_name_both_the_wrapper_and_the_pinned_cli() {
     assert_eq!(version.code, 0);
     assert!(
         version.stdout.contains("my-chrome ")
-            && version.stdout.contains("@playwright/cli 0.1.17 (pinned)")
+            && version.stdout.contains(&format!(
+                "@playwright/cli {} (pinned)",
+                Pin::shipped().version
+            ))
     );
     let help = sandbox.run(&["--help"]).stdout;
     let ours = help.find("connect").expect("our usage first");

@@ -204,11 +204,16 @@ fn forwarded() -> Vec<&'static str> {
 /// where a navigation needs one.
 fn line_for(name: &str, home: &Path, options: bool) -> Vec<String> {
     let entry = commands::help_entry(name).unwrap();
-    let files = &commands::find(name).unwrap().file_args;
+    let command = commands::find(name).unwrap();
+    let names_file = |at: usize| {
+        command.file_args.contains(&at) || command.file_rest.is_some_and(|from| at >= from)
+    };
     let file = |what: &str| home.join(what).to_string_lossy().into_owned();
     let mut line = vec![name.to_string()];
-    for at in 0..entry.args {
-        line.push(if files.contains(&at) {
+    // A variadic argument gets three words.
+    let count = entry.args + if entry.variadic { 2 } else { 0 };
+    for at in 0..count {
+        line.push(if names_file(at) {
             file(&format!("file-{at}"))
         } else if ["goto", "tab-new"].contains(&name) {
             "https://example.test/".to_string()
@@ -268,10 +273,22 @@ fn option_forms_and_the_clients_own_refusals_match() {
         // `--` ends the options.
         vec!["type", "--", "--not-an-option"],
         vec!["fill", "e1", "--", "-5"],
-        // Negative numbers read as options, as the client reads them.
+        // Only a letter after one dash is a short option: negative numbers
+        // are arguments.
         vec!["mousewheel", "0", "-100"],
         vec!["mousewheel", "--", "0", "-100"],
         vec!["mousewheel", "-3", "4"],
+        vec!["type", "-_", "-é"],
+        // `-g` is the client's `--global`, which no forwarded command has;
+        // a false one stays `g`.
+        vec!["snapshot", "-g"],
+        vec!["--json", "snapshot", "-g"],
+        vec!["snapshot", "-g", "false"],
+        vec!["snapshot", "--g"],
+        vec!["snapshot", "--global"],
+        // A variadic argument takes any number of words.
+        vec!["upload", &out, &out, &out, &out],
+        vec!["--json", "upload", &out],
         // Unknown options and too many arguments: the client's own words.
         vec!["snapshot", "--bogus"],
         vec!["snapshot", "--bogus", "--zz", "--a1"],
@@ -299,8 +316,10 @@ fn every_kind_of_reply_renders_as_the_pinned_client_renders_it() {
     let b = bench();
     let replies = [
         TEXT,
-        // isError: printed, exit 0 all the same.
+        // isError: printed, and exit 1 (JavaScript's truthiness).
         "{\"id\":1,\"result\":{\"isError\":true,\"text\":\"### Error\\nError: no such ref e9\"}}\n",
+        "{\"id\":1,\"result\":{\"isError\":0,\"text\":\"t\"}}\n",
+        "{\"id\":1,\"result\":{\"isError\":\"x\"}}\n",
         // No text at all: the client prints `undefined`.
         "{\"id\":1,\"result\":{}}\n",
         "{\"id\":1,\"result\":{\"text\":\"\"}}\n",

@@ -64,14 +64,14 @@ fn help_the_tool_does_not_understand_stops_it() {
     let cases: [(Doctor, &str); 8] = [
         (
             |h| {
-                h["commands"]["upload"]["help"] =
-                    "playwright-cli upload <file...>\n\nArguments:\n  <file...>  the files".into()
+                let upload = h["commands"]["upload"].as_object_mut().unwrap();
+                upload.remove("variadicArg");
             },
-            "upload: \"<file...>\" is variadic, but not the last word or not marked variadicArg",
+            "upload: \"<files...>\" is variadic, but not the last word or not marked variadicArg",
         ),
         (
-            |h| h["commands"]["upload"]["variadicArg"] = true.into(),
-            "upload: marked variadicArg, but its last usage word is not <args...>",
+            |h| h["commands"]["goto"]["variadicArg"] = true.into(),
+            "goto: marked variadicArg, but its last usage word is not <args...>",
         ),
         (
             |h| h["commands"]["screenshot"]["flags"]["quality"] = "number".into(),
@@ -165,7 +165,6 @@ fn snapshot(dir: &Path) -> Vec<(String, Vec<u8>)> {
 #[test]
 fn a_move_that_cannot_be_tabled_or_does_not_exist_changes_nothing() {
     let (root, cli) = repo_copy();
-    let before = snapshot(&cli);
     let pin = |version: &str| {
         let out = Command::new(root.path().join("scripts/pin-cli.sh"))
             .arg(version)
@@ -173,7 +172,25 @@ fn a_move_that_cannot_be_tabled_or_does_not_exist_changes_nothing() {
             .unwrap();
         Run::from_output(out)
     };
-    // The newest release: a variadic upload, new options, new commands.
+    // The shipped pin's release with the decisions its move needed taken
+    // back out (a variadic upload, new options): as before that move.
+    let decisions = cli.join("file-args.txt");
+    let undecided: String = fs::read_to_string(&decisions)
+        .unwrap()
+        .lines()
+        .filter(|l| {
+            !["upload <files>", "find --filename", "screenshot --type"]
+                .iter()
+                .any(|d| l.starts_with(d))
+        })
+        .map(|l| format!("{l}\n"))
+        .collect();
+    fs::write(
+        &decisions,
+        format!("{undecided}upload <file> file  files sent to the page\n"),
+    )
+    .unwrap();
+    let before = snapshot(&cli);
     let newer = pin("0.1.22");
     assert_eq!(newer.code, 3, "{}{}", newer.stdout, newer.stderr);
     for needle in [
@@ -189,4 +206,22 @@ fn a_move_that_cannot_be_tabled_or_does_not_exist_changes_nothing() {
     let missing = pin("0.0.0");
     assert_ne!(missing.code, 0, "{}", missing.stderr);
     assert_eq!(snapshot(&cli), before, "skill/cli changed");
+}
+
+#[test]
+fn the_shipped_pin_is_exactly_what_the_tool_makes() {
+    let (root, cli) = repo_copy();
+    let before = snapshot(&cli);
+    let version = my_chrome::helper::pin::Pin::shipped().version.clone();
+    let out = Command::new(root.path().join("scripts/pin-cli.sh"))
+        .arg(&version)
+        .output()
+        .unwrap();
+    let run = Run::from_output(out);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    assert_eq!(
+        snapshot(&cli),
+        before,
+        "skill/cli is not what pin-cli.sh {version} makes"
+    );
 }

@@ -20,7 +20,10 @@ fn setup_on_a_fresh_home_installs_a_supported_copy_and_a_second_run_changes_noth
     let first = common::Running::start(cmd).wait();
     assert_eq!(first.code, 0, "{}", first.stderr);
     assert!(
-        first.stdout.contains("installed @playwright/cli 0.1.17"),
+        first.stdout.contains(&format!(
+            "installed @playwright/cli {}",
+            my_chrome::helper::pin::Pin::shipped().version
+        )),
         "{}",
         first.stdout
     );
@@ -48,7 +51,10 @@ fn setup_on_a_fresh_home_installs_a_supported_copy_and_a_second_run_changes_noth
     doctor.env_remove("MY_CHROME_RUNTIME_DIR");
     let report = common::Running::start(doctor).wait().json();
     assert_eq!(report["cli"]["compatibility"], "supported");
-    assert_eq!(report["cli"]["version"], "0.1.17");
+    assert_eq!(
+        report["cli"]["version"],
+        my_chrome::helper::pin::Pin::shipped().version.as_str()
+    );
     assert_eq!(report["runtime"]["status"], "ok");
 
     let before = fs::metadata(runtime.join("cli")).unwrap().ino();
@@ -130,6 +136,7 @@ fn children_see_only_the_allowlisted_environment() {
         "PATH",
         "PLAYWRIGHT_BROWSERS_PATH",
         "PWTEST_CLI_GLOBAL_CONFIG",
+        "PWTEST_SERVER_REGISTRY",
         "TMPDIR",
         "USER",
         "WS_NO_BUFFER_UTIL",

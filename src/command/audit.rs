@@ -15,7 +15,7 @@ use crate::policy;
 use crate::procs::ProcessTable;
 use crate::runtime::Runtime;
 use crate::session::state::{SessionState, session_state};
-use crate::session::{bootstrap, registry};
+use crate::session::{bootstrap, bound, registry};
 
 /// Why `safety-audit` or `cleanup-plan` ended without its answer.
 #[derive(Debug, thiserror::Error)]
@@ -165,6 +165,31 @@ pub fn safeguards(config: &Config) -> Vec<Safeguard> {
         },
         Ok(None) => safeguard("targeted-cleanup", true, "no runtime, no cleanup record"),
         Err(_) => unchecked("targeted-cleanup"),
+    });
+    out.push(match &runtime {
+        Ok(Some(rt)) => match bound::doors(rt, &config.home) {
+            Ok(doors) if doors.is_empty() => safeguard(
+                "bound-browser-shut",
+                true,
+                "no socket or descriptor through which another process could attach to the session",
+            ),
+            Ok(doors) => safeguard(
+                "bound-browser-shut",
+                false,
+                format!(
+                    "another process could attach to the session through {}: run `my-chrome \
+                     disconnect`",
+                    doors
+                        .iter()
+                        .map(|p| p.display().to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            ),
+            Err(e) => safeguard("bound-browser-shut", false, e.to_string()),
+        },
+        Ok(None) => safeguard("bound-browser-shut", true, "no runtime, no session"),
+        Err(_) => unchecked("bound-browser-shut"),
     });
     out
 }

@@ -22,6 +22,7 @@ use crate::helper::check::Check;
 use crate::procs::ProcessTable;
 use crate::session::SessionError;
 use crate::session::bootstrap::Bootstrap;
+use crate::session::bound;
 use crate::session::connect_tab;
 use crate::session::registry;
 use crate::session::state::SessionState;
@@ -156,6 +157,12 @@ pub fn connect(config: &Config) -> Result<(), Error> {
 
     match started.session_state() {
         SessionState::Ready(_) => {
+            // A session attached before the door was shut has it open.
+            if let Err(e) = bound::close(runtime, &config.home) {
+                let detached = cli.detach();
+                let why = e.to_string();
+                return Err(SessionError::Bound { why, detached }.into());
+            }
             println!(
                 "my-chrome: already connected as session {}; reusing it",
                 config.session
@@ -171,6 +178,7 @@ pub fn connect(config: &Config) -> Result<(), Error> {
         }
         SessionState::Stale(_) => {
             cli.detach();
+            bound::close(runtime, &config.home)?;
         }
         SessionState::Missing => {}
     }
@@ -236,6 +244,18 @@ pub fn connect(config: &Config) -> Result<(), Error> {
                 message: format!(
                     "the extension's connect tab, whose address carries the token, could not be \
                      taken out of the session ({why})."
+                ),
+            })
+    });
+    // The daemon bound the browser: no other process may attach through it.
+    let outcome = outcome.and_then(|()| {
+        bound::close(runtime, &config.home)
+            .map(drop)
+            .map_err(|e| AttachError::AfterDelivery {
+                exit: e.exit(),
+                message: format!(
+                    "the browser the daemon bound, through which another process could attach to \
+                     the session, could not be shut ({e})."
                 ),
             })
     });

@@ -13,6 +13,7 @@ use crate::helper::pin::{CLI_PACKAGE, Pin};
 use crate::helper::{Helper, HelperError, known_node, trusted_node};
 use crate::procs::ProcessTable;
 use crate::runtime::{CLI_DIR, Runtime, RuntimeError};
+use crate::session::bound;
 use crate::session::state::{SessionState, session_state};
 use crate::token::{self, rotation};
 
@@ -39,7 +40,16 @@ pub struct Doctor {
     pub process_token: ProcessTokenReport,
     pub rotation: RotationReport,
     pub session: SessionReport,
+    pub bound_browser: BoundReport,
     pub lease: LeaseReport,
+}
+
+#[derive(Debug, Serialize)]
+pub struct BoundReport {
+    /// `shut`, `open` (another process could attach to the session through
+    /// `paths`), `error: <why>`, or `not checked: <why>`.
+    pub status: String,
+    pub paths: Vec<String>,
 }
 
 #[derive(Debug, Serialize)]
@@ -162,6 +172,7 @@ impl Doctor {
                 Err(_) => "not checked: the runtime is unsafe".into(),
             },
         };
+        let bound_browser = bound_report(config, &runtime);
         Doctor {
             runtime: RuntimeReport {
                 path: root.display().to_string(),
@@ -174,6 +185,7 @@ impl Doctor {
             process_token,
             rotation,
             session,
+            bound_browser,
             lease: lease_report(config),
         }
     }
@@ -195,7 +207,7 @@ impl Doctor {
         format!(
             "runtime: {} ({})\nnode: {node}\ncli: {}\nversion: {}\ncompatibility: {}\n\
              token: {} ({})\nchrome: {chrome}\nprocess-token: {process_token}\nrotation: {}\n\
-             session: {}\nlease: {}\n",
+             session: {}\nbound-browser: {}\nlease: {}\n",
             self.runtime.path,
             self.runtime.status,
             self.cli.path,
@@ -207,6 +219,14 @@ impl Doctor {
             match &self.session.detail {
                 Some(detail) => format!("{} ({detail})", self.session.status),
                 None => self.session.status.clone(),
+            },
+            match self.bound_browser.paths.as_slice() {
+                [] => self.bound_browser.status.clone(),
+                paths => format!(
+                    "{} ({}): run `my-chrome disconnect`",
+                    self.bound_browser.status,
+                    paths.join(", ")
+                ),
             },
             self.lease.status,
         )
@@ -262,6 +282,24 @@ fn session_report(
         status,
         detail,
     }
+}
+
+/// Whether another process could attach to our session through the
+/// browser the daemon bound (src/session/bound.rs).
+fn bound_report(config: &Config, runtime: &Result<Option<Runtime>, RuntimeError>) -> BoundReport {
+    let (status, paths) = match runtime {
+        Ok(Some(rt)) => match bound::doors(rt, &config.home) {
+            Ok(doors) if doors.is_empty() => ("shut".to_string(), Vec::new()),
+            Ok(doors) => (
+                "open".to_string(),
+                doors.iter().map(|p| p.display().to_string()).collect(),
+            ),
+            Err(e) => (format!("error: {e}"), Vec::new()),
+        },
+        Ok(None) => ("shut".to_string(), Vec::new()),
+        Err(_) => ("not checked: the runtime is unsafe".to_string(), Vec::new()),
+    };
+    BoundReport { status, paths }
 }
 
 fn lease_report(config: &Config) -> LeaseReport {
@@ -340,6 +378,12 @@ fn describe(error: HelperError) -> String {
         HelperError::Missing { .. } => "missing".to_string(),
         HelperError::Unsafe(e) => unsafe_status(&e),
         HelperError::Unsupported { fault, .. } => format!("unsupported: {fault}"),
+        HelperError::Older {
+            installed, pinned, ..
+        } => format!(
+            "older: @playwright/cli {installed} from an earlier my-chrome (this one pins \
+             {pinned}): run `my-chrome disconnect`, then `my-chrome setup`, then `my-chrome connect`"
+        ),
         HelperError::Changed { path, what, .. } => {
             format!("changed: {path} {what} after it was verified (run `my-chrome setup`)")
         }

@@ -6,6 +6,7 @@ use crate::config::Config;
 use crate::error::Error;
 use crate::helper::check::Check;
 use crate::session::SessionError;
+use crate::session::bound;
 use crate::session::connect_tab;
 
 pub fn ensure(config: &Config) -> Result<(), Error> {
@@ -17,6 +18,11 @@ pub fn ensure(config: &Config) -> Result<(), Error> {
         // Fail closed: no agent may keep a session that shows the token.
         let detached = started.cli()?.detach();
         return Err(SessionError::ConnectTab { why, detached }.into());
+    }
+    if let Err(e) = bound::close(&started.runtime, &config.home) {
+        let detached = started.cli()?.detach();
+        let why = e.to_string();
+        return Err(SessionError::Bound { why, detached }.into());
     }
     println!("my-chrome: ready (session {})", config.session);
     Ok(())

@@ -94,9 +94,13 @@ pub fn forward(config: &Config, raw: &[OsString]) -> Result<(), Error> {
                 DaemonError::Unreachable(why) => crate::command::start::stale(why),
                 other => other.into(),
             })? {
-                Reply::Text(text) => {
+                Reply::Text { text, is_error } => {
                     let text = text.as_deref().unwrap_or("undefined");
                     print(&mut std::io::stdout(), &[text, "\n"]);
+                    // The client prints a failed command's text and exits 1.
+                    if is_error {
+                        return Err(Error::Silent(Exit::Code(1)));
+                    }
                     Ok(())
                 }
                 // The pinned client dies with a stack trace; its first line.

@@ -41,7 +41,7 @@ pub enum SetupError {
     Processes(#[from] ProcError),
     #[error(
         "the Playwright session {session:?} is open; setup was not started. \
-         Run `my-chrome disconnect` first, then `my-chrome setup`"
+         Run `my-chrome disconnect` first, then `my-chrome setup`, then `my-chrome connect`"
     )]
     SessionOpen { session: String },
     #[error(
@@ -140,7 +140,11 @@ pub fn setup(config: &Config) -> Result<Outcome, SetupError> {
                 dir: runtime.cli_dir(),
             });
         }
-        Err(HelperError::Missing { .. } | HelperError::Unsupported { .. }) => {}
+        Err(
+            HelperError::Missing { .. }
+            | HelperError::Unsupported { .. }
+            | HelperError::Older { .. },
+        ) => {}
         Err(other) => return Err(other.into()),
     }
     let npm = node.npm()?;

@@ -23,14 +23,14 @@ use crate::socket::{self, ConnectError};
 /// writes): a pin move that changes one fails that test until the native
 /// client is checked again and this is updated.
 pub const CHECKED_CLIENT: &str = "\
-66ea6722d77e57ce1bc7e850cb990d14895d17d8584405ed54a8c72fab38eb75  @playwright/cli/playwright-cli.js\n\
-7527988884ab6413c43bb2723a062d8c824e1a4bcf517ca9a2ca8d1d77ecdb45  @playwright/cli/skillCheck.js\n\
+fda252270793401d2856530a5f503adf7fc326fc07bed97e413138f67c50662b  @playwright/cli/playwright-cli.js\n\
+ec5c41b0737b2b62026a6fa3f21ea61bd9342ab45bcab9d047dde162cc31d7f4  @playwright/cli/skillCheck.js\n\
 dfde8e9dfde30c4b3914eb25ba1c5a8524ec64651d866171d75cd7b41a827180  playwright-core/lib/tools/cli-client/cli.js\n\
-722f00475112d4a3b569af51172e0bd88d1e4627a65ed8a2245031e08e7cc1ec  playwright-core/lib/tools/cli-client/program.js\n\
-716e87fc77251129adf8c66374cccc6788f76a02b4b33692c7e63a01a659cb5c  playwright-core/lib/tools/cli-client/session.js\n\
-c11d278e05542808ba37bdb032018eccf9dc78377f8025bd74fa906ae009ca30  playwright-core/lib/tools/cli-client/registry.js\n\
-2eace914547a487b2aa1dc34af787fe92168f0b7b3dde24f2b127e817cc9b2b4  playwright-core/lib/tools/cli-client/output.js\n\
-1d200627373a367e0097f1abeaaa4d67cde2c33f2e5efca5cb55222c7667adc3  playwright-core/lib/tools/cli-client/minimist.js\n\
+7f661c00acf56f894a93d32917aa3e2af7d339f60be2cc79fe9d71b6605e51fc  playwright-core/lib/tools/cli-client/program.js\n\
+8c3f9aff3fab537771cb560e1bad3e417e16b3315b7a3dc10a305faeca3f6024  playwright-core/lib/tools/cli-client/session.js\n\
+4976cd5b2b3a25572cc1a4b5f055a756dacd4cc1b19d48987ee3253428e759b8  playwright-core/lib/tools/cli-client/registry.js\n\
+b4c3ebab965e73d621971cd3c76b60c22cf460a0921f14c5c6c51e46e06f02d2  playwright-core/lib/tools/cli-client/output.js\n\
+9430489ebc06fd02231dccfe844516f743e812a9ac4fe8e6748a67718738851c  playwright-core/lib/tools/cli-client/minimist.js\n\
 973c2bea70a1f1445f4673f99e9fa351e50a2ec9fd93d7381b2c41bb4de764dd  playwright-core/lib/tools/utils/socketConnection.js\n\
 ";
 
@@ -41,9 +41,12 @@ const POLL: Duration = Duration::from_millis(50);
 #[derive(Debug, PartialEq, Eq)]
 pub enum Reply {
     /// `result.text` (`None` when it sent none: the client prints
-    /// `undefined`). Also when `isError` is set: the client prints it and
-    /// exits 0 all the same.
-    Text(Option<String>),
+    /// `undefined`), and whether `result.isError` was set (JavaScript
+    /// truthiness): the client prints the text either way, and then exits 1.
+    Text {
+        text: Option<String>,
+        is_error: bool,
+    },
     /// An `error` reply, or the connection closed before the reply (the
     /// client's "Session closed").
     Error(String),
@@ -169,22 +172,28 @@ fn parse_reply(line: &[u8]) -> Result<Reply, DaemonError> {
         ));
     }
     let error = &reply["error"];
-    let is_truthy = match error {
+    if js_truthy(error) {
+        return Ok(Reply::Error(js_string(error)));
+    }
+    let serde_json::Value::Object(result) = &reply["result"] else {
+        return Err(DaemonError::Malformed("no result".into()));
+    };
+    let text = match result.get("text") {
+        None => None,
+        Some(serde_json::Value::String(text)) => Some(text.clone()),
+        Some(_) => return Err(DaemonError::Malformed("its text is not a string".into())),
+    };
+    let is_error = result.get("isError").is_some_and(js_truthy);
+    Ok(Reply::Text { text, is_error })
+}
+
+/// JavaScript's truthiness of a JSON value.
+fn js_truthy(value: &serde_json::Value) -> bool {
+    match value {
         serde_json::Value::Null | serde_json::Value::Bool(false) => false,
         serde_json::Value::String(s) => !s.is_empty(),
         serde_json::Value::Number(n) => n.as_f64().is_some_and(|n| n != 0.0),
         _ => true,
-    };
-    if is_truthy {
-        return Ok(Reply::Error(js_string(error)));
-    }
-    match &reply["result"] {
-        serde_json::Value::Object(result) => match result.get("text") {
-            None => Ok(Reply::Text(None)),
-            Some(serde_json::Value::String(text)) => Ok(Reply::Text(Some(text.clone()))),
-            Some(_) => Err(DaemonError::Malformed("its text is not a string".into())),
-        },
-        _ => Err(DaemonError::Malformed("no result".into())),
     }
 }
 
@@ -283,15 +292,32 @@ mod tests {
     #[test]
     fn replies_as_the_client_reads_them() {
         let text = |s: &str| parse_reply(s.as_bytes()).unwrap();
+        let ok = |t: Option<&str>| Reply::Text {
+            text: t.map(String::from),
+            is_error: false,
+        };
+        let failed = |t: &str| Reply::Text {
+            text: Some(t.into()),
+            is_error: true,
+        };
         assert_eq!(
             text(r####"{"id":1,"result":{"text":"### Result\nok"}}"####),
-            Reply::Text(Some("### Result\nok".into()))
+            ok(Some("### Result\nok"))
         );
         assert_eq!(
             text(r####"{"id":1,"result":{"isError":true,"text":"### Error\nx"}}"####),
-            Reply::Text(Some("### Error\nx".into()))
+            failed("### Error\nx")
         );
-        assert_eq!(text(r#"{"id":1,"result":{}}"#), Reply::Text(None));
+        // `isError` counts as JavaScript counts it.
+        assert_eq!(
+            text(r#"{"id":1,"result":{"isError":"yes","text":"t"}}"#),
+            failed("t")
+        );
+        for falsy in ["false", "0", "\"\"", "null"] {
+            let line = format!(r#"{{"id":1,"result":{{"isError":{falsy},"text":"t"}}}}"#);
+            assert_eq!(text(&line), ok(Some("t")), "{falsy}");
+        }
+        assert_eq!(text(r#"{"id":1,"result":{}}"#), ok(None));
         assert_eq!(
             text(r#"{"id":1,"error":"no such tab"}"#),
             Reply::Error("no such tab".into())
@@ -299,13 +325,13 @@ mod tests {
         // A falsy error is no error (the client checks `object.error`).
         assert_eq!(
             text(r#"{"id":1,"error":"","result":{"text":"t"}}"#),
-            Reply::Text(Some("t".into()))
+            ok(Some("t"))
         );
         // A page title with a lone surrogate: U+FFFD, as Node prints it;
         // an escaped backslash before `u` is no escape.
         assert_eq!(
             text(r#"{"id":1,"result":{"text":"a\ud800b\ud83d\ude00\\ud800\udc00"}}"#),
-            Reply::Text(Some("a\u{fffd}b😀\\ud800\u{fffd}".into()))
+            ok(Some("a\u{fffd}b😀\\ud800\u{fffd}"))
         );
         assert_eq!(
             text(r#"{"id":1,"error":{"a":1}}"#),

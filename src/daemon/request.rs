@@ -86,6 +86,12 @@ pub fn plan(args: &[String], cwd: &Path) -> Plan {
     if let Some(session) = parsed.options.remove("s") {
         parsed.options.insert("session", session);
     }
+    // `-g` is the client's short form of `--global` (only `install` has
+    // it); a false one stays `g`, and is an unknown option.
+    if truthy(parsed.options.get("g")) {
+        parsed.options.insert("global", Value::Bool(true));
+        parsed.options.remove("g");
+    }
     let json = truthy(parsed.options.get("json"));
     let name = match parsed.positional.first() {
         Some(Value::Text(name)) if !name.is_empty() => name.clone(),
@@ -122,6 +128,11 @@ fn check(parsed: &Parsed, entry: &HelpEntry, json: bool) -> Option<ClientOutput>
         .into_iter()
         .filter(|key| *key != "_" && !GLOBAL_OPTIONS.contains(key))
         .filter(|key| !entry.flags.contains(key))
+        // `--no-X` for a declared flag `no-X` reads as X = false.
+        .filter(|key| {
+            parsed.options.get(key) != Some(&Value::Bool(false))
+                || !entry.flags.contains(&format!("no-{key}").as_str())
+        })
         .collect();
     let error = if !unknown.is_empty() {
         let listed: Vec<String> = unknown.iter().map(|key| format!("--{key}")).collect();
@@ -132,7 +143,7 @@ fn check(parsed: &Parsed, entry: &HelpEntry, json: bool) -> Option<ClientOutput>
         )
     } else {
         let received = parsed.positional.len().saturating_sub(1);
-        if received <= entry.args {
+        if received <= entry.args || entry.variadic {
             return None;
         }
         format!(
@@ -200,6 +211,33 @@ mod tests {
             out.stdout,
             "{\n  \"isError\": true,\n  \"error\": \"error: too many arguments: expected 1, received 2\"\n}\n"
         );
+        // `-g` is `--global` to the client: unknown to every command but
+        // `install`; `--no-X` passes where `no-X` is declared.
+        let Plan::Refused(out) = plan(&words(&["snapshot", "-g"]), Path::new("/")) else {
+            panic!()
+        };
+        assert_eq!(out.stderr, "Unknown option: --global\n");
+        assert!(matches!(
+            plan(&words(&["install", "-g"]), Path::new("/")),
+            Plan::Run(_)
+        ));
+        let Plan::Refused(out) = plan(&words(&["snapshot", "-g", "false"]), Path::new("/")) else {
+            panic!()
+        };
+        assert_eq!(out.stderr, "Unknown option: --g\n");
+        assert!(matches!(
+            plan(&words(&["install-browser", "--no-shell"]), Path::new("/")),
+            Plan::Run(_)
+        ));
+        let Plan::Refused(out) = plan(&words(&["snapshot", "--no-shell"]), Path::new("/")) else {
+            panic!()
+        };
+        assert_eq!(out.stderr, "Unknown option: --shell\n");
+        // A variadic argument is never too many.
+        assert!(matches!(
+            plan(&words(&["upload", "/a", "/b", "/c"]), Path::new("/")),
+            Plan::Run(_)
+        ));
         for client_only in [
             &["--help", "snapshot"][..],
             &["snapshot", "-h"],

@@ -31,6 +31,20 @@ pub enum HelperError {
     Missing { dir: PathBuf },
     #[error("the @playwright/cli in {} is not supported: {fault}; run `my-chrome setup`", .dir.display())]
     Unsupported { dir: PathBuf, fault: Fault },
+    /// A complete install of a lock an earlier release of ours shipped:
+    /// my-chrome was upgraded, and a session of that copy may be attached.
+    #[error(
+        "my-chrome was upgraded: the @playwright/cli in {} is {installed}, installed by an earlier \
+         my-chrome, and this one pins {pinned}; nothing was run. Run `my-chrome disconnect` (it \
+         lets a session of the old copy go; Chrome keeps running), then `my-chrome setup`, then \
+         `my-chrome connect` (after the user's approval)",
+        .dir.display()
+    )]
+    Older {
+        dir: PathBuf,
+        installed: String,
+        pinned: String,
+    },
     #[error(transparent)]
     Node(#[from] NodeError),
     #[error(transparent)]
@@ -60,7 +74,9 @@ impl HelperError {
             HelperError::Changed { .. } => Exit::Security,
             HelperError::Child(e) => e.exit(),
             HelperError::Node(e) => e.exit(),
-            HelperError::Missing { .. } | HelperError::Unsupported { .. } => Exit::Usage,
+            HelperError::Missing { .. }
+            | HelperError::Unsupported { .. }
+            | HelperError::Older { .. } => Exit::Usage,
             HelperError::Io { .. } => Exit::Failure,
         }
     }
@@ -90,7 +106,7 @@ impl Helper {
     /// with the exact fault. Nothing is run.
     pub fn check(&self, pin: &Pin, level: Check) -> Result<(), HelperError> {
         self.check_dir()?;
-        check::check(&self.dir, pin, level).map_err(|fault| self.unsupported(fault))
+        check::check(&self.dir, pin, level).map_err(|fault| self.unsupported(pin, level, fault))
     }
 
     /// The full check of setup, doctor and connect: the files verified, and
@@ -121,14 +137,18 @@ impl Helper {
                 .run(env)?;
         let found = finished.stdout_text().trim().to_string();
         if !finished.status.success() || found != pin.version {
-            return Err(self.unsupported(Fault::ReportedVersion {
-                found: if finished.status.success() {
-                    found
-                } else {
-                    format!("{found} ({})", finished.status)
+            return Err(self.unsupported(
+                pin,
+                Check::Verified,
+                Fault::ReportedVersion {
+                    found: if finished.status.success() {
+                        found
+                    } else {
+                        format!("{found} ({})", finished.status)
+                    },
+                    expected: pin.version.clone(),
                 },
-                expected: pin.version.clone(),
-            }));
+            ));
         }
         Ok(())
     }
@@ -202,10 +222,27 @@ impl Helper {
         Ok(true)
     }
 
-    fn unsupported(&self, fault: Fault) -> HelperError {
-        HelperError::Unsupported {
-            dir: self.dir.clone(),
-            fault,
+    /// Why the copy does not pass at `level`: `Older` when it is a complete
+    /// install of another release's lock (my-chrome was upgraded), else the
+    /// exact fault.
+    fn unsupported(&self, pin: &Pin, level: Check, fault: Fault) -> HelperError {
+        let installed = || {
+            check::check(&self.dir, pin, Check::Intact).ok()?;
+            let package = format!("node_modules/{}", pin::CLI_PACKAGE);
+            check::installed_version(&self.dir, &package)
+                .ok()
+                .filter(|v| *v != pin.version)
+        };
+        match installed().filter(|_| level > Check::Intact) {
+            Some(installed) => HelperError::Older {
+                dir: self.dir.clone(),
+                installed,
+                pinned: pin.version.clone(),
+            },
+            None => HelperError::Unsupported {
+                dir: self.dir.clone(),
+                fault,
+            },
         }
     }
 }

@@ -87,7 +87,7 @@ impl Refusal {
 }
 
 /// Commands my-chrome refuses, and what to use instead.
-pub const BLOCKED: [(&str, &str); 11] = [
+pub const BLOCKED: [(&str, &str); 13] = [
     (
         "open",
         "it would launch a browser; use `my-chrome goto <url>` in the connected one",
@@ -135,6 +135,15 @@ pub const BLOCKED: [(&str, &str); 11] = [
          names (the extension's own among them, whose storage holds the token); sign in with \
          `goto` and the page itself",
     ),
+    (
+        "recording-start",
+        "it would record everything the user does in every tab of the session, typing and \
+         passwords included, until stopped; ask the user for the steps instead",
+    ),
+    (
+        "recording-stop",
+        "recording is refused (`recording-start`), so there is nothing to stop",
+    ),
 ];
 
 /// The pinned CLI's own words for what `my-chrome disconnect` does.
@@ -145,7 +154,7 @@ const DISCONNECT_ALIASES: [&str; 2] = ["close", "detach"];
 /// with the refused ones). Every command of the pin is in exactly one of
 /// this list, [`BLOCKED`] and [`DISCONNECT_ALIASES`] (a unit test); one a
 /// new pin brings is refused until it is decided here.
-const FORWARDED: [&str; 73] = [
+const FORWARDED: [&str; 85] = [
     "goto",
     "type",
     "click",
@@ -196,6 +205,16 @@ const FORWARDED: [&str; 73] = [
     "sessionstorage-set",
     "sessionstorage-delete",
     "sessionstorage-clear",
+    "set-color-scheme",
+    "set-reduced-motion",
+    "set-forced-colors",
+    "set-contrast",
+    "set-media",
+    "clear-color-scheme",
+    "clear-reduced-motion",
+    "clear-forced-colors",
+    "clear-contrast",
+    "clear-media",
     "requests",
     "request",
     "request-headers",
@@ -218,6 +237,8 @@ const FORWARDED: [&str; 73] = [
     "step-over",
     "generate-locator",
     "highlight",
+    "webmcp-list",
+    "webmcp-call",
     "list",
 ];
 

@@ -37,6 +37,8 @@ pub enum BootstrapError {
     Runtime(#[from] RuntimeError),
     #[error(transparent)]
     Processes(#[from] ProcError),
+    #[error(transparent)]
+    Bound(#[from] super::bound::BoundError),
 }
 
 impl BootstrapError {
@@ -44,6 +46,7 @@ impl BootstrapError {
         match self {
             BootstrapError::ForeignRecord(_) => Exit::Security,
             BootstrapError::Runtime(e) => e.exit(),
+            BootstrapError::Bound(e) => e.exit(),
             _ => Exit::Failure,
         }
     }
@@ -148,6 +151,7 @@ fn remove_output(dir: &Path) -> Result<(), String> {
 /// to detach.
 pub fn recover<'a, E: From<BootstrapError>>(
     runtime: &Runtime,
+    home: &Path,
     cli: impl FnOnce() -> Result<PinnedCli<'a>, E>,
 ) -> Result<(), E> {
     // Under the lock, any hand-off directory belongs to a connect that died.
@@ -165,6 +169,8 @@ pub fn recover<'a, E: From<BootstrapError>>(
     let table = ProcessTable::read().map_err(BootstrapError::from)?;
     stop_processes(&table.mentioning(&dir));
     let detached = cli()?.detach();
+    // The browser its daemon bound, if it got that far.
+    super::bound::close(runtime, home).map_err(BootstrapError::from)?;
     remove_output(&dir).map_err(BootstrapError::Scrub)?;
     runtime
         .remove_state(StateFile::Bootstrap)

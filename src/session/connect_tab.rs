@@ -25,8 +25,13 @@ fn send(socket: &Path, cwd: &Path, args: &[&str]) -> Result<String, String> {
         return Err(format!("`{}` is not a daemon command", args.join(" ")));
     };
     match daemon::run(socket, &line, HOUSEKEEPING_TIMEOUT, REPLY_LIMIT) {
-        Ok(Reply::Text(Some(text))) => Ok(text),
-        Ok(Reply::Text(None)) => Err("no answer".into()),
+        // A failed command's text can list the tabs, the connect tab's
+        // address among them: never in a message.
+        Ok(Reply::Text { is_error: true, .. }) => Err("the command failed".into()),
+        Ok(Reply::Text {
+            text: Some(text), ..
+        }) => Ok(text),
+        Ok(Reply::Text { text: None, .. }) => Err("no answer".into()),
         Ok(Reply::Error(message)) => Err(message),
         Err(e) => Err(e.to_string()),
     }

@@ -2,6 +2,7 @@
 //! own registry.
 
 pub mod bootstrap;
+pub mod bound;
 pub mod connect_tab;
 pub mod pinned;
 pub mod registry;
@@ -49,6 +50,17 @@ pub enum SessionError {
         }
     )]
     ConnectTab { why: String, detached: bool },
+    /// The browser the daemon bound (src/session/bound.rs) stayed reachable.
+    #[error(
+        "the browser the session's daemon bound, through which another process could attach to \
+         the session, could not be shut ({why}); {}",
+        if *.detached {
+            "the session was detached"
+        } else {
+            "the session could not be detached: run `my-chrome disconnect`"
+        }
+    )]
+    Bound { why: String, detached: bool },
     #[error("cannot resolve the runtime directory: {0}")]
     RuntimePath(std::io::Error),
 }
@@ -57,6 +69,7 @@ impl SessionError {
     pub fn exit(&self) -> Exit {
         match self {
             SessionError::Missing | SessionError::Stale(_) => Exit::NoSession,
+            SessionError::Bound { .. } => Exit::Security,
             _ => Exit::Failure,
         }
     }

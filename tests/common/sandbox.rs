@@ -221,7 +221,7 @@ impl Sandbox {
         };
         let timeout = std::time::Duration::from_secs(30);
         match daemon::run(&entry.socket_path, &line, timeout, 1 << 20).unwrap() {
-            Reply::Text(text) => text.unwrap_or_default(),
+            Reply::Text { text, .. } => text.unwrap_or_default(),
             Reply::Error(message) => message,
         }
     }

@@ -1,0 +1,162 @@
+//! The bound browser (docs/DESIGN.md, invariant 13): from @playwright/cli
+//! 0.1.20 the daemon publishes the browser it attaches to through a socket
+//! and a descriptor, and `playwright-cli attach mychrome` from any process
+//! that finds them gets the whole Playwright protocol. After `connect` no
+//! such door exists; the pinned CLI run from outside my-chrome cannot
+//! attach; doctor and safety-audit say so; disconnect leaves nothing.
+
+mod common;
+
+use std::fs;
+use std::os::unix::net::UnixListener;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use common::pwcli::PwCli;
+use common::{Sandbox, assert_nowhere, world};
+
+/// The files in `dir` (none when it does not exist).
+fn files(dir: &Path) -> Vec<PathBuf> {
+    match fs::read_dir(dir) {
+        Ok(list) => list.map(|e| e.unwrap().path()).collect(),
+        Err(_) => Vec::new(),
+    }
+}
+
+/// Where the daemon binds: `<tmp>/pw-<user hash>/browser/`.
+fn bound_socket_dirs(sandbox: &Sandbox) -> Vec<PathBuf> {
+    files(&sandbox.runtime.join("tmp"))
+        .into_iter()
+        .filter(|d| d.file_name().unwrap().to_string_lossy().starts_with("pw-"))
+        .map(|d| d.join("browser"))
+        .filter(|d| d.is_dir())
+        .collect()
+}
+
+fn private_registry(sandbox: &Sandbox) -> PathBuf {
+    sandbox.runtime.join("tmp/bound-browsers")
+}
+
+fn users_registry(sandbox: &Sandbox) -> PathBuf {
+    sandbox.home.path().join(".cache/ms-playwright/b")
+}
+
+/// No door anywhere, though the daemon did bind (its folders exist).
+fn shut(sandbox: &Sandbox) {
+    let sockets = bound_socket_dirs(sandbox);
+    assert!(!sockets.is_empty(), "the daemon bound no browser");
+    for dir in &sockets {
+        assert!(files(dir).is_empty(), "{:?}", files(dir));
+    }
+    assert!(private_registry(sandbox).is_dir(), "no registry was used");
+    assert!(files(&private_registry(sandbox)).is_empty());
+    assert!(files(&users_registry(sandbox)).is_empty());
+}
+
+#[test]
+fn no_other_process_can_attach_to_the_session_and_disconnect_leaves_nothing() {
+    let mut w = world();
+    let chrome = w.chrome();
+    let connected = w.sandbox.run(&["connect"]);
+    assert_eq!(connected.code, 0, "{}", connected.stderr);
+    shut(&w.sandbox);
+
+    // The pinned CLI itself, from outside my-chrome, in the same workspace
+    // and TMPDIR: by name, through the user's registry or through ours.
+    let outsider = PwCli::new(&w.sandbox, None, &chrome.exe());
+    let bound = Duration::from_secs(60);
+    let by_name = outsider
+        .run_within(&["attach", "mychrome", "--session=outsider"], bound)
+        .expect("it finishes");
+    assert_ne!(by_name.code, 0, "{}\n{}", by_name.stdout, by_name.stderr);
+    let ours = private_registry(&w.sandbox).display().to_string();
+    // (Kept to the end: dropping a PwCli stops every daemon of the runtime.)
+    let insider = PwCli::new(&w.sandbox, None, &chrome.exe()).with("PWTEST_SERVER_REGISTRY", &ours);
+    let knowing = insider
+        .run_within(&["attach", "mychrome", "--session=outsider"], bound)
+        .expect("it finishes");
+    assert_ne!(knowing.code, 0, "{}\n{}", knowing.stdout, knowing.stderr);
+    // Our session is untouched by the attempts.
+    let tabs = w.sandbox.run(&["tab-list"]);
+    assert_eq!(tabs.code, 0, "{}", tabs.stderr);
+
+    let doctor = w.sandbox.doctor();
+    assert_eq!(doctor["bound_browser"]["status"], "shut", "{doctor}");
+    let audit = w.sandbox.run(&["safety-audit", "--json"]);
+    assert_eq!(audit.code, 0, "{}", audit.stdout);
+    let row = audit.json()["safeguards"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "bound-browser-shut")
+        .cloned()
+        .unwrap();
+    assert_eq!(row["holds"], true, "{row}");
+
+    let gone = w.sandbox.run(&["disconnect"]);
+    assert!(gone.stdout.contains("disconnected"), "{}", gone.stdout);
+    shut(&w.sandbox);
+    assert_nowhere(
+        &w.token,
+        w.sandbox.home.path(),
+        &[&connected, &by_name, &knowing, &tabs, &audit, &gone],
+    );
+}
+
+/// What a daemon killed before connect could shut it leaves: a listening
+/// socket and the descriptor naming it.
+fn plant_left_door(sandbox: &Sandbox) -> (UnixListener, PathBuf, PathBuf) {
+    let dir = sandbox.runtime.join("tmp/pw-0badc0de/browser");
+    fs::create_dir_all(&dir).unwrap();
+    let socket = dir.join("0123456789abcd.sock");
+    let listener = UnixListener::bind(&socket).unwrap();
+    fs::create_dir_all(private_registry(sandbox)).unwrap();
+    let descriptor = private_registry(sandbox).join("guid-left");
+    let json = serde_json::json!({"title": "mychrome", "endpoint": socket.to_string_lossy()});
+    fs::write(&descriptor, json.to_string()).unwrap();
+    (listener, socket, descriptor)
+}
+
+#[test]
+fn disconnect_removes_a_door_a_dead_daemon_left_and_refuses_a_foreign_one() {
+    let sandbox = Sandbox::installed();
+    let (_listener, socket, descriptor) = plant_left_door(&sandbox);
+    assert_eq!(sandbox.doctor()["bound_browser"]["status"], "open");
+    let text = sandbox.run(&["doctor"]);
+    assert!(
+        text.stdout.contains("bound-browser: open (") && text.stdout.contains("guid-left"),
+        "{}",
+        text.stdout
+    );
+    let gone = sandbox.run(&["disconnect"]);
+    assert_eq!(gone.code, 0, "{}", gone.stderr);
+    assert!(!socket.exists() && !descriptor.exists());
+    assert_eq!(sandbox.doctor()["bound_browser"]["status"], "shut");
+
+    // A descriptor naming an endpoint outside the private TMPDIR is not
+    // our daemon's: nothing of it is touched, exit 6.
+    let foreign = private_registry(&sandbox).join("guid-foreign");
+    let json = serde_json::json!({"title": "mychrome", "endpoint": "/tmp/elsewhere.sock"});
+    fs::write(&foreign, json.to_string()).unwrap();
+    let refused = sandbox.run(&["disconnect"]);
+    refused.expect(6, "is not what a daemon of ours leaves there");
+    assert!(foreign.exists());
+}
+
+#[test]
+fn the_next_connect_shuts_a_door_a_killed_connect_left() {
+    let mut w = world();
+    let _chrome = w.chrome();
+    let (_listener, socket, descriptor) = plant_left_door(&w.sandbox);
+    let connected = w.sandbox.run(&["connect"]);
+    assert_eq!(connected.code, 0, "{}", connected.stderr);
+    assert!(!socket.exists() && !descriptor.exists());
+    shut(&w.sandbox);
+    let gone = w.sandbox.run(&["disconnect"]);
+    assert_eq!(gone.code, 0, "{}", gone.stderr);
+    assert_nowhere(
+        w.token.as_str(),
+        w.sandbox.home.path(),
+        &[&connected, &gone],
+    );
+}
