@@ -98,8 +98,13 @@ fn scenario(version: &str) {
         vec![chrome_pid],
         "disconnect leaves the user's Chromium running"
     );
-    for _ in 0..3 {
+    for round in 1..=3 {
+        let started = Instant::now();
         ok(&real, &mut runs, &["connect"]);
+        eprintln!(
+            "real extension {version}: connect after disconnect ({round}) took {} ms",
+            started.elapsed().as_millis()
+        );
         let tabs = ok(&real, &mut runs, &["tab-list"]);
         assert!(!tabs.contains(EXTENSION_PAGES), "{tabs}");
         ok(&real, &mut runs, &["disconnect"]);
