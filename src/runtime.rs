@@ -36,12 +36,12 @@ pub const CLI_DIR: &str = "cli";
 /// Where the daemon registers the browser it binds (`PWTEST_SERVER_REGISTRY`),
 /// inside the private TMPDIR (src/session/bound.rs).
 const BOUND_REGISTRY_DIR: &str = "bound-browsers";
+const STATE_LIMIT: u64 = 64 * 1024;
 
 /// The server registry our children use, inside the private TMPDIR `tmp`.
 pub fn bound_registry(tmp: &Path) -> PathBuf {
     tmp.join(BOUND_REGISTRY_DIR)
 }
-const STATE_LIMIT: u64 = 64 * 1024;
 
 /// The fixed list of private state files; nothing else is ever written by name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -68,7 +68,9 @@ fn no_other_process_can_attach_to_the_session_and_disconnect_leaves_nothing() {
     let by_name = outsider
         .run_within(&["attach", "mychrome", "--session=outsider"], bound)
         .expect("it finishes");
+    // It finds nothing by that name and falls back to a path: no such file.
     assert_ne!(by_name.code, 0, "{}\n{}", by_name.stdout, by_name.stderr);
+    assert!(by_name.stderr.contains("ENOENT"), "{}", by_name.stderr);
     let ours = private_registry(&w.sandbox).display().to_string();
     // (Kept to the end: dropping a PwCli stops every daemon of the runtime.)
     let insider = PwCli::new(&w.sandbox, None, &chrome.exe()).with("PWTEST_SERVER_REGISTRY", &ours);
@@ -76,6 +78,7 @@ fn no_other_process_can_attach_to_the_session_and_disconnect_leaves_nothing() {
         .run_within(&["attach", "mychrome", "--session=outsider"], bound)
         .expect("it finishes");
     assert_ne!(knowing.code, 0, "{}\n{}", knowing.stdout, knowing.stderr);
+    assert!(knowing.stderr.contains("ENOENT"), "{}", knowing.stderr);
     // Our session is untouched by the attempts.
     let tabs = w.sandbox.run(&["tab-list"]);
     assert_eq!(tabs.code, 0, "{}", tabs.stderr);
@@ -118,7 +121,7 @@ fn plant_left_door(sandbox: &Sandbox) -> (UnixListener, PathBuf, PathBuf) {
 }
 
 #[test]
-fn disconnect_removes_a_door_a_dead_daemon_left_and_refuses_a_foreign_one() {
+fn disconnect_removes_a_door_a_dead_daemon_left_and_names_a_foreign_one() {
     let sandbox = Sandbox::installed();
     let (_listener, socket, descriptor) = plant_left_door(&sandbox);
     assert_eq!(sandbox.doctor()["bound_browser"]["status"], "open");
@@ -133,14 +136,51 @@ fn disconnect_removes_a_door_a_dead_daemon_left_and_refuses_a_foreign_one() {
     assert!(!socket.exists() && !descriptor.exists());
     assert_eq!(sandbox.doctor()["bound_browser"]["status"], "shut");
 
-    // A descriptor naming an endpoint outside the private TMPDIR is not
-    // our daemon's: nothing of it is touched, exit 6.
+    // A descriptor naming anything but a bound socket in the private TMPDIR
+    // (here the daemon's own socket, whose removal would end the session)
+    // is no daemon's of ours: named and left, exit 6; the bound socket
+    // beside it goes all the same.
+    let (_listener, socket, descriptor) = plant_left_door(&sandbox);
     let foreign = private_registry(&sandbox).join("guid-foreign");
-    let json = serde_json::json!({"title": "mychrome", "endpoint": "/tmp/elsewhere.sock"});
+    let own = sandbox
+        .runtime
+        .join("tmp/pw-0badc0de/cli/0123-mychrome.sock");
+    let json = serde_json::json!({"title": "mychrome", "endpoint": own.to_string_lossy()});
     fs::write(&foreign, json.to_string()).unwrap();
     let refused = sandbox.run(&["disconnect"]);
-    refused.expect(6, "is not what a daemon of ours leaves there");
+    refused.expect(6, "not what a daemon of ours leaves in the runtime");
+    assert!(
+        refused.stderr.contains("guid-foreign"),
+        "{}",
+        refused.stderr
+    );
+    assert!(
+        refused.stderr.contains("remove it yourself"),
+        "{}",
+        refused.stderr
+    );
+    assert!(!socket.exists() && !descriptor.exists());
     assert!(foreign.exists());
+}
+
+#[test]
+fn recovery_of_a_killed_connect_removes_the_door_its_daemon_left() {
+    let sandbox = Sandbox::installed();
+    let (_listener, socket, descriptor) = plant_left_door(&sandbox);
+    // The record a connect killed after its attach started leaves.
+    let output = sandbox.runtime.join("session-output.killed");
+    fs::create_dir(&output).unwrap();
+    let record = sandbox.runtime.join("bootstrap.json");
+    fs::write(&record, serde_json::json!({"dir": output}).to_string()).unwrap();
+    fs::set_permissions(&record, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
+    let next = sandbox.run(&["tab-list"]);
+    assert!(
+        next.stderr.contains("an earlier connect was interrupted"),
+        "{}",
+        next.stderr
+    );
+    assert!(!socket.exists() && !descriptor.exists());
+    assert!(!output.exists() && !record.exists());
 }
 
 #[test]
@@ -148,9 +188,20 @@ fn the_next_connect_shuts_a_door_a_killed_connect_left() {
     let mut w = world();
     let _chrome = w.chrome();
     let (_listener, socket, descriptor) = plant_left_door(&w.sandbox);
+    // A descriptor in the user's own registry naming our runtime (a daemon
+    // run without our environment), beside another tool's.
+    let users = users_registry(&w.sandbox);
+    fs::create_dir_all(&users).unwrap();
+    let ours = serde_json::json!({"title": "mychrome", "endpoint": socket.to_string_lossy()});
+    fs::write(users.join("guid-ours"), ours.to_string()).unwrap();
+    let theirs = serde_json::json!({"title": "x", "endpoint": "/tmp/pw-x/browser/y.sock"});
+    fs::write(users.join("guid-theirs"), theirs.to_string()).unwrap();
     let connected = w.sandbox.run(&["connect"]);
     assert_eq!(connected.code, 0, "{}", connected.stderr);
     assert!(!socket.exists() && !descriptor.exists());
+    assert!(!users.join("guid-ours").exists());
+    assert!(users.join("guid-theirs").exists(), "another tool's stays");
+    fs::remove_file(users.join("guid-theirs")).unwrap();
     shut(&w.sandbox);
     let gone = w.sandbox.run(&["disconnect"]);
     assert_eq!(gone.code, 0, "{}", gone.stderr);

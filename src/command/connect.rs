@@ -158,10 +158,9 @@ pub fn connect(config: &Config) -> Result<(), Error> {
     match started.session_state() {
         SessionState::Ready(_) => {
             // A session attached before the door was shut has it open.
-            if let Err(e) = bound::close(runtime, &config.home) {
+            if let Err(error) = bound::close(runtime, &config.home) {
                 let detached = cli.detach();
-                let why = e.to_string();
-                return Err(SessionError::Bound { why, detached }.into());
+                return Err(SessionError::Bound { error, detached }.into());
             }
             println!(
                 "my-chrome: already connected as session {}; reusing it",
@@ -228,6 +227,17 @@ pub fn connect(config: &Config) -> Result<(), Error> {
     drop(token);
     // The CLI stops the daemon it started only when interrupted, not killed.
     attach.stop_group(Duration::from_secs(5));
+    // The daemon bound the browser: no other process may attach through it,
+    // least of all while the connect tab still carries the token.
+    let outcome = outcome.and_then(|()| {
+        bound::close(runtime, &config.home).map_err(|e| AttachError::AfterDelivery {
+            exit: e.exit(),
+            message: format!(
+                "the browser the daemon bound, through which another process could attach to the \
+                 session, could not be shut ({e})."
+            ),
+        })
+    });
     // The connect tab keeps the token in its address: no session page may.
     let outcome = outcome.and_then(|()| {
         let socket = match started.session_state() {
@@ -247,23 +257,16 @@ pub fn connect(config: &Config) -> Result<(), Error> {
                 ),
             })
     });
-    // The daemon bound the browser: no other process may attach through it.
-    let outcome = outcome.and_then(|()| {
-        bound::close(runtime, &config.home)
-            .map(drop)
-            .map_err(|e| AttachError::AfterDelivery {
-                exit: e.exit(),
-                message: format!(
-                    "the browser the daemon bound, through which another process could attach to \
-                     the session, could not be shut ({e})."
-                ),
-            })
-    });
     if let Err(error) = outcome {
         let detached = cli.detach();
         let scrubbed = match bootstrap.scrub() {
-            Ok(()) => " and the private bootstrap output deleted.".to_string(),
-            Err(why) => format!("; {why}."),
+            Ok(()) => " and the private bootstrap output deleted".to_string(),
+            Err(why) => format!("; {why}"),
+        };
+        // Whatever failed, the daemon may have bound the browser first.
+        let scrubbed = match bound::close(runtime, &config.home) {
+            Ok(()) => format!("{scrubbed}."),
+            Err(e) => format!("{scrubbed}; the bound browser was not shut: {e}."),
         };
         let (what, next) = error.explain();
         let cleaned = if detached {

@@ -14,7 +14,6 @@ use crate::helper::HelperError;
 use crate::helper::check::Check;
 use crate::procs::ProcessTable;
 use crate::runtime::{Runtime, StateFile};
-use crate::session::SessionError;
 use crate::session::bound;
 
 /// Why `disconnect` could not detach as usual.
@@ -66,11 +65,6 @@ fn detach(config: &Config, started: &Started) -> Result<(), Error> {
         }
     }
     runtime.remove_state(StateFile::Bootstrap)?;
-    // What a daemon of ours that died left bound (connect removes it).
-    bound::close(runtime, &config.home).map_err(|e| SessionError::Bound {
-        why: e.to_string(),
-        detached,
-    })?;
     let chrome = match ProcessTable::read().map(|t| chrome::state(&t, &config.chrome)) {
         Ok(ChromeState::Running(pid)) => format!("Chrome is still running (pid {pid})"),
         Ok(ChromeState::Ambiguous(pids)) => format!("Chrome is still running (pids {pids:?})"),
@@ -88,6 +82,8 @@ fn detach(config: &Config, started: &Started) -> Result<(), Error> {
             config.session
         );
     }
+    // What a daemon of ours that died left bound (connect removes it).
+    bound::close(runtime, &config.home)?;
     Ok(())
 }
 

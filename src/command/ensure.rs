@@ -19,10 +19,9 @@ pub fn ensure(config: &Config) -> Result<(), Error> {
         let detached = started.cli()?.detach();
         return Err(SessionError::ConnectTab { why, detached }.into());
     }
-    if let Err(e) = bound::close(&started.runtime, &config.home) {
+    if let Err(error) = bound::close(&started.runtime, &config.home) {
         let detached = started.cli()?.detach();
-        let why = e.to_string();
-        return Err(SessionError::Bound { why, detached }.into());
+        return Err(SessionError::Bound { error, detached }.into());
     }
     println!("my-chrome: ready (session {})", config.session);
     Ok(())

@@ -169,9 +169,10 @@ pub fn recover<'a, E: From<BootstrapError>>(
     let table = ProcessTable::read().map_err(BootstrapError::from)?;
     stop_processes(&table.mentioning(&dir));
     let detached = cli()?.detach();
-    // The browser its daemon bound, if it got that far.
-    super::bound::close(runtime, home).map_err(BootstrapError::from)?;
     remove_output(&dir).map_err(BootstrapError::Scrub)?;
+    // The browser its daemon bound, if it got that far; after the scrub,
+    // which must not wait on it. The record stays until both are done.
+    super::bound::close(runtime, home).map_err(BootstrapError::from)?;
     runtime
         .remove_state(StateFile::Bootstrap)
         .map_err(BootstrapError::from)?;

@@ -7,15 +7,17 @@
 //!
 //! So children get `PWTEST_SERVER_REGISTRY` inside the private TMPDIR
 //! ([`crate::runtime::bound_registry`]): socket and descriptor are born
-//! inside the runtime, never in the user's cache. After `connect` both are
+//! inside the runtime, never in the user's cache. After the attach both are
 //! removed: a Unix socket whose path is gone takes no connection, so none
 //! exists at all. Disconnect and recovery remove whatever a daemon that
 //! died left there.
 
-use std::fs;
-use std::io;
-use std::os::unix::fs::FileTypeExt;
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Read};
+use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::{Component, Path, PathBuf};
+
+use nix::fcntl::OFlag;
 
 use crate::exit::Exit;
 use crate::runtime::{self, Runtime};
@@ -25,17 +27,30 @@ const DESCRIPTOR_LIMIT: u64 = 64 * 1024;
 
 #[derive(Debug, thiserror::Error)]
 pub enum BoundError {
+    /// Entries no daemon of ours leaves; every bound socket was removed all
+    /// the same.
     #[error(
-        "{} is not what a daemon of ours leaves there ({why}); it was left as it is",
-        .path.display()
+        "{} {} not what a daemon of ours leaves in the runtime ({why}); left as {}. Every bound \
+         socket was removed, so nothing can attach through them; look at {}, remove {} yourself, \
+         then run the command again",
+        list(.paths),
+        if .paths.len() == 1 { "is" } else { "are" },
+        if .paths.len() == 1 { "it is" } else { "they are" },
+        if .paths.len() == 1 { "it" } else { "them" },
+        if .paths.len() == 1 { "it" } else { "them" }
     )]
-    Foreign { path: PathBuf, why: String },
-    #[error("{} could not be {doing} ({source})", .path.display())]
+    Foreign { paths: Vec<PathBuf>, why: String },
+    #[error("{} could not be {doing} ({source}); run the command again", .path.display())]
     Io {
         path: PathBuf,
         doing: &'static str,
         source: io::Error,
     },
+}
+
+fn list(paths: &[PathBuf]) -> String {
+    let shown: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+    shown.join(", ")
 }
 
 impl BoundError {
@@ -60,50 +75,64 @@ fn io_error<'a>(path: &'a Path, doing: &'static str) -> impl FnOnce(io::Error) -
 /// in the user's own server registry (`home`'s cache) whose endpoint lies
 /// in our runtime.
 pub fn doors(runtime: &Runtime, home: &Path) -> Result<Vec<PathBuf>, BoundError> {
-    let mut found = entries(&runtime::bound_registry(&runtime.tmp_dir()))?;
-    found.extend(sockets(&runtime.tmp_dir())?);
+    let tmp = runtime.tmp_dir();
+    let mut found = sockets(&tmp)?;
+    found.extend(entries(&runtime::bound_registry(&tmp))?);
     found.extend(outside(runtime, home)?);
     Ok(found)
 }
 
-/// Removes every door [`doors`] finds, after checking that each descriptor
-/// names a socket in our TMPDIR (anything else stops it: it is not our
-/// daemon's). How many it removed.
-pub fn close(runtime: &Runtime, home: &Path) -> Result<usize, BoundError> {
+/// Removes every door [`doors`] finds. Bound sockets go first and always
+/// (only our daemons create them there); a descriptor goes when it names
+/// one of them, else it is left and named (exit 6), as is anything in the
+/// sockets' folders that is no socket.
+pub fn close(runtime: &Runtime, home: &Path) -> Result<(), BoundError> {
     let tmp = runtime.tmp_dir();
-    let mut removed = 0;
-    for descriptor in entries(&runtime::bound_registry(&tmp))? {
-        let endpoint = endpoint_of(&descriptor)?;
-        if !inside(&endpoint, &tmp) {
-            return Err(BoundError::Foreign {
-                path: descriptor,
-                why: format!("its endpoint {endpoint:?} is not in the private TMPDIR"),
-            });
+    let mut foreign = Vec::new();
+    for entry in sockets(&tmp)? {
+        match fs::symlink_metadata(&entry) {
+            Ok(meta) if meta.file_type().is_socket() => remove(&entry)?,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            Err(e) => return Err(io_error(&entry, "read")(e)),
+            Ok(_) => foreign.push(entry),
         }
-        removed += remove_socket(Path::new(&endpoint))? as usize;
-        remove(&descriptor)?;
-        removed += 1;
     }
-    // A daemon killed before its descriptor was written, or one from
-    // before a recovery: sockets only our daemons create.
-    for socket in sockets(&tmp)? {
-        removed += remove_socket(&socket)? as usize;
+    for descriptor in entries(&runtime::bound_registry(&tmp))? {
+        match endpoint_of(&descriptor)? {
+            Some(endpoint) if is_bound_socket(&endpoint, &tmp) => remove(&descriptor)?,
+            None => {}
+            Some(_) => foreign.push(descriptor),
+        }
     }
     for descriptor in outside(runtime, home)? {
         remove(&descriptor)?;
-        removed += 1;
     }
-    Ok(removed)
+    if foreign.is_empty() {
+        Ok(())
+    } else {
+        Err(BoundError::Foreign {
+            paths: foreign,
+            why: "neither a bound socket nor a descriptor naming one".into(),
+        })
+    }
 }
 
-/// The files in `dir` (none when it does not exist).
+/// The entries of `dir`: none when it does not exist; a link or anything
+/// but a folder there is refused (it would lead elsewhere).
 fn entries(dir: &Path) -> Result<Vec<PathBuf>, BoundError> {
-    let list = match fs::read_dir(dir) {
+    match fs::symlink_metadata(dir) {
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
-        other => other.map_err(io_error(dir, "listed"))?,
-    };
+        Err(e) => return Err(io_error(dir, "read")(e)),
+        Ok(meta) if !meta.is_dir() => {
+            return Err(BoundError::Foreign {
+                paths: vec![dir.to_path_buf()],
+                why: "not a folder".into(),
+            });
+        }
+        Ok(_) => {}
+    }
     let mut found = Vec::new();
-    for entry in list {
+    for entry in fs::read_dir(dir).map_err(io_error(dir, "listed"))? {
         found.push(entry.map_err(io_error(dir, "listed"))?.path());
     }
     found.sort();
@@ -114,15 +143,17 @@ fn entries(dir: &Path) -> Result<Vec<PathBuf>, BoundError> {
 fn sockets(tmp: &Path) -> Result<Vec<PathBuf>, BoundError> {
     let mut found = Vec::new();
     for dir in entries(tmp)? {
-        let is_hash_dir = dir
-            .file_name()
-            .and_then(|n| n.to_str())
-            .is_some_and(|n| n.starts_with("pw-"));
-        if is_hash_dir {
+        if is_hash_dir(&dir) {
             found.extend(entries(&dir.join("browser"))?);
         }
     }
     Ok(found)
+}
+
+fn is_hash_dir(path: &Path) -> bool {
+    path.file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n.starts_with("pw-"))
 }
 
 /// Descriptors in the user's server registry whose endpoint is in our
@@ -134,60 +165,74 @@ fn outside(runtime: &Runtime, home: &Path) -> Result<Vec<PathBuf>, BoundError> {
     let mut ours = Vec::new();
     for descriptor in entries(&registry)? {
         // Other tools' descriptors are theirs to keep, readable or not.
-        let Ok(endpoint) = endpoint_of(&descriptor) else {
+        let Ok(Some(endpoint)) = endpoint_of(&descriptor) else {
             continue;
         };
-        if inside(&endpoint, runtime.root()) {
+        if is_inside(&endpoint, runtime.root()) {
             ours.push(descriptor);
         }
     }
     Ok(ours)
 }
 
-/// The `endpoint` a descriptor names.
-fn endpoint_of(descriptor: &Path) -> Result<String, BoundError> {
+/// The `endpoint` a descriptor names (`None`: it is gone already). Opened
+/// without following a link or waiting on a FIFO, and read within a limit.
+fn endpoint_of(descriptor: &Path) -> Result<Option<String>, BoundError> {
     let foreign = |why: String| BoundError::Foreign {
-        path: descriptor.to_path_buf(),
+        paths: vec![descriptor.to_path_buf()],
         why,
     };
-    let meta = fs::symlink_metadata(descriptor).map_err(io_error(descriptor, "read"))?;
-    if !meta.file_type().is_file() {
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags((OFlag::O_NOFOLLOW | OFlag::O_NONBLOCK).bits())
+        .open(descriptor);
+    let file: File = match file {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) if e.raw_os_error() == Some(nix::libc::ELOOP) => {
+            return Err(foreign("a link".into()));
+        }
+        other => other.map_err(io_error(descriptor, "read"))?,
+    };
+    let meta = file.metadata().map_err(io_error(descriptor, "read"))?;
+    if !meta.is_file() {
         return Err(foreign("not a plain file".into()));
     }
-    if meta.len() > DESCRIPTOR_LIMIT {
+    let mut bytes = Vec::new();
+    file.take(DESCRIPTOR_LIMIT + 1)
+        .read_to_end(&mut bytes)
+        .map_err(io_error(descriptor, "read"))?;
+    if bytes.len() as u64 > DESCRIPTOR_LIMIT {
         return Err(foreign(format!("larger than {DESCRIPTOR_LIMIT} bytes")));
     }
-    let bytes = fs::read(descriptor).map_err(io_error(descriptor, "read"))?;
     let json: serde_json::Value =
         serde_json::from_slice(&bytes).map_err(|e| foreign(format!("not JSON: {e}")))?;
     json["endpoint"]
         .as_str()
-        .map(String::from)
+        .map(|e| Some(e.to_string()))
         .ok_or_else(|| foreign("no endpoint path".into()))
 }
 
 /// Whether `endpoint` is an absolute path below `dir`, with no `..`.
-fn inside(endpoint: &str, dir: &Path) -> bool {
+fn is_inside(endpoint: &str, dir: &Path) -> bool {
     let path = Path::new(endpoint);
     path.is_absolute()
         && path.starts_with(dir)
         && !path.components().any(|c| c == Component::ParentDir)
 }
 
-/// Removes `path` if it is a socket; whether it was there.
-fn remove_socket(path: &Path) -> Result<bool, BoundError> {
-    match fs::symlink_metadata(path) {
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
-        Err(e) => Err(io_error(path, "read")(e)),
-        Ok(meta) if meta.file_type().is_socket() => {
-            remove(path)?;
-            Ok(true)
-        }
-        Ok(_) => Err(BoundError::Foreign {
-            path: path.to_path_buf(),
-            why: "a bound browser's endpoint that is no socket".into(),
-        }),
-    }
+/// Whether `endpoint` has the one shape a bound socket of our daemons has:
+/// `<tmp>/pw-*/browser/<name>.sock` (never, say, the daemon's own socket).
+fn is_bound_socket(endpoint: &str, tmp: &Path) -> bool {
+    let path = Path::new(endpoint);
+    let folder = path.parent();
+    is_inside(endpoint, tmp)
+        && path.extension().is_some_and(|e| e == "sock")
+        && folder
+            .and_then(Path::file_name)
+            .is_some_and(|n| n == "browser")
+        && folder
+            .and_then(Path::parent)
+            .is_some_and(|hash| hash.parent() == Some(tmp) && is_hash_dir(hash))
 }
 
 fn remove(path: &Path) -> Result<(), BoundError> {
@@ -204,10 +249,27 @@ mod tests {
     #[test]
     fn an_endpoint_counts_only_inside_without_climbing() {
         let dir = Path::new("/rt/tmp");
-        assert!(inside("/rt/tmp/pw-1/browser/a.sock", dir));
-        assert!(!inside("/rt/tmp/../x.sock", dir));
-        assert!(!inside("/rt/tmpx/a.sock", dir));
-        assert!(!inside("rt/tmp/a.sock", dir));
-        assert!(!inside("ws://127.0.0.1:1/x", dir));
+        assert!(is_inside("/rt/tmp/pw-1/browser/a.sock", dir));
+        assert!(!is_inside("/rt/tmp/../x.sock", dir));
+        assert!(!is_inside("/rt/tmpx/a.sock", dir));
+        assert!(!is_inside("rt/tmp/a.sock", dir));
+        assert!(!is_inside("ws://127.0.0.1:1/x", dir));
+    }
+
+    #[test]
+    fn only_a_bound_sockets_shape_is_one() {
+        let tmp = Path::new("/rt/tmp");
+        assert!(is_bound_socket("/rt/tmp/pw-0123abcd/browser/x.sock", tmp));
+        for not in [
+            // The daemon's own socket, which removing would end the session.
+            "/rt/tmp/pw-0123abcd/cli/0123-mychrome.sock",
+            "/rt/tmp/pw-0123abcd/browser/x.json",
+            "/rt/tmp/other/browser/x.sock",
+            "/rt/tmp/pw-1/deeper/browser/x.sock",
+            "/rt/tmp/pw-1/browser/../cli/x.sock",
+            "/elsewhere/pw-1/browser/x.sock",
+        ] {
+            assert!(!is_bound_socket(not, tmp), "{not}");
+        }
     }
 }

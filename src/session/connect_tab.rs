@@ -72,8 +72,8 @@ pub fn close_all(socket: &Path, cwd: &Path) -> Result<(), String> {
 /// The indices of the extension's connect tabs in `tab-list` output
 /// (`- 0: (current) [title](url)`): its address in the URL, or in the
 /// title (a page that failed to load is titled with its address); `None`
-/// when it lists no tab at all (an error text: the CLI exits 0 with those
-/// too), since an attached session always has one.
+/// when it lists no tab at all (an error text), since an attached session
+/// always has one.
 pub fn connect_tabs(listing: &str) -> Option<Vec<usize>> {
     let page = format!(
         "chrome-extension://{}/connect.html",

@@ -50,17 +50,21 @@ pub enum SessionError {
         }
     )]
     ConnectTab { why: String, detached: bool },
-    /// The browser the daemon bound (src/session/bound.rs) stayed reachable.
+    /// The browser the daemon bound (src/session/bound.rs) could not be
+    /// shut, so the session was let go.
     #[error(
         "the browser the session's daemon bound, through which another process could attach to \
-         the session, could not be shut ({why}); {}",
+         the session, could not be shut: {error} {}",
         if *.detached {
-            "the session was detached"
+            "The session was detached."
         } else {
-            "the session could not be detached: run `my-chrome disconnect`"
+            "The session could not be detached either: run `my-chrome disconnect`."
         }
     )]
-    Bound { why: String, detached: bool },
+    Bound {
+        error: bound::BoundError,
+        detached: bool,
+    },
     #[error("cannot resolve the runtime directory: {0}")]
     RuntimePath(std::io::Error),
 }
@@ -69,7 +73,7 @@ impl SessionError {
     pub fn exit(&self) -> Exit {
         match self {
             SessionError::Missing | SessionError::Stale(_) => Exit::NoSession,
-            SessionError::Bound { .. } => Exit::Security,
+            SessionError::Bound { error, .. } => error.exit(),
             _ => Exit::Failure,
         }
     }
