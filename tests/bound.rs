@@ -72,9 +72,8 @@ fn no_other_process_can_attach_to_the_session_and_disconnect_leaves_nothing() {
     assert_ne!(by_name.code, 0, "{}\n{}", by_name.stdout, by_name.stderr);
     assert!(by_name.stderr.contains("ENOENT"), "{}", by_name.stderr);
     let ours = private_registry(&w.sandbox).display().to_string();
-    // (Kept to the end: dropping a PwCli stops every daemon of the runtime.)
-    let insider = PwCli::new(&w.sandbox, None, &chrome.exe()).with("PWTEST_SERVER_REGISTRY", &ours);
-    let knowing = insider
+    let knowing = PwCli::new(&w.sandbox, None, &chrome.exe())
+        .with("PWTEST_SERVER_REGISTRY", &ours)
         .run_within(&["attach", "mychrome", "--session=outsider"], bound)
         .expect("it finishes");
     assert_ne!(knowing.code, 0, "{}\n{}", knowing.stdout, knowing.stderr);

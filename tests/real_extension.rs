@@ -81,6 +81,7 @@ fn scenario(version: &str) {
     runs.push(connected);
     ok(&real, &mut runs, &["ensure"]);
 
+    no_other_process_can_attach(&real, &mut runs);
     no_page_carries_the_token(&real, &token, &mut runs);
     a_browser_task(&real, &mut runs);
     what_a_page_asks_for_is_refused(&real, &mut runs);
@@ -147,6 +148,36 @@ fn scenario(version: &str) {
 /// No page reachable through the session carries the token: not in a tab's
 /// address or title, not one step back, and the ways to the extension's own
 /// pages are refused.
+/// The browser the daemon bound (invariant 13) was shut by connect: its
+/// folder exists, empty; the pinned CLI run from outside my-chrome cannot
+/// attach to `mychrome`; the session still works.
+fn no_other_process_can_attach(real: &RealWorld, runs: &mut Vec<Run>) {
+    let tmp = real.sandbox().runtime.join("tmp");
+    let bound: Vec<_> = fs::read_dir(&tmp)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("pw-"))
+        .map(|e| e.path().join("browser"))
+        .filter(|d| d.is_dir())
+        .collect();
+    assert!(!bound.is_empty(), "the daemon bound no browser");
+    for dir in &bound {
+        assert_eq!(fs::read_dir(dir).unwrap().count(), 0, "{}", dir.display());
+    }
+    assert_eq!(real.sandbox().doctor()["bound_browser"]["status"], "shut");
+    let outsider = common::pwcli::PwCli::new(real.sandbox(), None, real.chrome.exe());
+    let attempt = outsider
+        .run_within(
+            &["attach", "mychrome", "--session=outsider"],
+            std::time::Duration::from_secs(60),
+        )
+        .expect("it finishes");
+    assert_ne!(attempt.code, 0, "{}\n{}", attempt.stdout, attempt.stderr);
+    assert!(attempt.stderr.contains("ENOENT"), "{}", attempt.stderr);
+    runs.push(attempt);
+    ok(real, runs, &["tab-list"]);
+}
+
 fn no_page_carries_the_token(real: &RealWorld, token: &str, runs: &mut Vec<Run>) {
     let tabs = ok(real, runs, &["tab-list"]);
     assert!(!tabs.contains(EXTENSION_PAGES), "{tabs}");

@@ -12,6 +12,8 @@ use super::{Run, Running, Sandbox, system_node};
 pub struct PwCli {
     runtime: PathBuf,
     env: Vec<(String, String)>,
+    /// Whether its daemons get the token (then none may outlive it).
+    with_token: bool,
 }
 
 impl PwCli {
@@ -41,7 +43,11 @@ impl PwCli {
                 token.to_string(),
             ));
         }
-        PwCli { runtime, env }
+        PwCli {
+            runtime,
+            env,
+            with_token: token.is_some(),
+        }
     }
 
     /// Adds a variable (for the spawned stand-in, say).
@@ -115,8 +121,12 @@ impl PwCli {
 impl Drop for PwCli {
     /// A daemon this CLI left behind (a test that failed or timed out) holds
     /// the token in its environment: it must not outlive the test and trip
-    /// every later exposure check.
+    /// every later exposure check. (One without the token leaves the
+    /// runtime's other daemons, my-chrome's session among them, alone.)
     fn drop(&mut self) {
+        if !self.with_token {
+            return;
+        }
         if let Ok(table) = my_chrome::procs::ProcessTable::read() {
             for pid in table.using_path(&self.runtime.join("cli")) {
                 let pid = nix::unistd::Pid::from_raw(pid as i32);
