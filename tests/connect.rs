@@ -25,20 +25,7 @@ fn no_leftovers(sandbox: &Sandbox) {
         .collect();
     assert!(names.is_empty(), "left in the runtime: {names:?}");
     // Nor a browser the daemon bound (invariant 13), whatever failed.
-    let tmp = sandbox.runtime.join("tmp");
-    let mut bound: Vec<std::path::PathBuf> = Vec::new();
-    for dir in fs::read_dir(&tmp).into_iter().flatten().flatten() {
-        if dir.file_name().to_string_lossy().starts_with("pw-") {
-            let sockets = fs::read_dir(dir.path().join("browser"))
-                .into_iter()
-                .flatten();
-            bound.extend(sockets.flatten().map(|e| e.path()));
-        }
-    }
-    let registry = fs::read_dir(tmp.join("bound-browsers"))
-        .into_iter()
-        .flatten();
-    bound.extend(registry.flatten().map(|e| e.path()));
+    let bound = sandbox.bound_leftovers();
     assert!(bound.is_empty(), "a bound browser stayed: {bound:?}");
 }
 

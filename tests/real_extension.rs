@@ -152,18 +152,13 @@ fn scenario(version: &str) {
 /// folder exists, empty; the pinned CLI run from outside my-chrome cannot
 /// attach to `mychrome`; the session still works.
 fn no_other_process_can_attach(real: &RealWorld, runs: &mut Vec<Run>) {
-    let tmp = real.sandbox().runtime.join("tmp");
-    let bound: Vec<_> = fs::read_dir(&tmp)
-        .unwrap()
-        .flatten()
-        .filter(|e| e.file_name().to_string_lossy().starts_with("pw-"))
-        .map(|e| e.path().join("browser"))
-        .filter(|d| d.is_dir())
-        .collect();
-    assert!(!bound.is_empty(), "the daemon bound no browser");
-    for dir in &bound {
-        assert_eq!(fs::read_dir(dir).unwrap().count(), 0, "{}", dir.display());
-    }
+    let sandbox = real.sandbox();
+    assert!(
+        !sandbox.bound_socket_dirs().is_empty(),
+        "the daemon bound no browser"
+    );
+    let bound = sandbox.bound_leftovers();
+    assert!(bound.is_empty(), "a bound browser stayed: {bound:?}");
     assert_eq!(real.sandbox().doctor()["bound_browser"]["status"], "shut");
     let outsider = common::pwcli::PwCli::new(real.sandbox(), None, real.chrome.exe());
     let attempt = outsider

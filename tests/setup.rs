@@ -143,10 +143,7 @@ fn children_see_only_the_allowlisted_environment() {
         "WS_NO_UTF_8_VALIDATE",
     ];
     assert_eq!(names, expected, "{env}");
-    let me = nix::unistd::User::from_uid(nix::unistd::getuid())
-        .unwrap()
-        .unwrap()
-        .name;
+    let me = common::user_name();
     assert!(
         env.contains(&format!("USER={me}\n")),
         "USER comes from the user database: {env}"

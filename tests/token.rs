@@ -18,10 +18,7 @@ fn setup() -> Setup {
     let mut sandbox = Sandbox::new();
     let keyring = Keyring::start(sandbox.home.path());
     sandbox.set("DBUS_SESSION_BUS_ADDRESS", keyring.address());
-    let account = nix::unistd::User::from_uid(nix::unistd::getuid())
-        .unwrap()
-        .unwrap()
-        .name;
+    let account = common::user_name();
     Setup {
         sandbox,
         keyring,

@@ -13,6 +13,7 @@ use std::process::Command;
 
 use common::pwcli::PwCli;
 use common::{Run, Sandbox, assert_nowhere, world};
+use my_chrome::helper::pin::Pin;
 
 const OLD: &str = "0.1.17";
 
@@ -37,7 +38,7 @@ fn install_old_copy(sandbox: &Sandbox) {
     }
     let lock = fs::read(old_pin().join("package-lock.json")).unwrap();
     assert!(
-        my_chrome::helper::pin::Pin::shipped().was_released(&lock),
+        Pin::shipped().was_released(&lock),
         "the fixture is the lock that release shipped"
     );
     let npm = Command::new(common::system_node().with_file_name("npm"))
@@ -107,7 +108,7 @@ fn a_machine_on_the_previous_pin_is_told_the_way_and_loses_nothing() {
     tabs.expect(2, "installed by an earlier my-chrome");
     says_the_way_up(&tabs);
     let connect = w.sandbox.run(&["connect"]);
-    connect.expect(2, "this one pins 0.1.22");
+    connect.expect(2, &format!("this one pins {}", Pin::shipped().version));
     says_the_way_up(&connect);
     let doctor = w.sandbox.run(&["doctor"]);
     assert!(
@@ -145,7 +146,10 @@ fn a_machine_on_the_previous_pin_is_told_the_way_and_loses_nothing() {
     let setup = w.sandbox.run(&["setup"]);
     assert_eq!(setup.code, 0, "{}", setup.stderr);
     assert!(
-        setup.stdout.contains("installed @playwright/cli 0.1.22"),
+        setup.stdout.contains(&format!(
+            "installed @playwright/cli {}",
+            Pin::shipped().version
+        )),
         "{}",
         setup.stdout
     );
@@ -161,10 +165,7 @@ fn a_machine_on_the_previous_pin_is_told_the_way_and_loses_nothing() {
     let after = w.sandbox.run(&["tab-list"]);
     assert_eq!(after.code, 0, "{}", after.stderr);
     assert_eq!(w.sandbox.doctor()["cli"]["compatibility"], "supported");
-    let account = nix::unistd::User::from_uid(nix::unistd::getuid())
-        .unwrap()
-        .unwrap()
-        .name;
+    let account = common::user_name();
     assert_eq!(
         w.keyring.count("my-chrome.extension-token", &account),
         1,

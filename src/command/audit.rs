@@ -179,11 +179,7 @@ pub fn safeguards(config: &Config) -> Vec<Safeguard> {
                 format!(
                     "another process could attach to the session through {}: run `my-chrome \
                      disconnect`",
-                    doors
-                        .iter()
-                        .map(|p| p.display().to_string())
-                        .collect::<Vec<_>>()
-                        .join(", ")
+                    bound::listed(&doors)
                 ),
             ),
             Err(e) => safeguard("bound-browser-shut", false, e.to_string()),

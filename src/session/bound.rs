@@ -33,7 +33,7 @@ pub enum BoundError {
         "{} {} not what a daemon of ours leaves in the runtime ({why}); left as {}. Every bound \
          socket was removed, so nothing can attach through them; look at {}, remove {} yourself, \
          then run the command again",
-        list(.paths),
+        listed(.paths),
         if .paths.len() == 1 { "is" } else { "are" },
         if .paths.len() == 1 { "it is" } else { "they are" },
         if .paths.len() == 1 { "it" } else { "them" },
@@ -48,7 +48,8 @@ pub enum BoundError {
     },
 }
 
-fn list(paths: &[PathBuf]) -> String {
+/// Paths as a message names them.
+pub fn listed(paths: &[PathBuf]) -> String {
     let shown: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
     shown.join(", ")
 }

@@ -32,6 +32,7 @@ pub use keyring::Keyring;
 pub use processes::{process_gone, wait_gone};
 pub use run::{BIN, Run, Running};
 pub use sandbox::{
-    Sandbox, can_give_files_away, copy_tree, golden_runtime, mode, read_snapshot, reference,
+    Sandbox, can_give_files_away, copy_tree, entries, golden_runtime, mode, read_snapshot,
+    reference,
 };
-pub use user::{World, world};
+pub use user::{World, user_name, world};

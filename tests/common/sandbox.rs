@@ -43,6 +43,34 @@ impl Sandbox {
         self.runtime.join("cli")
     }
 
+    /// Where the pinned daemon binds its browser (`<tmp>/pw-*/browser/`),
+    /// those that exist.
+    pub fn bound_socket_dirs(&self) -> Vec<PathBuf> {
+        entries(&self.runtime.join(my_chrome::runtime::TMP_DIR))
+            .into_iter()
+            .filter(|d| d.file_name().unwrap().to_string_lossy().starts_with("pw-"))
+            .map(|d| d.join("browser"))
+            .filter(|d| d.is_dir())
+            .collect()
+    }
+
+    /// The server registry every child is given, inside the private TMPDIR.
+    pub fn bound_registry(&self) -> PathBuf {
+        my_chrome::runtime::bound_registry(&self.runtime.join(my_chrome::runtime::TMP_DIR))
+    }
+
+    /// What another process could attach through: every bound socket and
+    /// every descriptor in the private registry.
+    pub fn bound_leftovers(&self) -> Vec<PathBuf> {
+        let mut found: Vec<PathBuf> = self
+            .bound_socket_dirs()
+            .iter()
+            .flat_map(|d| entries(d))
+            .collect();
+        found.extend(entries(&self.bound_registry()));
+        found
+    }
+
     /// Sets a variable for every later run.
     pub fn set(&mut self, name: &str, value: impl AsRef<Path>) -> &mut Sandbox {
         self.env
@@ -115,6 +143,14 @@ impl Sandbox {
         let mut text = fs::read(&file).unwrap();
         text.extend_from_slice(b"\nedited after setup\n");
         fs::write(file, text).unwrap();
+    }
+}
+
+/// The entries of `dir` (none when it does not exist).
+pub fn entries(dir: &Path) -> Vec<PathBuf> {
+    match fs::read_dir(dir) {
+        Ok(list) => list.map(|e| e.unwrap().path()).collect(),
+        Err(_) => Vec::new(),
     }
 }
 

@@ -11,6 +11,14 @@ pub struct World {
     pub token: String,
 }
 
+/// The name of the user the tests run as (the keyring's account).
+pub fn user_name() -> String {
+    nix::unistd::User::from_uid(nix::unistd::getuid())
+        .unwrap()
+        .unwrap()
+        .name
+}
+
 pub fn world() -> World {
     let mut sandbox = Sandbox::installed();
     let keyring = Keyring::start(sandbox.home.path());
