@@ -9,33 +9,11 @@ mod common;
 
 use std::fs;
 use std::os::unix::net::UnixListener;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use common::pwcli::PwCli;
-use common::{Sandbox, assert_nowhere, world};
-
-/// The files in `dir` (none when it does not exist).
-fn files(dir: &Path) -> Vec<PathBuf> {
-    match fs::read_dir(dir) {
-        Ok(list) => list.map(|e| e.unwrap().path()).collect(),
-        Err(_) => Vec::new(),
-    }
-}
-
-/// Where the daemon binds: `<tmp>/pw-<user hash>/browser/`.
-fn bound_socket_dirs(sandbox: &Sandbox) -> Vec<PathBuf> {
-    files(&sandbox.runtime.join("tmp"))
-        .into_iter()
-        .filter(|d| d.file_name().unwrap().to_string_lossy().starts_with("pw-"))
-        .map(|d| d.join("browser"))
-        .filter(|d| d.is_dir())
-        .collect()
-}
-
-fn private_registry(sandbox: &Sandbox) -> PathBuf {
-    sandbox.runtime.join("tmp/bound-browsers")
-}
+use common::{Sandbox, assert_nowhere, entries, world};
 
 fn users_registry(sandbox: &Sandbox) -> PathBuf {
     sandbox.home.path().join(".cache/ms-playwright/b")
@@ -43,14 +21,17 @@ fn users_registry(sandbox: &Sandbox) -> PathBuf {
 
 /// No door anywhere, though the daemon did bind (its folders exist).
 fn shut(sandbox: &Sandbox) {
-    let sockets = bound_socket_dirs(sandbox);
-    assert!(!sockets.is_empty(), "the daemon bound no browser");
-    for dir in &sockets {
-        assert!(files(dir).is_empty(), "{:?}", files(dir));
-    }
-    assert!(private_registry(sandbox).is_dir(), "no registry was used");
-    assert!(files(&private_registry(sandbox)).is_empty());
-    assert!(files(&users_registry(sandbox)).is_empty());
+    assert!(
+        !sandbox.bound_socket_dirs().is_empty(),
+        "the daemon bound no browser"
+    );
+    assert!(sandbox.bound_registry().is_dir(), "no registry was used");
+    assert!(
+        sandbox.bound_leftovers().is_empty(),
+        "{:?}",
+        sandbox.bound_leftovers()
+    );
+    assert!(entries(&users_registry(sandbox)).is_empty());
 }
 
 #[test]
@@ -71,7 +52,7 @@ fn no_other_process_can_attach_to_the_session_and_disconnect_leaves_nothing() {
     // It finds nothing by that name and falls back to a path: no such file.
     assert_ne!(by_name.code, 0, "{}\n{}", by_name.stdout, by_name.stderr);
     assert!(by_name.stderr.contains("ENOENT"), "{}", by_name.stderr);
-    let ours = private_registry(&w.sandbox).display().to_string();
+    let ours = w.sandbox.bound_registry().display().to_string();
     let knowing = PwCli::new(&w.sandbox, None, &chrome.exe())
         .with("PWTEST_SERVER_REGISTRY", &ours)
         .run_within(&["attach", "mychrome", "--session=outsider"], bound)
@@ -95,6 +76,15 @@ fn no_other_process_can_attach_to_the_session_and_disconnect_leaves_nothing() {
         .unwrap();
     assert_eq!(row["holds"], true, "{row}");
 
+    // A door that appears while attached (a session from before the door
+    // was shut): `ensure` and a `connect` that reuses the session shut it.
+    for step in [&["ensure"][..], &["connect"]] {
+        let (_listener, socket, descriptor) = plant_left_door(&w.sandbox);
+        let run = w.sandbox.run(step);
+        assert_eq!(run.code, 0, "{step:?}: {}", run.stderr);
+        assert!(!socket.exists() && !descriptor.exists(), "{step:?}");
+    }
+
     let gone = w.sandbox.run(&["disconnect"]);
     assert!(gone.stdout.contains("disconnected"), "{}", gone.stdout);
     shut(&w.sandbox);
@@ -112,8 +102,8 @@ fn plant_left_door(sandbox: &Sandbox) -> (UnixListener, PathBuf, PathBuf) {
     fs::create_dir_all(&dir).unwrap();
     let socket = dir.join("0123456789abcd.sock");
     let listener = UnixListener::bind(&socket).unwrap();
-    fs::create_dir_all(private_registry(sandbox)).unwrap();
-    let descriptor = private_registry(sandbox).join("guid-left");
+    fs::create_dir_all(sandbox.bound_registry()).unwrap();
+    let descriptor = sandbox.bound_registry().join("guid-left");
     let json = serde_json::json!({"title": "mychrome", "endpoint": socket.to_string_lossy()});
     fs::write(&descriptor, json.to_string()).unwrap();
     (listener, socket, descriptor)
@@ -140,7 +130,7 @@ fn disconnect_removes_a_door_a_dead_daemon_left_and_names_a_foreign_one() {
     // is no daemon's of ours: named and left, exit 6; the bound socket
     // beside it goes all the same.
     let (_listener, socket, descriptor) = plant_left_door(&sandbox);
-    let foreign = private_registry(&sandbox).join("guid-foreign");
+    let foreign = sandbox.bound_registry().join("guid-foreign");
     let own = sandbox
         .runtime
         .join("tmp/pw-0badc0de/cli/0123-mychrome.sock");
@@ -160,6 +150,16 @@ fn disconnect_removes_a_door_a_dead_daemon_left_and_names_a_foreign_one() {
     );
     assert!(!socket.exists() && !descriptor.exists());
     assert!(foreign.exists());
+
+    // A descriptor that is a link is not followed, even to one of ours.
+    fs::remove_file(&foreign).unwrap();
+    let (_listener, _socket, descriptor) = plant_left_door(&sandbox);
+    let linked = sandbox.bound_registry().join("guid-linked");
+    std::os::unix::fs::symlink(&descriptor, &linked).unwrap();
+    let refused = sandbox.run(&["disconnect"]);
+    refused.expect(6, "a link");
+    assert!(refused.stderr.contains("guid-linked"), "{}", refused.stderr);
+    assert!(fs::symlink_metadata(&linked).is_ok(), "the link is left");
 }
 
 #[test]

@@ -175,9 +175,9 @@ pub fn connect(config: &Config) -> Result<(), Error> {
             }
             .into());
         }
+        // What the stale daemon bound goes with this attach's own (below).
         SessionState::Stale(_) => {
             cli.detach();
-            bound::close(runtime, &config.home)?;
         }
         SessionState::Missing => {}
     }
