@@ -15,7 +15,7 @@ use crate::token::shape::redact_runs;
     long_about = None
 )]
 pub struct Cli {
-    /// Who you are for the session's lease; first, before the command (else
+    /// Who you are (whose tabs you use); first, before the command (else
     /// MY_CHROME_AGENT, else a name derived from the calling process).
     #[arg(long, value_name = "NAME")]
     pub agent: Option<String>,
@@ -46,17 +46,34 @@ pub enum Command {
     /// Detach from Chrome and remove the private output; Chrome keeps running.
     #[command(visible_aliases = ["detach", "close"])]
     Disconnect,
-    /// Which agent has the browser, for how long, and who waits; changes nothing.
-    Lease {
+    /// Every agent's tab ids and labels, its last command and when, the
+    /// user's tabs, and what runs now; changes nothing.
+    Agents {
         /// Print JSON instead of text.
         #[arg(long, conflicts_with = "log")]
         json: bool,
-        /// Print the last N lines of the lease's event log (default 20).
+        /// Print the last N lines of the session's event log (default 20).
         #[arg(long, value_name = "N", num_args = 0..=1, default_missing_value = "20")]
         log: Option<usize>,
     },
-    /// Give the browser up early (only your own lease) so others need not wait.
-    Release,
+    /// Take a tab the user added to the session (by its id, from the user).
+    TabClaim {
+        /// The tab's id (`t7`).
+        #[arg(value_name = "ID")]
+        tab: String,
+        /// A name of yours for it.
+        #[arg(long, value_name = "NAME")]
+        label: Option<String>,
+    },
+    /// Give your tabs back: those you opened are closed, the rest are the user's.
+    Release {
+        /// Only this tab of yours (id, index or label).
+        #[arg(long, value_name = "TAB")]
+        tab: Option<String>,
+        /// Close nothing: leave every tab open, the user's.
+        #[arg(long)]
+        keep: bool,
+    },
     /// Which safeguards hold right now (exit 6 when one does not).
     SafetyAudit {
         /// Print JSON instead of text.

@@ -43,16 +43,17 @@ pub struct Config {
     /// Bound on waiting for another my-chrome command's lock
     /// (`MY_CHROME_LOCK_WAIT_SECS`, default 900: longer than a whole setup).
     pub lock_wait: Duration,
-    /// Who is asking, for the session's lease (`MY_CHROME_AGENT`, or
-    /// `--agent NAME` through [`Config::with_agent_flag`]); `None` means the
-    /// lease derives one from the caller's process ancestry.
+    /// Who is asking: the agent whose tabs a command may use
+    /// (`MY_CHROME_AGENT`, or `--agent NAME` through
+    /// [`Config::with_agent_flag`]); `None` means one is derived from the
+    /// caller's process ancestry.
     pub agent: Option<String>,
-    /// How long a command waits for another agent's lease
+    /// How long a command waits for the browser command in flight
     /// (`MY_CHROME_LEASE_WAIT_SECS`, 0–3600, default 120; 0 fails at once).
     pub lease_wait: Duration,
-    /// How long a lease lasts without a command from its holder
-    /// (`MY_CHROME_LEASE_IDLE_SECS`, 1–3600, default 30).
-    pub lease_idle: Duration,
+    /// After how long without a command an agent is gone and its tabs are
+    /// the user's (`MY_CHROME_AGENT_GONE_SECS`, 60–604800, default 1800).
+    pub agent_gone: Duration,
     /// What children may see of the caller: `HOME`, `LANG`, `LC_*`, and
     /// `USER`/`LOGNAME` set to [`Config::user`] (the CLI derives its socket
     /// directory from `USER`, so it must name the user we check against).
@@ -130,7 +131,8 @@ const MAX_SETUP_TIMEOUT_SECS: u64 = 3600;
 const DEFAULT_LOCK_WAIT_SECS: u64 = 900;
 const MAX_LOCK_WAIT_SECS: u64 = 3600;
 const DEFAULT_LEASE_WAIT_SECS: u64 = 120;
-const DEFAULT_LEASE_IDLE_SECS: u64 = 30;
+const DEFAULT_AGENT_GONE_SECS: u64 = 1800;
+const MAX_AGENT_GONE_SECS: u64 = 7 * 24 * 3600;
 const DEFAULT_REPLY_LIMIT_MIB: u64 = 16;
 const MAX_REPLY_LIMIT_MIB: u64 = 1024;
 const MAX_LEASE_SECS: u64 = 3600;
@@ -251,9 +253,9 @@ impl Config {
             Some(s) => seconds_from("MY_CHROME_LEASE_WAIT_SECS", &s, 0, MAX_LEASE_SECS)?,
             None => Duration::from_secs(DEFAULT_LEASE_WAIT_SECS),
         };
-        let lease_idle = match get("MY_CHROME_LEASE_IDLE_SECS")? {
-            Some(s) => seconds("MY_CHROME_LEASE_IDLE_SECS", &s, MAX_LEASE_SECS)?,
-            None => Duration::from_secs(DEFAULT_LEASE_IDLE_SECS),
+        let agent_gone = match get("MY_CHROME_AGENT_GONE_SECS")? {
+            Some(s) => seconds_from("MY_CHROME_AGENT_GONE_SECS", &s, 60, MAX_AGENT_GONE_SECS)?,
+            None => Duration::from_secs(DEFAULT_AGENT_GONE_SECS),
         };
 
         let file_roots = match get("MY_CHROME_FILE_ROOTS")? {
@@ -327,7 +329,7 @@ impl Config {
             lock_wait,
             agent,
             lease_wait,
-            lease_idle,
+            agent_gone,
             child_vars,
             display,
             dbus_session,
@@ -515,7 +517,7 @@ mod tests {
         assert!(c.node.is_none());
         assert_eq!(c.agent, None);
         assert_eq!(c.lease_wait, Duration::from_secs(120));
-        assert_eq!(c.lease_idle, Duration::from_secs(30));
+        assert_eq!(c.agent_gone, Duration::from_secs(1800));
         assert!(c.file_roots.is_empty());
         assert_eq!(c.reply_limit, 16 << 20);
     }
@@ -602,8 +604,8 @@ mod tests {
             ("MY_CHROME_LEASE_WAIT_SECS", "-1"),
             ("MY_CHROME_LEASE_WAIT_SECS", "3601"),
             ("MY_CHROME_LEASE_WAIT_SECS", "1e9"),
-            ("MY_CHROME_LEASE_IDLE_SECS", "0"),
-            ("MY_CHROME_LEASE_IDLE_SECS", "99999999999999999999"),
+            ("MY_CHROME_AGENT_GONE_SECS", "59"),
+            ("MY_CHROME_AGENT_GONE_SECS", "99999999999999999999"),
             ("MY_CHROME_USER_DATA_DIR", "Default"),
             ("HOME", "home"),
         ] {

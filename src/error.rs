@@ -13,11 +13,13 @@ use crate::handoff::HandoffError;
 use crate::helper::HelperError;
 use crate::lease::LeaseError;
 use crate::policy::Refusal as LineRefusal;
+use crate::policy::tabs::TabArgError;
 use crate::procs::ProcError;
 use crate::runtime::RuntimeError;
 use crate::session::SessionError;
 use crate::session::bootstrap::BootstrapError;
 use crate::session::bound::BoundError;
+use crate::tabs::TabsError;
 use crate::token::TokenError;
 use crate::token::fingerprint::FingerprintError;
 use crate::token::input::InputError;
@@ -68,6 +70,10 @@ pub enum Error {
     Session(#[from] SessionError),
     #[error(transparent)]
     Bound(#[from] BoundError),
+    #[error(transparent)]
+    Tabs(#[from] TabsError),
+    #[error(transparent)]
+    TabArg(#[from] TabArgError),
     /// A command's own refusal (`src/command/`).
     #[error("{0}")]
     Command(Box<dyn CommandRefusal>),
@@ -121,6 +127,8 @@ impl Error {
             Error::Bootstrap(e) => e.exit(),
             Error::Session(e) => e.exit(),
             Error::Bound(e) => e.exit(),
+            Error::Tabs(e) => e.exit(),
+            Error::TabArg(e) => e.exit(),
             Error::Command(e) => e.exit(),
             Error::Line(e) => e.exit(),
             Error::Silent(exit) => *exit,

@@ -17,8 +17,12 @@ pub enum Exit {
     Chrome,
     /// Unsafe runtime or helper directory, or another security fault.
     Security,
-    /// Another agent holds the session's lease past the wait bound.
+    /// Another agent's: its command in flight past the wait bound, its
+    /// tab, or tabs a browser-wide command would reach.
     Busy,
+    /// The agent's tab went (closed by the user or its page, or no longer
+    /// told apart): the command ran nothing.
+    TabGone,
     /// A bounded step ran out of time.
     Timeout,
     /// Interrupted by a signal, after cleaning up: 128 + the signal number.
@@ -30,7 +34,7 @@ pub enum Exit {
 impl Exit {
     /// Every code README's table lists, besides 0 and 128+N (`Signal`);
     /// `Code` passes a forwarded command's own status through.
-    pub const DOCUMENTED: [Exit; 8] = [
+    pub const DOCUMENTED: [Exit; 9] = [
         Exit::Failure,
         Exit::Usage,
         Exit::Token,
@@ -38,6 +42,7 @@ impl Exit {
         Exit::Chrome,
         Exit::Security,
         Exit::Busy,
+        Exit::TabGone,
         Exit::Timeout,
     ];
 
@@ -50,6 +55,7 @@ impl Exit {
             Exit::Chrome => 5,
             Exit::Security => 6,
             Exit::Busy => 7,
+            Exit::TabGone => 8,
             Exit::Timeout => 124,
             Exit::Signal(n) => 128 + n,
             Exit::Code(n) => n,
@@ -78,6 +84,7 @@ mod tests {
             | Exit::Chrome
             | Exit::Security
             | Exit::Busy
+            | Exit::TabGone
             | Exit::Timeout => Exit::DOCUMENTED.contains(&exit),
             Exit::Signal(_) | Exit::Code(_) => true,
         };

@@ -26,4 +26,5 @@ pub mod session;
 pub mod signals;
 pub mod singleton;
 pub mod socket;
+pub mod tabs;
 pub mod token;

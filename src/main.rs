@@ -6,7 +6,7 @@ use nix::sys::stat::{Mode, umask};
 
 use my_chrome::cli::{self, Command, TokenCommand};
 use my_chrome::command::{
-    audit, connect, disconnect, doctor, ensure, forward, lease, setup, token,
+    agents, audit, connect, disconnect, doctor, ensure, forward, setup, token,
 };
 use my_chrome::config::Config;
 use my_chrome::error::Error;
@@ -74,8 +74,9 @@ fn run(command: Command, config: &Config) -> Result<(), Error> {
         },
         Command::Connect => connect::connect(config)?,
         Command::Ensure => ensure::ensure(config)?,
-        Command::Lease { json, log } => lease::show(config, json, log)?,
-        Command::Release => lease::release(config)?,
+        Command::Agents { json, log } => agents::show(config, json, log)?,
+        Command::TabClaim { tab, label } => agents::claim(config, &tab, label.as_deref())?,
+        Command::Release { tab, keep } => agents::release(config, tab.as_deref(), keep)?,
         Command::SafetyAudit { json } => audit::safety_audit(config, json)?,
         Command::CleanupPlan { json } => audit::cleanup_plan(config, json)?,
         Command::Disconnect => disconnect::disconnect(config)?,

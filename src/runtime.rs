@@ -25,9 +25,9 @@ pub const CLAIM_FILE: &str = ".my-chrome-runtime";
 /// The claim file's exact content; anything else is a foreign or corrupted claim.
 pub const CLAIM: &[u8] = b"my-chrome runtime v1: private to my-chrome; do not add files by hand\n";
 const LOCK_FILE: &str = ".lock";
-/// The lease's own lock: its holds last a millisecond, and must never wait
-/// behind a `setup` or `connect` holding the wrapper lock.
-const LEASE_LOCK_FILE: &str = ".lease.lock";
+/// The session's lock: one browser command at a time, never waiting behind
+/// a `setup` holding the wrapper lock.
+const SESSION_LOCK_FILE: &str = ".session.lock";
 /// Its presence makes the runtime the Playwright CLI's workspace.
 pub const WORKSPACE_DIR: &str = ".playwright";
 /// Handed to every child as `TMPDIR`, so the CLI daemon's socket is private.
@@ -52,8 +52,10 @@ pub enum StateFile {
     RotationMarker,
     /// Where a connect's private bootstrap output lives, until it is scrubbed.
     Bootstrap,
-    /// Who holds the shared browser session.
+    /// Which command is running on the shared browser session now.
     Lease,
+    /// Every tab of the session: its id, owner and label (src/tabs/).
+    Tabs,
     /// The helper tree as its last full check found it.
     HelperManifest,
     /// The stored token's salted fingerprint, for the redactor.
@@ -69,19 +71,20 @@ impl StateFile {
             StateFile::RotationMarker => "rotation-marker.json",
             StateFile::Bootstrap => "bootstrap.json",
             StateFile::Lease => "lease.json",
+            StateFile::Tabs => "tabs.json",
             StateFile::HelperManifest => "cli-manifest.txt",
             StateFile::TokenFingerprint => "token-fingerprint.txt",
             StateFile::NodeRecord => "node-record.txt",
         }
     }
 
-    /// Whether a write must reach the disk before it counts. The lease is
-    /// rewritten twice per browser command and means nothing after a
-    /// restart (a lease from before a reboot counts as expired), so it is
-    /// not synced: after a power loss it may be gone, empty or zero-filled,
-    /// and such a lease file reads as a free lease.
+    /// Whether a write must reach the disk before it counts. The lease and
+    /// the tab book are rewritten by every browser command and mean nothing
+    /// after a restart (the session is gone then), so they are not synced:
+    /// after a power loss either may be gone, empty or zero-filled, which
+    /// reads as none.
     fn durable(self) -> bool {
-        self != StateFile::Lease
+        !matches!(self, StateFile::Lease | StateFile::Tabs)
     }
 }
 
@@ -89,7 +92,7 @@ impl StateFile {
 /// (`<name>.1`) is kept when a log outgrows its bound.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LogFile {
-    /// Who took, kept, waited for and gave up the session's lease.
+    /// Which agent ran which command on which tab, waited, claimed or gave tabs back.
     Lease,
 }
 
@@ -221,28 +224,46 @@ impl Runtime {
     /// commands (and giving up at once on SIGINT, SIGTERM or SIGHUP). The
     /// kernel frees it if we die.
     pub fn wrapper_lock(&self, wait: Duration) -> Result<FileLock, RuntimeError> {
-        self.lock_at(LOCK_FILE, wait, true)
+        self.lock_at(LOCK_FILE, wait)
     }
 
-    /// The lease's lock (held only while `lease.json` is read and written).
-    /// `interruptible: false` is for recording a command's end, which must
-    /// happen even after SIGINT, SIGTERM or SIGHUP.
-    pub fn lease_lock(
-        &self,
-        wait: Duration,
-        interruptible: bool,
-    ) -> Result<FileLock, RuntimeError> {
-        self.lock_at(LEASE_LOCK_FILE, wait, interruptible)
+    /// The session's lock: held by one browser command at a time, for the
+    /// whole command (docs/DESIGN.md, "Agents side by side"). Waits up to
+    /// `wait`, giving up at once on SIGINT, SIGTERM or SIGHUP; a waiter
+    /// gets it as soon as it is free (the kernel wakes it, no polling), in
+    /// no particular order.
+    pub fn session_lock(&self, wait: Duration) -> Result<FileLock, RuntimeError> {
+        let (file, path) = self.lock_file(SESSION_LOCK_FILE)?;
+        let file = match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
+            Ok(lock) => return Ok(FileLock { _lock: lock }),
+            Err((file, nix::errno::Errno::EWOULDBLOCK)) => file,
+            Err((_, errno)) => return Err(io_error("lock", &path)(errno.into())),
+        };
+        // A blocking lock in a thread of its own; if we give up, it ends
+        // with the process (which then exits).
+        let (send, receive) = std::sync::mpsc::channel();
+        thread::spawn(move || {
+            let _ = send.send(Flock::lock(file, FlockArg::LockExclusive).map_err(|(_, e)| e));
+        });
+        let started = Instant::now();
+        loop {
+            match receive.recv_timeout(Duration::from_millis(50)) {
+                Ok(Ok(lock)) => return Ok(FileLock { _lock: lock }),
+                Ok(Err(errno)) => return Err(io_error("lock", &path)(errno.into())),
+                Err(_) => {}
+            }
+            if let Some(signal) = signals::pending() {
+                return Err(RuntimeError::Interrupted(signal));
+            }
+            if started.elapsed() >= wait {
+                return Err(RuntimeError::LockTimeout { path, waited: wait });
+            }
+        }
     }
 
-    fn lock_at(
-        &self,
-        name: &str,
-        wait: Duration,
-        interruptible: bool,
-    ) -> Result<FileLock, RuntimeError> {
+    fn lock_file(&self, name: &str) -> Result<(File, PathBuf), RuntimeError> {
         let path = self.root.join(name);
-        let mut file = OpenOptions::new()
+        let file = OpenOptions::new()
             .read(true)
             .write(true)
             .create(true)
@@ -251,9 +272,14 @@ impl Runtime {
             .open(&path)
             .map_err(|e| refusal_or_io(e, &path, "open"))?;
         check_private_file(&file, &path)?;
+        Ok((file, path))
+    }
+
+    fn lock_at(&self, name: &str, wait: Duration) -> Result<FileLock, RuntimeError> {
+        let (mut file, path) = self.lock_file(name)?;
         let started = Instant::now();
         let mut told = false;
-        // Most holds last a millisecond (the lease's): retry soon at first.
+        // Most holds are short: retry soon at first.
         let mut pause = Duration::from_millis(1);
         loop {
             match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
@@ -261,7 +287,7 @@ impl Runtime {
                 Err((back, nix::errno::Errno::EWOULDBLOCK)) => file = back,
                 Err((_, errno)) => return Err(io_error("lock", &path)(errno.into())),
             }
-            if let Some(signal) = signals::pending().filter(|_| interruptible) {
+            if let Some(signal) = signals::pending() {
                 return Err(RuntimeError::Interrupted(signal));
             }
             if started.elapsed() >= wait {

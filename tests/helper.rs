@@ -185,10 +185,10 @@ fn doctor_json_is_stable() {
     assert_eq!(
         keys(&report),
         [
+            "agents",
             "bound_browser",
             "chrome",
             "cli",
-            "lease",
             "node",
             "process_token",
             "rotation",
@@ -208,8 +208,8 @@ fn doctor_json_is_stable() {
     assert_eq!(report["session"]["status"], "missing");
     assert_eq!(keys(&report["bound_browser"]), ["paths", "status"]);
     assert_eq!(report["bound_browser"]["status"], "shut");
-    assert_eq!(keys(&report["lease"]), ["detail", "status"]);
-    assert_eq!(report["lease"]["status"], "free");
+    assert_eq!(keys(&report["agents"]), ["detail", "status"]);
+    assert_eq!(report["agents"]["status"], "no agent has a tab");
     assert_eq!(report["cli"]["path"], sandbox.cli().display().to_string());
     assert_eq!(report["node"]["status"], "ok");
     assert_eq!(report["rotation"]["status"], "not started");
@@ -230,11 +230,11 @@ fn doctor_json_is_stable() {
             "rotation",
             "session",
             "bound-browser",
-            "lease"
+            "agents"
         ]
     );
     assert!(text.contains("compatibility: supported\n"), "{text}");
-    assert!(text.contains("lease: free\n"), "{text}");
+    assert!(text.contains("agents: no agent has a tab\n"), "{text}");
 }
 
 #[test]

@@ -47,9 +47,8 @@ pub fn disconnect(config: &Config) -> Result<(), Error> {
         }
         other => other?,
     };
-    detach(config, &started)?;
-    // Once detached there is nothing left to hold: the lease goes too.
-    started.release_lease()
+    // The tab book stays: the next session's ids start after its last.
+    detach(config, &started)
 }
 
 fn detach(config: &Config, started: &Started) -> Result<(), Error> {

@@ -41,7 +41,7 @@ pub struct Doctor {
     pub rotation: RotationReport,
     pub session: SessionReport,
     pub bound_browser: BoundReport,
-    pub lease: LeaseReport,
+    pub agents: AgentsReport,
 }
 
 #[derive(Debug, Serialize)]
@@ -53,11 +53,12 @@ pub struct BoundReport {
 }
 
 #[derive(Debug, Serialize)]
-pub struct LeaseReport {
-    /// `free`, `held by agent …`, or `error: <why>`.
+pub struct AgentsReport {
+    /// Each agent's tab ids and last command, the user's tabs, what runs
+    /// now; or `error: <why>`.
     pub status: String,
-    /// The whole lease, as `my-chrome lease --json` shows it.
-    pub detail: Option<crate::lease::status::Status>,
+    /// All of it, as `my-chrome agents --json` shows it.
+    pub detail: Option<crate::tabs::view::Agents>,
 }
 
 #[derive(Debug, Serialize)]
@@ -186,7 +187,7 @@ impl Doctor {
             rotation,
             session,
             bound_browser,
-            lease: lease_report(config),
+            agents: agents_report(config),
         }
     }
 
@@ -207,7 +208,7 @@ impl Doctor {
         format!(
             "runtime: {} ({})\nnode: {node}\ncli: {}\nversion: {}\ncompatibility: {}\n\
              token: {} ({})\nchrome: {chrome}\nprocess-token: {process_token}\nrotation: {}\n\
-             session: {}\nbound-browser: {}\nlease: {}\n",
+             session: {}\nbound-browser: {}\nagents: {}\n",
             self.runtime.path,
             self.runtime.status,
             self.cli.path,
@@ -228,7 +229,7 @@ impl Doctor {
                     paths.join(", ")
                 ),
             },
-            self.lease.status,
+            self.agents.status,
         )
     }
 }
@@ -302,13 +303,13 @@ fn bound_report(config: &Config, runtime: &Result<Option<Runtime>, RuntimeError>
     BoundReport { status, paths }
 }
 
-fn lease_report(config: &Config) -> LeaseReport {
-    match crate::lease::status::Status::gather(config) {
-        Ok(status) => LeaseReport {
-            status: status.summary(),
-            detail: Some(status),
+fn agents_report(config: &Config) -> AgentsReport {
+    match crate::tabs::view::Agents::gather(config) {
+        Ok(agents) => AgentsReport {
+            status: agents.summary(),
+            detail: Some(agents),
         },
-        Err(e) => LeaseReport {
+        Err(e) => AgentsReport {
             status: format!("error: {e}"),
             detail: None,
         },

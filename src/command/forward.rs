@@ -1,6 +1,8 @@
 //! Every other command is a Playwright CLI command: checked by the policy
-//! (its line) and against the disk (its files), then sent to our session's
-//! daemon and its reply printed through the redactor (invariants 8 and 9).
+//! (its line) and against the disk (its files), then run for the agent on
+//! its own tab (src/tabs/) by our session's daemon, and its reply printed
+//! through the redactor, narrowed to the agent's tabs (invariants 8, 9
+//! and 14).
 
 use std::ffi::OsString;
 use std::io::Write;
@@ -16,8 +18,16 @@ use crate::exit::Exit;
 use crate::file_args::FileRules;
 use crate::helper::HelperError;
 use crate::helper::check::Check;
+use crate::lease::HeldLease;
 use crate::policy;
+use crate::policy::tabs::{
+    Scope, TabArgError, TabArgs, TabRef, may_open_tabs, scope_of, split_tab_args,
+};
 use crate::redact::Redactor;
+use crate::session::pinned::HOUSEKEEPING_TIMEOUT;
+use crate::tabs::book::During;
+use crate::tabs::listing::{self, Rewrite};
+use crate::tabs::{Desk, TabsError};
 use crate::token::fingerprint::{self, Fingerprint};
 
 /// The pinned CLI's own help, when the helper is supported (never
@@ -65,7 +75,7 @@ pub fn forward(config: &Config, raw: &[OsString]) -> Result<(), Error> {
     if let Some(refusal) = policy::refusal(&args, &config.session) {
         return Err(refusal.into());
     }
-    let rest = policy::without_session(&args);
+    let TabArgs { tab, label, rest } = split_tab_args(&policy::without_session(&args))?;
     if let Some(refusal) = FileRules::from_config(config).refusal(&rest) {
         return Err(refusal.into());
     }
@@ -76,46 +86,240 @@ pub fn forward(config: &Config, raw: &[OsString]) -> Result<(), Error> {
         Some(name) if name != "list" => name,
         _ => return run_pinned(config, &start.open()?, &rest, false),
     };
-    // Every command that may act on the browser waits for its turn first.
-    let started = start.turn(name).open()?;
+    // One browser command at a time: it waits for the one in flight.
+    let mut started = start.turn(name).open()?;
     let session = started.require_registered()?;
     let cwd = started.daemon_cwd()?;
-    let known = fingerprint::recorded(&started.runtime)?;
-    let print = |out: &mut dyn Write, text: &[&str]| print_redacted(out, text, known.as_ref());
-    match request::plan(&rest, &cwd) {
-        Plan::Run(line) => {
-            let reply = daemon::run(
-                &session.socket_path,
-                &line,
-                config.command_timeout,
-                config.reply_limit,
-            );
-            match reply.map_err(|e| match e {
-                DaemonError::Unreachable(why) => crate::command::start::stale(why),
-                other => other.into(),
-            })? {
-                Reply::Text { text, is_error } => {
-                    let text = text.as_deref().unwrap_or("undefined");
-                    print(&mut std::io::stdout(), &[text, "\n"]);
-                    // The client prints a failed command's text and exits 1.
-                    if is_error {
-                        return Err(Error::Silent(Exit::Code(1)));
-                    }
-                    Ok(())
-                }
-                // The pinned client dies with a stack trace; its first line.
-                Reply::Error(message) => {
-                    print(&mut std::io::stderr(), &["Error: ", &message, "\n"]);
-                    Err(Error::Silent(Exit::Code(1)))
-                }
-            }
-        }
+    let line = match request::plan(&rest, &cwd) {
+        Plan::Run(line) => line,
         Plan::Refused(output) => {
-            print(&mut std::io::stdout(), &[&output.stdout]);
-            print(&mut std::io::stderr(), &[&output.stderr]);
+            let known = fingerprint::recorded(&started.runtime)?;
+            print_redacted(&mut std::io::stdout(), &[&output.stdout], known.as_ref());
+            print_redacted(&mut std::io::stderr(), &[&output.stderr], known.as_ref());
+            return Err(Error::Silent(Exit::Code(1)));
+        }
+        Plan::ClientOnly => return run_pinned(config, &started, &rest, true),
+    };
+    let runtime = started.runtime.clone();
+    let held = started
+        .lease_mut()
+        .expect("a browser command holds the turn");
+    let mut desk = Desk::open(
+        held,
+        &runtime,
+        &session.socket_path,
+        &cwd,
+        HOUSEKEEPING_TIMEOUT,
+        config.agent_gone,
+    )
+    .map_err(unreachable_as_stale)?;
+    desk.touch(name);
+    let asked = Asked {
+        name,
+        rest: &rest,
+        tab: tab.as_ref(),
+        label: label.as_deref(),
+        mode: Mode::of(&rest),
+    };
+    let done = run_for_agent(config, &mut desk, held, &session.socket_path, &line, &asked);
+    // The book is kept whatever happened: what a command saw counts.
+    desk.save()?;
+    done
+}
+
+/// What the agent asked for.
+struct Asked<'a> {
+    name: &'a str,
+    rest: &'a [String],
+    tab: Option<&'a TabRef>,
+    label: Option<&'a str>,
+    mode: Mode,
+}
+
+/// How the reply is printed: as the daemon's sections, `--raw` lines, or
+/// `--json`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Text,
+    Raw,
+    Json,
+}
+
+impl Mode {
+    fn of(rest: &[String]) -> Mode {
+        let options: Vec<&str> = rest
+            .iter()
+            .take_while(|a| *a != "--")
+            .map(String::as_str)
+            .collect();
+        if options.contains(&"--json") {
+            Mode::Json
+        } else if options.contains(&"--raw") {
+            Mode::Raw
+        } else {
+            Mode::Text
+        }
+    }
+}
+
+/// The session's daemon did not answer the tab list: stale, as for any
+/// command.
+fn unreachable_as_stale(e: TabsError) -> Error {
+    match e {
+        TabsError::Daemon(DaemonError::Unreachable(why)) => crate::command::start::stale(why),
+        other => other.into(),
+    }
+}
+
+fn run_for_agent(
+    config: &Config,
+    desk: &mut Desk,
+    held: &mut HeldLease,
+    socket: &std::path::Path,
+    line: &[u8],
+    asked: &Asked,
+) -> Result<(), Error> {
+    desk.check_notices()?;
+    let scope = scope_of(asked.name);
+    if scope == Scope::Tabs {
+        return tab_command(desk, held, asked);
+    }
+    if matches!(scope, Scope::Context | Scope::Session) {
+        let others = desk.book.others_with_tabs(&desk.agent);
+        if !others.is_empty() {
+            return Err(TabsError::OthersHaveTabs {
+                command: asked.name.into(),
+                agents: others,
+            }
+            .into());
+        }
+    }
+    let id = desk.target(asked.tab)?;
+    desk.select(id)?;
+    held.on_tab(id);
+    let reply = daemon::run(socket, line, config.command_timeout, config.reply_limit).map_err(
+        |e| match e {
+            DaemonError::Unreachable(why) => crate::command::start::stale(why),
+            other => other.into(),
+        },
+    )?;
+    desk.finish(&During {
+        agent: &desk.agent.clone(),
+        acted_on: Some(id),
+        closed: None,
+        opens: may_open_tabs(asked.name),
+        moves_current: false,
+    })?;
+    print_reply(desk, reply, asked, false)
+}
+
+/// `tab-list`, `tab-new`, `tab-select`, `tab-close`, on the agent's own
+/// tabs: indexes, ids and labels are the agent's.
+fn tab_command(desk: &mut Desk, held: &mut HeldLease, asked: &Asked) -> Result<(), Error> {
+    // tab-select and tab-close name a tab of the agent's; tab-new an address.
+    let named = match asked.name {
+        "tab-select" | "tab-close" => positional(asked.rest, asked.name)
+            .map(|raw| TabRef::parse(&raw))
+            .transpose()?,
+        _ => None,
+    };
+    let named = named.as_ref().or(asked.tab);
+    match asked.name {
+        "tab-new" => {
+            let url = positional(asked.rest, asked.name);
+            let leading: Vec<String> = match asked.mode {
+                Mode::Json => vec!["--json".into()],
+                Mode::Raw => vec!["--raw".into()],
+                Mode::Text => Vec::new(),
+            };
+            let (id, reply) = desk.open_tab_replying(url.as_deref(), asked.label, &leading)?;
+            held.on_tab(id);
+            return print_reply(desk, reply, asked, true);
+        }
+        "tab-select" => {
+            let reference = named.ok_or(TabArgError::Missing("tab-select <tab>"))?;
+            let id = desk.resolve(reference)?;
+            desk.select(id)?;
+            desk.set_current(id);
+            held.on_tab(id);
+        }
+        "tab-close" => {
+            let id = match named {
+                Some(reference) => desk.resolve(reference)?,
+                None => desk.target(None)?,
+            };
+            desk.close(id)?;
+            held.on_tab(id);
+        }
+        _ => {}
+    }
+    let own = desk.shown();
+    let text = match asked.mode {
+        Mode::Json => listing::render_json(&own) + "\n",
+        Mode::Raw => listing::render(&own),
+        Mode::Text => format!("### Result\n{}", listing::render(&own)),
+    };
+    print!("{text}");
+    Ok(())
+}
+
+/// The first word after the command that is not an option.
+fn positional(rest: &[String], command: &str) -> Option<String> {
+    rest.iter()
+        .skip_while(|a| *a != command)
+        .skip(1)
+        .find(|a| !a.starts_with('-'))
+        .cloned()
+}
+
+/// The daemon's reply, shown as the pinned client shows it, with the
+/// session's tabs narrowed to the agent's.
+fn print_reply(desk: &Desk, reply: Reply, asked: &Asked, tab_command: bool) -> Result<(), Error> {
+    let known = fingerprint::recorded(desk.runtime())?;
+    let print = |out: &mut dyn Write, text: &[&str]| print_redacted(out, text, known.as_ref());
+    let own = desk.shown();
+    // The agent's tab closed during its command: the daemon's current tab,
+    // which the reply describes, is someone else's.
+    let withhold = !desk.current_is_own();
+    if withhold {
+        eprintln!(
+            "my-chrome: the tab this command ran on closed during it; what the reply said of the \
+             tab current now (another's) was withheld. Your tabs: `my-chrome tab-list`"
+        );
+    }
+    match reply {
+        Reply::Text { text, is_error } => {
+            let text = text.as_deref().unwrap_or("undefined");
+            let shown = match asked.mode {
+                Mode::Text => listing::rewrite_text(
+                    text,
+                    &Rewrite {
+                        own: &own,
+                        tab_command,
+                        withhold_page: withhold,
+                    },
+                ),
+                Mode::Json if tab_command => listing::render_json(&own),
+                Mode::Raw if tab_command => listing::render(&own),
+                Mode::Json if withhold => listing::withhold_json(text).unwrap_or_default(),
+                Mode::Raw if withhold => String::new(),
+                Mode::Json | Mode::Raw => text.to_string(),
+            };
+            print(
+                &mut std::io::stdout(),
+                &[shown.trim_end_matches('\n'), "\n"],
+            );
+            // The client prints a failed command's text and exits 1.
+            if is_error {
+                return Err(Error::Silent(Exit::Code(1)));
+            }
+            Ok(())
+        }
+        // The pinned client dies with a stack trace; its first line.
+        Reply::Error(message) => {
+            print(&mut std::io::stderr(), &["Error: ", &message, "\n"]);
             Err(Error::Silent(Exit::Code(1)))
         }
-        Plan::ClientOnly => run_pinned(config, &started, &rest, true),
     }
 }
 

@@ -3,13 +3,13 @@
 //! [`Error`](crate::error::Error). Nothing below this layer imports a
 //! command, or `error.rs` (tests/layout.rs checks it).
 
+pub mod agents;
 pub mod audit;
 pub mod connect;
 pub mod disconnect;
 pub mod doctor;
 pub mod ensure;
 pub mod forward;
-pub mod lease;
 pub mod setup;
 pub mod start;
 pub mod token;

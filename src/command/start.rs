@@ -43,8 +43,8 @@ impl<'a> Start<'a> {
         }
     }
 
-    /// Waits for the browser's turn (the lease) as `command`, and recovers
-    /// a connect that died: the command acts on our session.
+    /// Waits for the session's turn (the command in flight) as `command`,
+    /// and recovers a connect that died: the command acts on our session.
     pub fn turn(self, command: &'a str) -> Start<'a> {
         Start {
             turn: Some(command),
@@ -194,12 +194,9 @@ impl Started {
         ))
     }
 
-    /// Gives the lease up entirely (after `disconnect`: nothing left to hold).
-    pub fn release_lease(mut self) -> Result<(), Error> {
-        match self.lease.take() {
-            Some(lease) => Ok(lease.release()?),
-            None => Ok(()),
-        }
+    /// The session's turn this command holds (a start with `turn`).
+    pub fn lease_mut(&mut self) -> Option<&mut HeldLease> {
+        self.lease.as_mut()
     }
 
     /// A connect that died left its record: its attach is stopped and its

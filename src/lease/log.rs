@@ -1,6 +1,7 @@
-//! The lease's event log, `<runtime>/lease.log`: one line per event with a
-//! timestamp, the agent and the command's name. Never arguments, URLs or
-//! output: nothing that could carry a page's content or the token.
+//! The session's event log, `<runtime>/lease.log`: one line per event with
+//! a timestamp, the agent, the command's name and the tab's id. Never
+//! arguments, titles, addresses or output: nothing that could carry a
+//! page's content or the token.
 
 use std::fmt::Write as _;
 use std::time::{Duration, SystemTime};
@@ -12,35 +13,27 @@ pub const LOG_LIMIT: u64 = 256 * 1024;
 
 #[derive(Debug, PartialEq, Eq)]
 pub enum Event<'a> {
-    /// Took a free lease, or one that expired; `waited` when it queued
-    /// first; `previous`: the other agent whose turn came just before.
-    Acquired {
+    /// Ran a command, on tab `tab` when it ran on one; `waited` when it
+    /// waited for a command in flight first.
+    Ran {
+        tab: Option<u64>,
         waited: Option<Duration>,
-        previous: Option<&'a str>,
     },
-    /// Ran another command under the lease it already held.
-    Refreshed,
-    /// Found another agent ahead and joined the queue.
-    Blocked {
-        holder: &'a str,
-    },
-    /// Gave up waiting.
-    Timeout {
-        holder: &'a str,
-        waited: Duration,
-    },
-    /// `agent`'s lease lapsed after `idle` without a command.
-    Expired {
-        idle: Duration,
-    },
-    Released,
+    /// Gave up waiting for `holder`'s command.
+    Timeout { holder: &'a str, waited: Duration },
+    /// Took the user's tab.
+    Claimed { tab: u64 },
+    /// Gave its tabs back (closing `closed` of them).
+    Released { tabs: &'a [u64], closed: usize },
+    /// Had no command for `idle`: its tabs went to the user.
+    Gone { idle: Duration },
 }
 
 /// The wrapper commands that take the lease; with the pinned CLI's
 /// documented commands (`crate::pinned_commands`), the only words the log writes
 /// in the command's place. Anything else is `other`: it may be a URL or
 /// text typed in the wrong place.
-const WRAPPERS: [&str; 3] = ["connect", "ensure", "disconnect"];
+const WRAPPERS: [&str; 5] = ["connect", "ensure", "disconnect", "release", "tab-claim"];
 
 /// A command's name as the log and the lease file keep it: a documented
 /// command of the pinned CLI, one of [`WRAPPERS`], or `other`.
@@ -52,56 +45,61 @@ pub fn command_name(raw: &str) -> &str {
     }
 }
 
-/// One line: `<UTC time> <EVENT> agent=<name> [command=<name>] [holder=…]
-/// [waited=…] [idle=…] [previous=…]`.
+/// One line: `<UTC time> <EVENT> agent=<name> [command=<name>] [tab=t<N>]
+/// [waited=…] [holder=…] [tabs=…] [idle=…]`.
 pub fn line(at: SystemTime, agent: &str, command: Option<&str>, event: &Event) -> String {
     let mut out = format!("{} ", humantime::format_rfc3339_millis(at));
-    match event {
-        Event::Acquired { waited: None, .. } => out.push_str("ACQUIRED"),
-        Event::Acquired {
-            waited: Some(waited),
-            ..
-        } => {
-            let _ = write!(out, "ACQUIRED after {:.1}s", waited.as_secs_f64());
-        }
-        Event::Refreshed => out.push_str("REFRESHED"),
-        Event::Blocked { .. } => out.push_str("BLOCKED"),
-        Event::Timeout { .. } => out.push_str("TIMEOUT"),
-        Event::Expired { .. } => out.push_str("EXPIRED"),
-        Event::Released => out.push_str("RELEASED"),
-    }
+    out.push_str(match event {
+        Event::Ran { .. } => "RAN",
+        Event::Timeout { .. } => "TIMEOUT",
+        Event::Claimed { .. } => "CLAIMED",
+        Event::Released { .. } => "RELEASED",
+        Event::Gone { .. } => "GONE",
+    });
     let _ = write!(out, " agent={agent}");
     if let Some(command) = command {
         let _ = write!(out, " command={}", command_name(command));
     }
     match event {
-        Event::Blocked { holder } => {
-            let _ = write!(out, " holder={holder}");
+        Event::Ran { tab, waited } => {
+            if let Some(tab) = tab {
+                let _ = write!(out, " tab=t{tab}");
+            }
+            if let Some(waited) = waited {
+                let _ = write!(out, " waited={:.1}s", waited.as_secs_f64());
+            }
         }
         Event::Timeout { holder, waited } => {
             let _ = write!(out, " holder={holder} waited={}s", waited.as_secs());
         }
-        Event::Expired { idle } => {
+        Event::Claimed { tab } => {
+            let _ = write!(out, " tab=t{tab}");
+        }
+        Event::Released { tabs, closed } => {
+            let ids: Vec<String> = tabs.iter().map(|t| format!("t{t}")).collect();
+            let _ = write!(out, " tabs={} closed={closed}", ids.join(","));
+        }
+        Event::Gone { idle } => {
             let _ = write!(out, " idle={}s", idle.as_secs());
         }
-        Event::Acquired {
-            previous: Some(previous),
-            ..
-        } => {
-            let _ = write!(out, " previous={previous}");
-        }
-        _ => {}
     }
     out.push('\n');
     out
 }
 
-/// Appends events (the caller holds the lease lock, so lines never mix).
+/// Appends events (the caller holds the session's lock: lines never mix).
 pub fn append(runtime: &Runtime, lines: &[String]) -> Result<(), RuntimeError> {
     if lines.is_empty() {
         return Ok(());
     }
     runtime.append_log(LogFile::Lease, lines.concat().as_bytes(), LOG_LIMIT)
+}
+
+/// Whether the log can be written (ours, private): checked when a command
+/// takes its turn, so that a command whose line could not be kept does not
+/// run.
+pub fn check(runtime: &Runtime) -> Result<(), RuntimeError> {
+    runtime.append_log(LogFile::Lease, b"", LOG_LIMIT)
 }
 
 /// The last `n` lines, oldest first.
@@ -117,54 +115,50 @@ mod tests {
     use super::*;
 
     #[test]
-    fn lines_carry_names_and_times_only() {
+    fn lines_carry_names_ids_and_times_only() {
         let at = SystemTime::UNIX_EPOCH + Duration::from_millis(1_764_451_200_250);
+        let ran = Event::Ran {
+            tab: Some(3),
+            waited: Some(Duration::from_millis(2_340)),
+        };
         assert_eq!(
-            line(
-                at,
-                "alpha",
-                Some("goto"),
-                &Event::Acquired {
-                    waited: None,
-                    previous: None
-                }
-            ),
-            "2025-11-29T21:20:00.250Z ACQUIRED agent=alpha command=goto\n"
+            line(at, "beta", Some("snapshot"), &ran),
+            "2025-11-29T21:20:00.250Z RAN agent=beta command=snapshot tab=t3 waited=2.3s\n"
         );
+        let plain = Event::Ran {
+            tab: None,
+            waited: None,
+        };
         assert_eq!(
-            line(
-                at,
-                "beta",
-                Some("snapshot"),
-                &Event::Acquired {
-                    waited: Some(Duration::from_millis(2_340)),
-                    previous: Some("alpha")
-                }
-            ),
-            "2025-11-29T21:20:00.250Z ACQUIRED after 2.3s agent=beta command=snapshot previous=alpha\n"
+            line(at, "alpha", Some("connect"), &plain),
+            "2025-11-29T21:20:00.250Z RAN agent=alpha command=connect\n"
         );
+        let timeout = Event::Timeout {
+            holder: "alpha",
+            waited: Duration::from_secs(2),
+        };
         assert_eq!(
-            line(
-                at,
-                "beta",
-                Some("goto"),
-                &Event::Timeout {
-                    holder: "alpha",
-                    waited: Duration::from_secs(2)
-                }
-            ),
+            line(at, "beta", Some("goto"), &timeout),
             "2025-11-29T21:20:00.250Z TIMEOUT agent=beta command=goto holder=alpha waited=2s\n"
         );
+        let released = Event::Released {
+            tabs: &[2, 5],
+            closed: 1,
+        };
         assert_eq!(
-            line(
-                at,
-                "alpha",
-                None,
-                &Event::Expired {
-                    idle: Duration::from_secs(31)
-                }
-            ),
-            "2025-11-29T21:20:00.250Z EXPIRED agent=alpha idle=31s\n"
+            line(at, "beta", None, &released),
+            "2025-11-29T21:20:00.250Z RELEASED agent=beta tabs=t2,t5 closed=1\n"
+        );
+        assert_eq!(
+            line(at, "beta", None, &Event::Claimed { tab: 9 }),
+            "2025-11-29T21:20:00.250Z CLAIMED agent=beta tab=t9\n"
+        );
+        let gone = Event::Gone {
+            idle: Duration::from_secs(1801),
+        };
+        assert_eq!(
+            line(at, "alpha", None, &gone),
+            "2025-11-29T21:20:00.250Z GONE agent=alpha idle=1801s\n"
         );
     }
 

@@ -6,6 +6,7 @@
 //! executes what this allows; `safety-audit` asks it what is refused.
 
 pub mod files;
+pub mod tabs;
 
 use crate::exit::Exit;
 use crate::pinned_commands;

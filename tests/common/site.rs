@@ -33,7 +33,15 @@ const SECOND: &str = r#"<!doctype html><html><head><title>Second</title></head><
 <h1>Second page reached</h1><p><a href="/">Back home</a></p></body></html>"#;
 
 const POPUP: &str = r#"<!doctype html><html><head><title>Popup</title></head><body>
-<h1>Popup content</h1></body></html>"#;
+<h1>Popup content</h1><button onclick="window.close()">Close me</button></body></html>"#;
+
+/// A page whose button opens a popup a second after the click (within the
+/// click's user activation): after the click's command has ended, so a tab
+/// no command of an agent opened.
+const LATER_POPUP: &str = r#"<!doctype html><html><head><title>Later</title></head><body>
+<h1>A popup comes a second after the click</h1>
+<button onclick="setTimeout(() => window.open('/popup', 'later', 'width=400,height=300'), 1000)">Open later</button>
+</body></html>"#;
 
 /// What `/upload` shows once a file reached it.
 pub const UPLOADED: &str = "Received file:";
@@ -90,6 +98,7 @@ impl Site {
                     "/" => HOME.to_string(),
                     "/second" => SECOND.to_string(),
                     "/popup" => POPUP.to_string(),
+                    "/later-popup" => LATER_POPUP.to_string(),
                     "/upload" => UPLOAD.to_string(),
                     "/hostile" => HOSTILE.to_string(),
                     "/slow" => {

@@ -197,8 +197,8 @@ impl Standin {
             && !crate::common::process_gone(&self.pid.to_string())
     }
 
-    /// The page targets of the real Chromium, as (url, title).
-    pub fn pages(&self) -> Vec<(String, String)> {
+    /// The real Chromium's DevTools address.
+    fn devtools(&self) -> String {
         let port = self
             .endpoint
             .split(':')
@@ -207,7 +207,27 @@ impl Standin {
             .split('/')
             .next()
             .unwrap();
-        let body = http_get(&format!("127.0.0.1:{port}"), "/json/list");
+        format!("127.0.0.1:{port}")
+    }
+
+    /// Closes the page whose address ends with `suffix`, as the user
+    /// closing its tab in the browser would.
+    pub fn close_page(&self, suffix: &str) {
+        let body = http_get(&self.devtools(), "/json/list");
+        let list: serde_json::Value = serde_json::from_str(&body).unwrap();
+        let target = list
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["type"] == "page" && t["url"].as_str().unwrap().ends_with(suffix))
+            .unwrap_or_else(|| panic!("no page at {suffix} in {body}"));
+        let id = target["id"].as_str().unwrap();
+        http_get(&self.devtools(), &format!("/json/close/{id}"));
+    }
+
+    /// The page targets of the real Chromium, as (url, title).
+    pub fn pages(&self) -> Vec<(String, String)> {
+        let body = http_get(&self.devtools(), "/json/list");
         let list: serde_json::Value = serde_json::from_str(&body).unwrap();
         list.as_array()
             .unwrap()

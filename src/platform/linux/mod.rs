@@ -10,7 +10,6 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use nix::sys::signal::Signal;
-use nix::time::ClockId;
 
 use crate::platform::{ClipboardTools, Peer, PeerError};
 use crate::token::store::TokenStore;
@@ -39,10 +38,6 @@ pub const NPM_PLATFORM: &str = "linux";
 /// System places of a trusted node, in order of preference: the official
 /// tarball's usual place, then the distribution's package.
 pub const SYSTEM_NODES: [&str; 2] = ["/usr/local/bin/node", "/usr/bin/node"];
-
-/// The lease's clock: Linux's boot-time clock counts suspended time, so a
-/// lease idles through a laptop's sleep.
-pub const LEASE_CLOCK: ClockId = ClockId::CLOCK_BOOTTIME;
 
 /// Chrome's default user data directory: Linux follows the XDG base
 /// directories, `$XDG_CONFIG_HOME` (as config checked it: its error is the

@@ -9,8 +9,6 @@ use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use nix::time::ClockId;
-
 use crate::platform::{ClipboardTools, Peer, PeerError};
 use crate::token::store::TokenStore;
 
@@ -37,10 +35,6 @@ pub const NPM_PLATFORM: &str = "darwin";
 /// Apple silicon, then `/usr/local` (Homebrew on Intel, the official
 /// installer). macOS ships no node of its own.
 pub const SYSTEM_NODES: [&str; 2] = ["/opt/homebrew/bin/node", "/usr/local/bin/node"];
-
-/// The lease's clock: macOS has no boot-time clock; its monotonic clock is
-/// shared by every process and never goes back.
-pub const LEASE_CLOCK: ClockId = ClockId::CLOCK_MONOTONIC;
 
 /// Chrome's default user data directory: macOS Chrome keeps it under
 /// Application Support, whatever `XDG_CONFIG_HOME` says (so that variable,

@@ -1,0 +1,136 @@
+//! `my-chrome agents [--json] [--log [N]]` (changes nothing),
+//! `my-chrome tab-claim <id>` and `my-chrome release`: the agents and
+//! their tabs (src/tabs/).
+
+use crate::config::Config;
+use crate::error::Error;
+use crate::helper::check::Check;
+use crate::lease::log::Event;
+use crate::policy::tabs::{TabRef, label};
+use crate::runtime::Runtime;
+use crate::session::SessionError;
+use crate::session::pinned::HOUSEKEEPING_TIMEOUT;
+use crate::tabs::view::Agents;
+use crate::tabs::{Desk, listing};
+
+use super::start::{Start, Started};
+
+/// `my-chrome agents`.
+pub fn show(config: &Config, json: bool, log: Option<usize>) -> Result<(), Error> {
+    if let Some(n) = log {
+        if let Some(runtime) = Runtime::inspect(&config.runtime)? {
+            for line in crate::lease::log::tail(&runtime, n)? {
+                println!("{line}");
+            }
+        }
+        return Ok(());
+    }
+    let agents = Agents::gather(config)?;
+    if json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&agents).expect("the view serialises")
+        );
+    } else {
+        print!("{}", agents.text());
+    }
+    Ok(())
+}
+
+/// The session's tabs for the agent running `command`, under its turn.
+fn desk(config: &Config, started: &mut Started) -> Result<Desk, Error> {
+    let session = started.require_registered()?;
+    let cwd = started.daemon_cwd()?;
+    let runtime = started.runtime.clone();
+    let held = started.lease_mut().expect("the command holds the turn");
+    Ok(Desk::open(
+        held,
+        &runtime,
+        &session.socket_path,
+        &cwd,
+        HOUSEKEEPING_TIMEOUT,
+        config.agent_gone,
+    )?)
+}
+
+/// `my-chrome tab-claim <id> [--label NAME]`.
+pub fn claim(config: &Config, raw: &str, name: Option<&str>) -> Result<(), Error> {
+    let TabRef::Id(id) = TabRef::parse(raw)? else {
+        return Err(crate::policy::tabs::TabArgError::BadRef(raw.into()).into());
+    };
+    let name = name.map(label).transpose()?;
+    let mut started = Start::new(config, Check::Supported)
+        .turn("tab-claim")
+        .open()?;
+    let mut desk = desk(config, &mut started)?;
+    desk.touch("tab-claim");
+    let agent = desk.agent.clone();
+    let claimed = desk.book.claim(&agent, id, name.as_deref());
+    if let Err(refused) = claimed {
+        desk.save()?;
+        return Err(desk.refused(refused).into());
+    }
+    desk.save()?;
+    let held = started.lease_mut().expect("the command holds the turn");
+    held.on_tab(id);
+    held.log(None, &[Event::Claimed { tab: id }])?;
+    print!("### Result\n{}", listing::render(&desk.shown()));
+    Ok(())
+}
+
+/// `my-chrome release [--tab TAB] [--keep]`.
+pub fn release(config: &Config, tab: Option<&str>, keep: bool) -> Result<(), Error> {
+    let only = tab.map(TabRef::parse).transpose()?;
+    let mut started = Start::new(config, Check::Supported)
+        .turn("release")
+        .open()?;
+    let mut desk = match desk(config, &mut started) {
+        Err(Error::Session(SessionError::Missing)) => {
+            println!("my-chrome: no session is attached; nothing to release");
+            return Ok(());
+        }
+        other => other?,
+    };
+    let agent = desk.agent.clone();
+    let only = only.map(|r| desk.resolve(&r)).transpose()?;
+    let mine: Vec<u64> = desk
+        .book
+        .own(&agent)
+        .iter()
+        .map(|t| t.id)
+        .filter(|id| only.is_none_or(|o| o == *id))
+        .collect();
+    let to_close = desk.book.release(&agent, only, keep);
+    let mut closed = 0;
+    let mut failed = None;
+    for id in &to_close {
+        match desk.close(*id) {
+            Ok(()) => closed += 1,
+            Err(e) => {
+                failed = Some(e);
+                break;
+            }
+        }
+    }
+    desk.save()?;
+    let held = started.lease_mut().expect("the command holds the turn");
+    held.log(
+        None,
+        &[Event::Released {
+            tabs: &mine,
+            closed,
+        }],
+    )?;
+    if let Some(e) = failed {
+        return Err(e.into());
+    }
+    let ids: Vec<String> = mine.iter().map(|id| format!("t{id}")).collect();
+    match mine.len() {
+        0 => println!("my-chrome: agent {agent} has no tab; nothing to release"),
+        _ => println!(
+            "my-chrome: agent {agent} gave back {} ({closed} closed, the rest are the user's)",
+            ids.join(" ")
+        ),
+    }
+    Ok(())
+}

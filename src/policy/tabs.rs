@@ -1,0 +1,320 @@
+//! What a forwarded command reaches, and the tab it names, from the line
+//! alone (docs/DESIGN.md, "Agents side by side"). No I/O.
+//!
+//! Every forwarded command has a scope, read from the pinned tool's own
+//! code (tests/scope.rs checks this table against it): a command defined
+//! on the current tab (`defineTabTool`) acts on one page; one defined on
+//! the browser context (`defineTool`) reaches every tab of the session.
+
+use crate::exit::Exit;
+use crate::token::shape::redact_runs;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scope {
+    /// Acts on, or reads, the current tab only.
+    Page,
+    /// The tab commands: my-chrome answers them from the agent's own tabs.
+    Tabs,
+    /// Reaches every tab of the session: cookies of every site, routes and
+    /// network state, storage state, tracing and video.
+    Context,
+    /// Acts on the session's debugger, whoever's tab it is paused in.
+    Session,
+    /// Needs no session (`list`).
+    None,
+}
+
+/// Defined with `defineTool` in the pinned code, yet acting on the current
+/// tab alone: `goto` takes the current tab (`ensureTab`) and navigates it.
+const PAGE_BY_CONTEXT_TOOL: [&str; 1] = ["goto"];
+
+const TABS: [&str; 4] = ["tab-list", "tab-new", "tab-close", "tab-select"];
+
+/// Every forwarded command defined on the browser context (the video ones
+/// draw over the recording of every tab).
+pub const CONTEXT: [&str; 16] = [
+    "state-save",
+    "cookie-list",
+    "cookie-get",
+    "cookie-set",
+    "cookie-delete",
+    "cookie-clear",
+    "route",
+    "route-list",
+    "unroute",
+    "network-state-set",
+    "tracing-start",
+    "tracing-stop",
+    "video-stop",
+    "video-chapter",
+    "video-show-actions",
+    "video-hide-actions",
+];
+
+/// The test runner's debugger: pausing, resuming and stepping hold the whole
+/// session.
+pub const SESSION: [&str; 3] = ["pause-at", "resume", "step-over"];
+
+/// Page commands that only read: a tab that appears while one runs was not
+/// opened by it, so it goes to the user.
+const READS: [&str; 17] = [
+    "snapshot",
+    "find",
+    "generate-locator",
+    "screenshot",
+    "pdf",
+    "console",
+    "requests",
+    "request",
+    "request-headers",
+    "request-body",
+    "response-headers",
+    "response-body",
+    "localstorage-list",
+    "localstorage-get",
+    "sessionstorage-list",
+    "sessionstorage-get",
+    "webmcp-list",
+];
+
+/// The scope of a forwarded command (`None` for `list`).
+pub fn scope_of(command: &str) -> Scope {
+    if TABS.contains(&command) {
+        Scope::Tabs
+    } else if CONTEXT.contains(&command) {
+        Scope::Context
+    } else if SESSION.contains(&command) {
+        Scope::Session
+    } else if command == "list" {
+        Scope::None
+    } else {
+        Scope::Page
+    }
+}
+
+/// Whether `command` is defined on the context in the pinned code although
+/// it acts on one page (the table's exceptions, for tests/scope.rs).
+pub fn page_despite_context_tool(command: &str) -> bool {
+    PAGE_BY_CONTEXT_TOOL.contains(&command)
+}
+
+/// Whether a tab that appears while `command` runs is the command's: a page
+/// it acted on opened it (a popup, a link to a new window).
+pub fn may_open_tabs(command: &str) -> bool {
+    scope_of(command) == Scope::Page && !READS.contains(&command)
+}
+
+/// How a command names a tab: an id (`t7`), the agent's own index (`0`),
+/// or a label the agent gave it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TabRef {
+    Id(u64),
+    Index(usize),
+    Label(String),
+}
+
+impl TabRef {
+    pub fn parse(raw: &str) -> Result<TabRef, TabArgError> {
+        if let Some(n) = raw.strip_prefix('t').filter(|n| all_digits(n)) {
+            return n
+                .parse()
+                .map(TabRef::Id)
+                .map_err(|_| TabArgError::BadRef(raw.into()));
+        }
+        if all_digits(raw) {
+            return raw
+                .parse()
+                .map(TabRef::Index)
+                .map_err(|_| TabArgError::BadRef(raw.into()));
+        }
+        label(raw)
+            .map(TabRef::Label)
+            .map_err(|_| TabArgError::BadRef(raw.into()))
+    }
+}
+
+impl std::fmt::Display for TabRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TabRef::Id(id) => write!(f, "t{id}"),
+            TabRef::Index(i) => write!(f, "index {i}"),
+            TabRef::Label(l) => write!(f, "label {l:?}"),
+        }
+    }
+}
+
+fn all_digits(s: &str) -> bool {
+    !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// A label: 1–32 letters, digits, '.', '_' or '-', starting with a letter,
+/// and not shaped like an id (`t7`).
+pub fn label(raw: &str) -> Result<String, TabArgError> {
+    let ok = (1..=32).contains(&raw.len())
+        && raw.starts_with(|c: char| c.is_ascii_alphabetic())
+        && raw
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+        && !(raw.starts_with('t') && all_digits(&raw[1..]));
+    if ok {
+        Ok(raw.to_string())
+    } else {
+        Err(TabArgError::BadLabel(raw.into()))
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TabArgError {
+    #[error(
+        "{:?} names no tab: a tab is named by its id (`t7`), your own index in `my-chrome \
+         tab-list` (`0`), or a label you gave it",
+        redact_runs(.0)
+    )]
+    BadRef(String),
+    #[error(
+        "{:?} is not a tab label: 1 to 32 letters, digits, '.', '_' or '-', starting with a \
+         letter, and not an id such as `t7`",
+        redact_runs(.0)
+    )]
+    BadLabel(String),
+    #[error("`{0}` is given twice; name one")]
+    Twice(&'static str),
+    #[error("`{0}` needs a value")]
+    Missing(&'static str),
+    #[error(
+        "`--label` only goes with `tab-new` (a tab is labelled when it opens, or when claimed)"
+    )]
+    LabelWithout,
+}
+
+impl TabArgError {
+    pub fn exit(&self) -> Exit {
+        Exit::Usage
+    }
+}
+
+/// The options my-chrome reads itself from a forwarded line, taken out of
+/// it: `--tab <ref>` (the tab the command runs on) and `--label <name>`
+/// (for `tab-new`). The pinned CLI knows neither.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct TabArgs {
+    pub tab: Option<TabRef>,
+    pub label: Option<String>,
+    /// The line without them.
+    pub rest: Vec<String>,
+}
+
+/// Splits `--tab` and `--label` (`--tab X`, `--tab=X`) out of `args`, up to
+/// a `--` (after which every word is an argument, as for the CLI's parser).
+pub fn split_tab_args(args: &[String]) -> Result<TabArgs, TabArgError> {
+    let mut out = TabArgs::default();
+    let mut tab = None;
+    let mut iter = args.iter();
+    while let Some(arg) = iter.next() {
+        if arg == "--" {
+            out.rest.push(arg.clone());
+            out.rest.extend(iter.by_ref().cloned());
+            break;
+        }
+        let (name, slot): (&'static str, &mut Option<String>) =
+            match arg.split_once('=').map_or(arg.as_str(), |(n, _)| n) {
+                "--tab" => ("--tab", &mut tab),
+                "--label" => ("--label", &mut out.label),
+                _ => {
+                    out.rest.push(arg.clone());
+                    continue;
+                }
+            };
+        let value = match arg.split_once('=') {
+            Some((_, value)) => value.to_string(),
+            None => iter.next().cloned().ok_or(TabArgError::Missing(name))?,
+        };
+        if slot.replace(value).is_some() {
+            return Err(TabArgError::Twice(name));
+        }
+    }
+    out.tab = tab.as_deref().map(TabRef::parse).transpose()?;
+    if let Some(raw) = out.label.take() {
+        out.label = Some(label(&raw)?);
+        let command = out.rest.iter().find(|a| !a.starts_with('-'));
+        if command.map(String::as_str) != Some("tab-new") {
+            return Err(TabArgError::LabelWithout);
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(s: &str) -> Vec<String> {
+        s.split_whitespace().map(String::from).collect()
+    }
+
+    #[test]
+    fn every_forwarded_command_has_one_scope() {
+        for name in crate::policy::forwarded_commands() {
+            let in_lists = [
+                TABS.contains(&name),
+                CONTEXT.contains(&name),
+                SESSION.contains(&name),
+                READS.contains(&name),
+            ];
+            assert!(in_lists.iter().filter(|b| **b).count() <= 1, "{name}");
+        }
+        assert_eq!(scope_of("cookie-list"), Scope::Context);
+        assert_eq!(scope_of("video-show-actions"), Scope::Context);
+        assert_eq!(scope_of("resume"), Scope::Session);
+        assert_eq!(scope_of("goto"), Scope::Page);
+        assert_eq!(scope_of("tab-close"), Scope::Tabs);
+        assert_eq!(scope_of("list"), Scope::None);
+        assert!(may_open_tabs("click") && may_open_tabs("eval"));
+        assert!(!may_open_tabs("snapshot") && !may_open_tabs("tab-new"));
+        for name in READS.iter().chain(&CONTEXT).chain(&SESSION).chain(&TABS) {
+            assert!(
+                crate::policy::forwarded_commands().any(|f| f == *name),
+                "{name} is not forwarded"
+            );
+        }
+    }
+
+    #[test]
+    fn tab_references_are_ids_indexes_or_labels() {
+        assert_eq!(TabRef::parse("t7"), Ok(TabRef::Id(7)));
+        assert_eq!(TabRef::parse("0"), Ok(TabRef::Index(0)));
+        assert_eq!(TabRef::parse("cart"), Ok(TabRef::Label("cart".into())));
+        assert_eq!(TabRef::parse("tab2"), Ok(TabRef::Label("tab2".into())));
+        for bad in ["", "-1", "a b", "t99999999999999999999999", "2x", "é"] {
+            assert!(TabRef::parse(bad).is_err(), "{bad:?}");
+        }
+        assert!(label("t12").is_err(), "an id is no label");
+        assert!(label(&"a".repeat(33)).is_err());
+    }
+
+    #[test]
+    fn tab_options_are_taken_out_of_the_line_up_to_a_double_dash() {
+        let got = split_tab_args(&words("--json snapshot --tab t3 --depth 2")).unwrap();
+        assert_eq!(got.tab, Some(TabRef::Id(3)));
+        assert_eq!(got.rest, words("--json snapshot --depth 2"));
+        let got = split_tab_args(&words("tab-new --label=cart https://example.test/")).unwrap();
+        assert_eq!(got.label.as_deref(), Some("cart"));
+        assert_eq!(got.rest, words("tab-new https://example.test/"));
+        let got = split_tab_args(&words("fill e1 -- --tab x")).unwrap();
+        assert_eq!(got.tab, None);
+        assert_eq!(got.rest, words("fill e1 -- --tab x"));
+        assert_eq!(
+            split_tab_args(&words("click e1 --tab 0 --tab=1")),
+            Err(TabArgError::Twice("--tab"))
+        );
+        assert_eq!(
+            split_tab_args(&words("click e1 --tab")),
+            Err(TabArgError::Missing("--tab"))
+        );
+        assert_eq!(
+            split_tab_args(&words("click e1 --label x")),
+            Err(TabArgError::LabelWithout)
+        );
+        assert!(split_tab_args(&words("tab-new --label t4")).is_err());
+    }
+}

@@ -1,0 +1,248 @@
+//! The daemon's tab lists read, and its replies rewritten so that an agent
+//! sees its own tabs only: every `### Open tabs` section (every tab of the
+//! session, in a reply that carries a snapshot) and the list a tab command
+//! answers with become the agent's own list, with ids and labels.
+
+use super::align::Seen;
+
+/// The tabs of a `tab-list` reply (`- 0: (current) [title](url)`), or
+/// `None` when its text is no list (an error): an attached session always
+/// has a tab.
+pub fn parse_list(text: &str) -> Option<Vec<Seen>> {
+    let body = section(text, "Result").unwrap_or(text);
+    let mut tabs = Vec::new();
+    for line in body.lines() {
+        let Some(rest) = line.strip_prefix("- ") else {
+            continue;
+        };
+        let (index, rest) = rest.split_once(':')?;
+        if index.parse::<usize>().ok()? != tabs.len() {
+            return None;
+        }
+        let (current, rest) = match rest.strip_prefix(" (current)") {
+            Some(rest) => (true, rest),
+            None => (false, rest),
+        };
+        let header = rest.strip_prefix(' ')?;
+        let header = header.strip_suffix(" [crashed]").unwrap_or(header);
+        if !header.starts_with('[') || !header.ends_with(')') {
+            return None;
+        }
+        tabs.push(Seen {
+            header: header.to_string(),
+            current,
+        });
+    }
+    (!tabs.is_empty()).then_some(tabs)
+}
+
+/// The body of the first `### <title>` section of a reply.
+pub fn section<'a>(text: &'a str, title: &str) -> Option<&'a str> {
+    sections(text)
+        .into_iter()
+        .find(|(t, _)| *t == Some(title))
+        .map(|(_, body)| body)
+}
+
+/// A reply cut at its `### ` lines: (title, body), the text before the
+/// first one with no title.
+pub fn sections(text: &str) -> Vec<(Option<&str>, &str)> {
+    let mut out = Vec::new();
+    let mut title = None;
+    let mut start = 0;
+    let mut at = 0;
+    for line in text.split_inclusive('\n') {
+        if let Some(next) = line.strip_prefix("### ") {
+            if at > start || title.is_some() {
+                out.push((title, &text[start..at]));
+            }
+            title = Some(next.trim_end_matches(['\n', '\r']));
+            start = at + line.len();
+        }
+        at += line.len();
+    }
+    if at > start || title.is_some() {
+        out.push((title, &text[start..at]));
+    }
+    out
+}
+
+/// One of the agent's tabs, as it is shown to it.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Shown {
+    pub index: usize,
+    pub id: String,
+    pub label: Option<String>,
+    pub current: bool,
+    pub title: String,
+    pub url: String,
+}
+
+impl Shown {
+    pub fn new(index: usize, id: u64, label: Option<&str>, current: bool, header: &str) -> Shown {
+        let inner = header
+            .strip_prefix('[')
+            .and_then(|h| h.strip_suffix(')'))
+            .unwrap_or(header);
+        let (title, url) = inner.split_once("](").unwrap_or((inner, ""));
+        Shown {
+            index,
+            id: format!("t{id}"),
+            label: label.map(String::from),
+            current,
+            title: title.into(),
+            url: url.into(),
+        }
+    }
+}
+
+/// `- 0: t3 cart (current) [title](url)`, one line per tab.
+pub fn render(tabs: &[Shown]) -> String {
+    if tabs.is_empty() {
+        return "- (none: `my-chrome tab-new <url>` opens one)\n".into();
+    }
+    tabs.iter()
+        .map(|t| {
+            format!(
+                "- {}: {}{}{} [{}]({})\n",
+                t.index,
+                t.id,
+                t.label
+                    .as_deref()
+                    .map(|l| format!(" {l}"))
+                    .unwrap_or_default(),
+                if t.current { " (current)" } else { "" },
+                t.title,
+                t.url
+            )
+        })
+        .collect()
+}
+
+pub fn render_json(tabs: &[Shown]) -> String {
+    serde_json::to_string_pretty(&serde_json::json!({ "tabs": tabs })).expect("tabs serialise")
+}
+
+/// How a reply is rewritten for the agent.
+pub struct Rewrite<'a> {
+    /// The agent's tabs, as its list shows them.
+    pub own: &'a [Shown],
+    /// The command was a tab command: its `Result` is the session's list.
+    pub tab_command: bool,
+    /// The tab current now is not the agent's: what describes it (page,
+    /// snapshot, modal state, events) is withheld.
+    pub withhold_page: bool,
+}
+
+/// Sections that describe the current tab.
+const PAGE_SECTIONS: [&str; 6] = [
+    "Page",
+    "Modal state",
+    "WebMCP tools",
+    "Snapshot",
+    "Events",
+    "Paused",
+];
+
+/// A text reply (not `--raw`, not `--json`) rewritten by `how`.
+pub fn rewrite_text(text: &str, how: &Rewrite) -> String {
+    let mut out = String::new();
+    for (title, body) in sections(text) {
+        let Some(title) = title else {
+            out.push_str(body);
+            continue;
+        };
+        let replaced = match title {
+            "Open tabs" if how.own.len() < 2 => continue,
+            "Open tabs" => render(how.own),
+            "Result" if how.tab_command => render(how.own),
+            t if how.withhold_page && PAGE_SECTIONS.contains(&t) => continue,
+            _ => body.to_string(),
+        };
+        out.push_str("### ");
+        out.push_str(title);
+        out.push('\n');
+        out.push_str(&replaced);
+    }
+    out
+}
+
+/// A `--json` reply without what describes the current tab.
+pub fn withhold_json(text: &str) -> Option<String> {
+    let mut value: serde_json::Value = serde_json::from_str(text).ok()?;
+    let object = value.as_object_mut()?;
+    object.remove("snapshot");
+    object.remove("webmcpTools");
+    Some(serde_json::to_string_pretty(&value).expect("JSON serialises"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LIST: &str = "### Result\n\
+        - 0: [A](https://a.test/)\n\
+        - 1: (current) [B ](x)](https://b.test/)\n\
+        - 2: [](about:blank) [crashed]\n";
+
+    #[test]
+    fn a_tab_list_is_read_line_by_line() {
+        let tabs = parse_list(LIST).unwrap();
+        assert_eq!(tabs.len(), 3);
+        assert_eq!(tabs[1].header, "[B ](x)](https://b.test/)");
+        assert!(tabs[1].current && !tabs[0].current);
+        assert_eq!(tabs[2].header, "[](about:blank)");
+        assert_eq!(parse_list("### Error\nError: Browser closed\n"), None);
+        assert_eq!(parse_list("- 1: [A](https://a.test/)\n"), None, "gap");
+        assert_eq!(parse_list("- 0: A\n"), None);
+    }
+
+    #[test]
+    fn other_tabs_leave_every_reply() {
+        let own = [
+            Shown::new(0, 3, Some("cart"), true, "[A](https://a.test/)"),
+            Shown::new(1, 7, None, false, "[](about:blank)"),
+        ];
+        let reply = "### Ran Playwright code\n```js\nawait page.click();\n```\n\
+            ### Open tabs\n- 0: (current) [A](https://a.test/)\n- 1: [Other](https://other.test/)\n\
+            - 2: [](about:blank)\n### Page\n- Page URL: https://a.test/\n### Snapshot\n```yaml\n- x\n```\n";
+        let how = Rewrite {
+            own: &own,
+            tab_command: false,
+            withhold_page: false,
+        };
+        let got = rewrite_text(reply, &how);
+        assert!(!got.contains("other.test"), "{got}");
+        assert!(got.contains(
+            "- 0: t3 cart (current) [A](https://a.test/)\n- 1: t7 [](about:blank)\n### Page\n"
+        ));
+        assert!(got.starts_with("### Ran Playwright code\n```js\n"));
+        assert!(got.ends_with("### Snapshot\n```yaml\n- x\n```\n"));
+        // One tab of its own: no list, as the daemon does for one tab.
+        let one = Rewrite {
+            own: &own[..1],
+            ..how
+        };
+        assert!(!rewrite_text(reply, &one).contains("Open tabs"));
+        let tab = Rewrite {
+            own: &own,
+            tab_command: true,
+            withhold_page: true,
+        };
+        let got = rewrite_text(
+            "### Result\n- 0: [Other](https://other.test/)\n### Page\n- Page URL: https://other.test/\n",
+            &tab,
+        );
+        assert_eq!(
+            got,
+            "### Result\n- 0: t3 cart (current) [A](https://a.test/)\n- 1: t7 [](about:blank)\n"
+        );
+    }
+
+    #[test]
+    fn json_replies_lose_the_page() {
+        let got = withhold_json(r#"{"result":"1","snapshot":"- x","webmcpTools":[]}"#).unwrap();
+        assert!(got.contains("\"result\"") && !got.contains("snapshot"));
+        assert_eq!(withhold_json("not json"), None);
+    }
+}

@@ -1,0 +1,492 @@
+//! Agents side by side (docs/DESIGN.md, "Agents side by side"): every tab
+//! of the session belongs to one agent or to the user, has an id that never
+//! changes, and an agent's command runs on its own tab and sees its own
+//! tabs only. The daemon keeps one current tab and names none: under the
+//! session's turn (`lease`), a command lists the tabs, reads what changed
+//! into the book (`book.rs`, `align.rs`), selects its tab, runs, and lists
+//! them again; replies are rewritten to show the agent's tabs alone
+//! (`listing.rs`).
+
+pub mod align;
+pub mod book;
+pub mod listing;
+pub mod view;
+
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::daemon::request::{Plan, plan};
+use crate::daemon::{self, DaemonError, Reply};
+use crate::exit::Exit;
+use crate::lease::{self, HeldLease, log::Event};
+use crate::policy::tabs::TabRef;
+use crate::runtime::{Runtime, RuntimeError, StateFile};
+use align::Seen;
+use book::{Book, During, Refused};
+use listing::Shown;
+
+/// A tab list is a few lines per tab: a reply past this is not one.
+const LIST_LIMIT: usize = 4 << 20;
+
+#[derive(Debug, thiserror::Error)]
+pub enum TabsError {
+    #[error("{}", refusal(.agent, .refused, .own))]
+    Refused {
+        agent: String,
+        refused: Refused,
+        /// The agent's own list, rendered.
+        own: String,
+    },
+    #[error(
+        "nothing was run: since agent {agent}'s last command, {}. Your tabs now:\n{own}Name the \
+         tab to use (`--tab <id>`), or open one (`my-chrome tab-new <url>`), and run the command \
+         again",
+        .notes.join("; ")
+    )]
+    Changed {
+        agent: String,
+        notes: Vec<String>,
+        own: String,
+    },
+    #[error(
+        "`{command}` reaches every tab of the session (cookies, routes, network, storage, \
+         tracing, video or the debugger), and agent(s) {} have tabs open in it; nothing was run. \
+         Run it when they are done (`my-chrome agents` shows who has tabs), or ask the user",
+        .agents.join(", ")
+    )]
+    OthersHaveTabs {
+        command: String,
+        agents: Vec<String>,
+    },
+    #[error(
+        "the session's tabs changed while this command was choosing its tab (a tab closed or \
+         opened meanwhile); nothing was run. Run it again"
+    )]
+    Moved,
+    #[error("the session's tabs could not be listed ({0}); nothing was run")]
+    Unlisted(String),
+    #[error(
+        "t{0} is the session's last tab: closing it would end the session, so it was not \
+         closed. `my-chrome release` gives it back to the user instead"
+    )]
+    LastTab(u64),
+    #[error(
+        "{path}: is not a tab book of my-chrome ({detail}); nothing was run. It records which \
+         agent owns which tab: remove it (rm {path}; every tab is then the user's until claimed) \
+         and run the command again"
+    )]
+    Malformed { path: PathBuf, detail: String },
+    #[error(transparent)]
+    Runtime(#[from] RuntimeError),
+    #[error(transparent)]
+    Daemon(#[from] DaemonError),
+    #[error(transparent)]
+    Lease(#[from] lease::LeaseError),
+}
+
+impl TabsError {
+    pub fn exit(&self) -> Exit {
+        match self {
+            TabsError::Refused { refused, .. } => match refused {
+                Refused::Foreign { .. } => Exit::Busy,
+                Refused::Gone(_) => Exit::TabGone,
+                Refused::Unknown(_) | Refused::Earlier(_) | Refused::LabelTaken(_) => Exit::Usage,
+            },
+            TabsError::Changed { .. } => Exit::TabGone,
+            TabsError::OthersHaveTabs { .. } => Exit::Busy,
+            TabsError::Moved | TabsError::Unlisted(_) => Exit::Failure,
+            TabsError::LastTab(_) => Exit::Usage,
+            TabsError::Malformed { .. } => Exit::Security,
+            TabsError::Runtime(e) => e.exit(),
+            TabsError::Daemon(e) => e.exit(),
+            TabsError::Lease(e) => e.exit(),
+        }
+    }
+}
+
+fn refusal(agent: &str, refused: &Refused, own: &str) -> String {
+    let why = match refused {
+        Refused::Unknown(reference) => format!("no tab of agent {agent} has {reference}"),
+        Refused::Gone(id) => format!("tab t{id} is closed"),
+        Refused::Earlier(id) => format!(
+            "tab t{id} belongs to an earlier session (before the last `my-chrome connect`); ids \
+             are never reused"
+        ),
+        Refused::Foreign { id, owner } => format!(
+            "tab t{id} is {}'s, not agent {agent}'s{}",
+            owner.describe(),
+            match owner {
+                book::Owner::User | book::Owner::Spare => {
+                    "; `my-chrome tab-claim <id>` takes a tab the user added"
+                }
+                book::Owner::Agent(_) => "",
+            }
+        ),
+        Refused::LabelTaken(label) => format!("agent {agent} already has a tab labelled {label}"),
+    };
+    format!("{why}; nothing was run. Your tabs:\n{own}")
+}
+
+/// What identifies the daemon a book describes: its socket file (a new
+/// daemon makes a new one).
+pub fn session_key(socket: &Path) -> Result<String, RuntimeError> {
+    let meta = std::fs::symlink_metadata(socket).map_err(|source| RuntimeError::Io {
+        action: "inspect",
+        path: socket.to_path_buf(),
+        source,
+    })?;
+    Ok(format!(
+        "{}:{}:{}.{}",
+        meta.dev(),
+        meta.ino(),
+        meta.ctime(),
+        meta.ctime_nsec()
+    ))
+}
+
+/// The book, if there is one. Empty or zero-filled (a power loss): none.
+pub fn load(runtime: &Runtime) -> Result<Option<Book>, TabsError> {
+    let Some(bytes) = runtime
+        .read_state(StateFile::Tabs)?
+        .filter(|bytes| !bytes.iter().all(|b| *b == 0 || b.is_ascii_whitespace()))
+    else {
+        return Ok(None);
+    };
+    let malformed = |detail: String| TabsError::Malformed {
+        path: runtime.root().join(StateFile::Tabs.file_name()),
+        detail,
+    };
+    // Where and what kind of error, never the text: it holds addresses.
+    let book: Book = serde_json::from_slice(&bytes).map_err(|e| {
+        malformed(format!(
+            "{:?} error at line {}, column {}",
+            e.classify(),
+            e.line(),
+            e.column()
+        ))
+    })?;
+    if !book.well_formed() {
+        return Err(malformed("unexpected version or ids".into()));
+    }
+    Ok(Some(book))
+}
+
+pub fn save(runtime: &Runtime, book: &Book) -> Result<(), RuntimeError> {
+    let bytes = serde_json::to_vec(book).expect("the book serialises");
+    runtime.write_state(StateFile::Tabs, &bytes)
+}
+
+/// Where a browser command meets the session's tabs, for one agent, while
+/// it holds the session's turn.
+pub struct Desk {
+    runtime: Runtime,
+    socket: PathBuf,
+    cwd: PathBuf,
+    bound: Duration,
+    pub agent: String,
+    pub book: Book,
+}
+
+impl Desk {
+    /// Lists the tabs and reads what changed since the last command into
+    /// the book (a new daemon gets a new book); agents gone quiet for
+    /// `gone_after` leave their tabs to the user.
+    pub fn open(
+        held: &HeldLease,
+        runtime: &Runtime,
+        socket: &Path,
+        cwd: &Path,
+        bound: Duration,
+        gone_after: Duration,
+    ) -> Result<Desk, TabsError> {
+        let mut desk = Desk {
+            runtime: runtime.clone(),
+            socket: socket.to_path_buf(),
+            cwd: cwd.to_path_buf(),
+            bound,
+            agent: held.agent.clone(),
+            book: Book::fresh("", 1, &[]),
+        };
+        let seen = desk.list()?;
+        let key = session_key(socket)?;
+        desk.book = match load(runtime)? {
+            Some(mut book) if book.session == key => {
+                book.sync(&seen, None);
+                book
+            }
+            Some(old) => Book::fresh(&key, old.next_id, &seen),
+            None => Book::fresh(&key, 1, &seen),
+        };
+        let now = lease::now_ms();
+        let idle: Vec<(String, u64)> = desk
+            .book
+            .agents
+            .iter()
+            .map(|(name, a)| (name.clone(), now.saturating_sub(a.last_at)))
+            .collect();
+        for name in desk.book.expire(now, gone_after.as_millis() as u64) {
+            let idle = idle
+                .iter()
+                .find(|(n, _)| *n == name)
+                .map_or(0, |(_, ms)| *ms);
+            let line = lease::log::line(
+                std::time::SystemTime::now(),
+                &name,
+                None,
+                &Event::Gone {
+                    idle: Duration::from_millis(idle),
+                },
+            );
+            lease::log::append(runtime, &[line])?;
+        }
+        Ok(desk)
+    }
+
+    /// Records the agent's command (its name only, and when).
+    pub fn touch(&mut self, command: &str) {
+        let state = self.book.agents.entry(self.agent.clone()).or_default();
+        state.last_command = lease::log::command_name(command).into();
+        state.last_at = lease::now_ms();
+    }
+
+    /// What happened to the agent's tabs since its last command: if
+    /// anything, the command runs nothing and says so.
+    pub fn check_notices(&mut self) -> Result<(), TabsError> {
+        let notes = self.book.take_notices(&self.agent);
+        if notes.is_empty() {
+            return Ok(());
+        }
+        self.save()?;
+        Err(TabsError::Changed {
+            agent: self.agent.clone(),
+            notes,
+            own: listing::render(&self.shown()),
+        })
+    }
+
+    pub fn refused(&self, refused: Refused) -> TabsError {
+        TabsError::Refused {
+            agent: self.agent.clone(),
+            refused,
+            own: listing::render(&self.shown()),
+        }
+    }
+
+    /// The agent's tab `reference` names.
+    pub fn resolve(&self, reference: &TabRef) -> Result<u64, TabsError> {
+        self.book
+            .resolve(&self.agent, reference)
+            .map_err(|r| self.refused(r))
+    }
+
+    /// The tab a command runs on: the one named, else the agent's current
+    /// (a blank one opened for it when it has none).
+    pub fn target(&mut self, named: Option<&TabRef>) -> Result<u64, TabsError> {
+        if let Some(reference) = named {
+            return self.resolve(reference);
+        }
+        if let Some(id) = self.book.default_tab(&self.agent) {
+            return Ok(id);
+        }
+        self.open_tab(None, None)
+    }
+
+    /// Opens a tab for the agent (`tab-new [url]`), labelled; the reply's
+    /// text, for the caller to show.
+    pub fn open_tab(&mut self, url: Option<&str>, label: Option<&str>) -> Result<u64, TabsError> {
+        let (id, _) = self.open_tab_replying(url, label, &[])?;
+        Ok(id)
+    }
+
+    /// The same, with options for the request (`--json`), and its reply.
+    pub fn open_tab_replying(
+        &mut self,
+        url: Option<&str>,
+        label: Option<&str>,
+        leading: &[String],
+    ) -> Result<(u64, Reply), TabsError> {
+        if let Some(label) = label
+            && self
+                .book
+                .own(&self.agent)
+                .iter()
+                .any(|t| t.label.as_deref() == Some(label))
+        {
+            return Err(self.refused(Refused::LabelTaken(label.into())));
+        }
+        let mut args = leading.to_vec();
+        args.push("tab-new".into());
+        // A tab opened without an address can leave `eval` waiting forever
+        // through the extension (src/session/connect_tab.rs).
+        args.push(url.unwrap_or("about:blank").into());
+        let reply = self.send(&args)?;
+        let seen = self.list()?;
+        let notes = self.book.sync(
+            &seen,
+            Some(&During {
+                agent: &self.agent,
+                acted_on: None,
+                closed: None,
+                opens: true,
+                moves_current: true,
+            }),
+        );
+        show_notes(&notes);
+        // The daemon makes the tab it opened current.
+        let id = self
+            .book
+            .current
+            .filter(|id| {
+                self.book
+                    .tab(*id)
+                    .is_some_and(|t| t.owner.agent() == Some(&self.agent))
+            })
+            .ok_or_else(|| TabsError::Unlisted("the new tab is not in the list".into()))?;
+        self.book
+            .adopt(&self.agent, id, label)
+            .map_err(|r| self.refused(r))?;
+        Ok((id, reply))
+    }
+
+    /// Makes tab `id` the daemon's current one, checking that the list did
+    /// not change in between (else nothing runs).
+    pub fn select(&mut self, id: u64) -> Result<(), TabsError> {
+        if self.book.current == Some(id) {
+            return Ok(());
+        }
+        let index = self.book.index_of(id).ok_or(TabsError::Moved)?;
+        let reply = self.send(&["tab-select".into(), index.to_string()])?;
+        let seen = match reply {
+            Reply::Text {
+                text: Some(text),
+                is_error: false,
+            } => listing::parse_list(&text),
+            _ => None,
+        }
+        .ok_or(TabsError::Moved)?;
+        let same = seen.len() == self.book.tabs.len()
+            && seen
+                .iter()
+                .zip(&self.book.tabs)
+                .all(|(s, t)| align::same_page(&t.header, &s.header))
+            && seen.get(index).is_some_and(|s| s.current);
+        if !same {
+            // What the list shows now is read in at the next command.
+            return Err(TabsError::Moved);
+        }
+        self.book.current = Some(id);
+        Ok(())
+    }
+
+    pub fn runtime(&self) -> &Runtime {
+        &self.runtime
+    }
+
+    /// Makes `id` the agent's current tab.
+    pub fn set_current(&mut self, id: u64) {
+        self.book
+            .agents
+            .entry(self.agent.clone())
+            .or_default()
+            .current = Some(id);
+    }
+
+    /// Closes the agent's tab `id`: selected first (the list checked), then
+    /// closed as the daemon's current tab, so that no index shifted by a
+    /// tab closing meanwhile can close another's. Never the session's last
+    /// tab: closing it would end the session.
+    pub fn close(&mut self, id: u64) -> Result<(), TabsError> {
+        if self.book.tabs.len() < 2 {
+            return Err(TabsError::LastTab(id));
+        }
+        self.select(id)?;
+        match self.send(&["tab-close".into()])? {
+            Reply::Text {
+                is_error: false, ..
+            } => {}
+            _ => return Err(TabsError::Unlisted("the tab did not close".into())),
+        }
+        let agent = self.agent.clone();
+        self.finish(&During {
+            agent: &agent,
+            acted_on: None,
+            closed: Some(id),
+            opens: false,
+            moves_current: true,
+        })
+    }
+
+    /// Reads the tabs again after the agent's command (`during`).
+    pub fn finish(&mut self, during: &During) -> Result<(), TabsError> {
+        let seen = self.list()?;
+        let notes = self.book.sync(&seen, Some(during));
+        show_notes(&notes);
+        Ok(())
+    }
+
+    /// Whether the daemon's current tab is the agent's.
+    pub fn current_is_own(&self) -> bool {
+        self.book
+            .current
+            .and_then(|id| self.book.tab(id))
+            .is_some_and(|t| t.owner.agent() == Some(&self.agent))
+    }
+
+    /// The agent's tabs as its list shows them.
+    pub fn shown(&self) -> Vec<Shown> {
+        let current = self.book.agents.get(&self.agent).and_then(|a| a.current);
+        self.book
+            .own(&self.agent)
+            .iter()
+            .enumerate()
+            .map(|(i, t)| {
+                Shown::new(
+                    i,
+                    t.id,
+                    t.label.as_deref(),
+                    Some(t.id) == current,
+                    &t.header,
+                )
+            })
+            .collect()
+    }
+
+    pub fn save(&self) -> Result<(), RuntimeError> {
+        save(&self.runtime, &self.book)
+    }
+
+    /// One tab command for the daemon.
+    fn send(&self, args: &[String]) -> Result<Reply, TabsError> {
+        let Plan::Run(line) = plan(args, &self.cwd) else {
+            return Err(TabsError::Unlisted(format!(
+                "`{}` is no daemon request",
+                args.iter()
+                    .find(|a| !a.starts_with('-'))
+                    .map_or("", String::as_str)
+            )));
+        };
+        Ok(daemon::run(&self.socket, &line, self.bound, LIST_LIMIT)?)
+    }
+
+    /// Every tab of the session, as the daemon lists them.
+    pub fn list(&self) -> Result<Vec<Seen>, TabsError> {
+        match self.send(&["tab-list".into()])? {
+            Reply::Text {
+                text: Some(text),
+                is_error: false,
+            } => listing::parse_list(&text)
+                .ok_or_else(|| TabsError::Unlisted("its reply is no tab list".into())),
+            // An error text may list tabs: never in a message.
+            Reply::Text { .. } => Err(TabsError::Unlisted("the daemon refused".into())),
+            Reply::Error(message) => Err(TabsError::Unlisted(message)),
+        }
+    }
+}
+
+/// What happened to the agent's own tabs during its command.
+fn show_notes(notes: &[String]) {
+    for note in notes {
+        eprintln!("my-chrome: {note}");
+    }
+}

@@ -1,0 +1,422 @@
+//! Agents side by side on one session: each in its own tabs, addressed by
+//! stable ids, interleaved command by command (docs/DESIGN.md, "Agents side
+//! by side"). The real binary, the real pinned CLI, and a session made by
+//! `my-chrome connect` to the Chrome stand-in (a real Chromium).
+
+mod common;
+
+use std::process::Command;
+use std::sync::Arc;
+use std::thread;
+use std::time::Duration;
+
+use common::site::{POPUP_TEXT, Site, agent_text};
+use common::standin::Standin;
+use common::{Run, Running, Sandbox, World, assert_nowhere, read_snapshot, reference, world};
+
+fn as_agent(sandbox: &Sandbox, agent: &str, args: &[&str]) -> Command {
+    let mut full = vec!["--agent", agent];
+    full.extend_from_slice(args);
+    sandbox.command(&full)
+}
+
+fn run_as(sandbox: &Sandbox, agent: &str, args: &[&str]) -> Run {
+    Running::start(as_agent(sandbox, agent, args)).wait()
+}
+
+/// A session made by `my-chrome connect` to the stand-in, and a site with a
+/// page for each agent.
+struct Browser {
+    world: World,
+    chrome: Standin,
+    site: Site,
+}
+
+fn browser() -> Browser {
+    let mut world = world();
+    let chrome = world.chrome();
+    let connected = world.sandbox.run(&["--agent", "person", "connect"]);
+    assert_eq!(connected.code, 0, "{}", connected.stderr);
+    Browser {
+        world,
+        chrome,
+        site: Site::start(),
+    }
+}
+
+impl Browser {
+    fn sandbox(&self) -> &Sandbox {
+        &self.world.sandbox
+    }
+
+    fn ok(&self, agent: &str, args: &[&str]) -> Run {
+        let run = run_as(self.sandbox(), agent, args);
+        assert_eq!(
+            run.code, 0,
+            "{agent} {args:?}: {}{}",
+            run.stdout, run.stderr
+        );
+        run
+    }
+
+    fn page(&self, agent: &str) -> String {
+        self.site.url(&format!("/agent/{agent}"))
+    }
+
+    /// The agent's own tab list, as (id, label, current, url).
+    fn tabs(&self, agent: &str) -> Vec<(String, Option<String>, bool, String)> {
+        let listed = self.ok(agent, &["tab-list", "--json"]).json();
+        listed["tabs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| {
+                (
+                    t["id"].as_str().unwrap().to_string(),
+                    t["label"].as_str().map(String::from),
+                    t["current"].as_bool().unwrap(),
+                    t["url"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect()
+    }
+
+    fn agents(&self) -> serde_json::Value {
+        self.ok("person", &["agents", "--json"]).json()
+    }
+}
+
+/// Whether `text` mentions any agent's page but `agent`'s.
+fn mentions_others(text: &str, agent: &str, all: &[&str]) -> Option<String> {
+    all.iter()
+        .filter(|other| **other != agent)
+        .find(|other| {
+            text.contains(&format!("/agent/{other}")) || text.contains(&agent_text(other))
+        })
+        .map(|other| format!("{agent} saw {other}'s page in:\n{text}"))
+}
+
+#[test]
+fn three_agents_interleaved_each_read_only_their_own_page() {
+    let b = Arc::new(browser());
+    let names = ["ann", "bob", "cid"];
+    for name in names {
+        b.ok(name, &["goto", &b.page(name)]);
+    }
+    let rounds = 8;
+    let workers: Vec<_> = names
+        .into_iter()
+        .map(|agent| {
+            let b = Arc::clone(&b);
+            thread::spawn(move || {
+                let mut seen = Vec::new();
+                for round in 0..rounds {
+                    let snapshot = b.ok(agent, &["snapshot"]);
+                    let yaml = read_snapshot(b.sandbox(), &snapshot.stdout);
+                    assert!(yaml.contains(&agent_text(agent)), "{agent}: {yaml}");
+                    seen.push(snapshot.stdout + &yaml);
+                    let title = b.ok(agent, &["eval", "document.title"]);
+                    assert!(
+                        title.stdout.contains(&format!("Agent {agent}")),
+                        "{}",
+                        title.stdout
+                    );
+                    seen.push(title.stdout);
+                    if round % 2 == 0 {
+                        let went = b.ok(agent, &["goto", &b.page(agent)]);
+                        seen.push(went.stdout);
+                    }
+                }
+                seen
+            })
+        })
+        .collect();
+    for (agent, worker) in names.iter().zip(workers) {
+        for text in worker.join().unwrap() {
+            if let Some(leak) = mentions_others(&text, agent, &names) {
+                panic!("{leak}");
+            }
+        }
+    }
+    // Each has one tab of its own, and sees no other.
+    for name in names {
+        let tabs = b.tabs(name);
+        assert_eq!(tabs.len(), 1, "{name}: {tabs:?}");
+        assert!(tabs[0].3.ends_with(&format!("/agent/{name}")), "{tabs:?}");
+    }
+    let agents = b.agents();
+    let listed: Vec<&str> = agents["agents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|a| !a["tabs"].as_array().unwrap().is_empty())
+        .map(|a| a["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(listed, names);
+    assert_nowhere(&b.world.token, b.sandbox().home.path(), &[]);
+}
+
+/// The exit code and the message of a refused command.
+fn refused(b: &Browser, agent: &str, args: &[&str], code: i32, needle: &str) -> Run {
+    let run = run_as(b.sandbox(), agent, args);
+    run.expect(code, needle);
+    assert!(run.stderr.contains("nothing was run"), "{}", run.stderr);
+    run
+}
+
+#[test]
+fn no_agent_reaches_another_agents_tab_by_index_id_or_label() {
+    let b = browser();
+    b.ok("ann", &["goto", &b.page("ann")]);
+    b.ok("bob", &["tab-new", "--label", "work", &b.page("bob")]);
+    let bob_before = b.tabs("bob");
+    assert_eq!(bob_before.len(), 1, "{bob_before:?}");
+    assert_eq!(bob_before[0].1.as_deref(), Some("work"));
+    let bob_id = bob_before[0].0.clone();
+    let ann_id = b.tabs("ann")[0].0.clone();
+    // ann has index 0 only: every other index is no tab of hers.
+    for index in ["1", "2", "5"] {
+        refused(
+            &b,
+            "ann",
+            &["tab-select", index],
+            2,
+            "no tab of agent ann has index",
+        );
+        refused(
+            &b,
+            "ann",
+            &["tab-close", index],
+            2,
+            "no tab of agent ann has index",
+        );
+    }
+    for args in [
+        vec!["tab-select", &bob_id],
+        vec!["tab-close", &bob_id],
+        vec!["snapshot", "--tab", &bob_id],
+        vec!["eval", "document.title", "--tab", &bob_id],
+        vec!["goto", &b.site.url("/"), "--tab", &bob_id],
+    ] {
+        let run = refused(&b, "ann", &args, 7, &format!("tab {bob_id} is agent bob's"));
+        assert!(!run.stdout.contains("/agent/bob"), "{}", run.stdout);
+    }
+    // A label is the agent's own: bob's means nothing to ann.
+    refused(
+        &b,
+        "ann",
+        &["snapshot", "--tab", "work"],
+        2,
+        "no tab of agent ann has label",
+    );
+    refused(
+        &b,
+        "ann",
+        &["snapshot", "--tab", "t999"],
+        2,
+        "no tab of agent ann has t999",
+    );
+    refused(
+        &b,
+        "bob",
+        &["tab-new", "--label", "work"],
+        2,
+        "already has a tab labelled work",
+    );
+    b.run_bad_args();
+    // Nothing of bob's moved; each still reads its own page.
+    assert_eq!(b.tabs("bob"), bob_before);
+    let own = b.ok("bob", &["snapshot", "--tab", "work"]);
+    let yaml = read_snapshot(b.sandbox(), &own.stdout);
+    assert!(yaml.contains(&agent_text("bob")), "{yaml}");
+    let own = b.ok("ann", &["eval", "document.title", "--tab", &ann_id]);
+    assert!(own.stdout.contains("Agent ann"), "{}", own.stdout);
+    // ann's list shows her tab only, with its id; bob's shows his label.
+    let list = b.ok("ann", &["tab-list"]).stdout;
+    assert!(
+        list.contains(&format!("- 0: {ann_id} (current) [Agent ann]")),
+        "{list}"
+    );
+    assert!(!list.contains("bob"), "{list}");
+    let list = b.ok("bob", &["tab-list"]).stdout;
+    assert!(
+        list.contains(&format!("- 0: {bob_id} work (current) [Agent bob]")),
+        "{list}"
+    );
+}
+
+impl Browser {
+    /// Tab options that are no tab reference are usage errors.
+    fn run_bad_args(&self) {
+        for (args, needle) in [
+            (vec!["snapshot", "--tab"], "`--tab` needs a value"),
+            (vec!["snapshot", "--tab", "a b"], "names no tab"),
+            (
+                vec!["snapshot", "--tab", "t1", "--tab", "t2"],
+                "given twice",
+            ),
+            (vec!["snapshot", "--label", "x"], "only goes with `tab-new`"),
+            (vec!["tab-new", "--label", "t5"], "is not a tab label"),
+        ] {
+            run_as(self.sandbox(), "ann", &args).expect(2, needle);
+        }
+    }
+}
+
+#[test]
+fn popups_are_their_openers_and_a_closed_tab_is_news_to_its_owner_alone() {
+    let b = browser();
+    let home = b.site.url("/");
+    b.ok("ann", &["goto", &home]);
+    b.ok("bob", &["goto", &b.page("bob")]);
+    let snapshot = b.ok("ann", &["snapshot"]);
+    let yaml = read_snapshot(b.sandbox(), &snapshot.stdout);
+    b.ok("ann", &["click", &reference(&yaml, "Open popup")]);
+    let ann = b.tabs("ann");
+    assert_eq!(ann.len(), 2, "the popup is ann's: {ann:?}");
+    assert!(ann[1].3.ends_with("/popup"), "{ann:?}");
+    assert_eq!(b.tabs("bob").len(), 1);
+    // The user closes ann's first tab in the browser.
+    b.chrome.close_page(&format!("{}/", b.site.base));
+    let told = refused(
+        &b,
+        "ann",
+        &["snapshot"],
+        8,
+        &format!("tab {} was closed", ann[0].0),
+    );
+    assert!(
+        told.stderr.contains(&ann[1].0),
+        "her tabs now: {}",
+        told.stderr
+    );
+    // Said once; then her commands run on the tab she has left.
+    let popup = b.ok("ann", &["snapshot"]);
+    let yaml = read_snapshot(b.sandbox(), &popup.stdout);
+    assert!(yaml.contains(POPUP_TEXT), "{yaml}");
+    // bob was not told anything and still reads his page.
+    let bob = b.ok("bob", &["eval", "document.title"]);
+    assert!(bob.stdout.contains("Agent bob"), "{}", bob.stdout);
+    // ann's popup closes itself during her click: the reply would describe
+    // the tab current next (bob's), so that part is withheld.
+    let yaml = read_snapshot(b.sandbox(), &b.ok("ann", &["snapshot"]).stdout);
+    let closing = b.ok("ann", &["click", &reference(&yaml, "Close me")]);
+    assert!(
+        closing.stderr.contains("closed during it"),
+        "{}",
+        closing.stderr
+    );
+    assert!(!closing.stdout.contains("/agent/bob"), "{}", closing.stdout);
+    assert!(
+        !closing.stdout.contains(&agent_text("bob")),
+        "{}",
+        closing.stdout
+    );
+    assert!(b.tabs("ann").is_empty());
+    assert_eq!(b.tabs("bob").len(), 1);
+}
+
+#[test]
+fn browser_wide_commands_wait_until_no_other_agent_has_a_tab() {
+    let b = browser();
+    b.ok("ann", &["goto", &b.page("ann")]);
+    b.ok("bob", &["goto", &b.page("bob")]);
+    for args in [
+        &["cookie-list"][..],
+        &["route", "**/x"],
+        &["state-save", "/tmp/x.json"],
+        &["resume"],
+    ] {
+        refused(&b, "bob", args, 7, "agent(s) ann have tabs open");
+    }
+    let gone = b.ok("ann", &["release"]);
+    assert!(gone.stdout.contains("gave back"), "{}", gone.stdout);
+    assert!(b.tabs("ann").is_empty());
+    b.ok("bob", &["cookie-list"]);
+    // What ann opened was closed; the session's tabs are bob's and the
+    // blank one ann had been given, which she opened: closed.
+    let agents = b.agents();
+    assert_eq!(agents["user_tabs"].as_array().unwrap().len(), 0, "{agents}");
+}
+
+#[test]
+fn a_tab_no_command_opened_is_the_users_until_claimed() {
+    let b = browser();
+    b.ok("ann", &["goto", &b.site.url("/later-popup")]);
+    b.ok("bob", &["goto", &b.page("bob")]);
+    let yaml = read_snapshot(b.sandbox(), &b.ok("ann", &["snapshot"]).stdout);
+    b.ok("ann", &["click", &reference(&yaml, "Open later")]);
+    // The page opened a popup by itself, between commands.
+    let mut user_tab = None;
+    for _ in 0..50 {
+        thread::sleep(Duration::from_millis(100));
+        b.ok("bob", &["tab-list"]);
+        let agents = b.agents();
+        if let Some(id) = agents["user_tabs"].as_array().unwrap().first() {
+            user_tab = Some(id.as_str().unwrap().to_string());
+            break;
+        }
+    }
+    let user_tab = user_tab.expect("the page's own popup appeared");
+    assert_eq!(
+        b.tabs("ann").len(),
+        1,
+        "not ann's: no command of hers opened it"
+    );
+    refused(
+        &b,
+        "ann",
+        &["snapshot", "--tab", &user_tab],
+        7,
+        "is the user's",
+    );
+    let claimed = b.ok("bob", &["tab-claim", &user_tab, "--label", "found"]);
+    assert!(
+        claimed
+            .stdout
+            .contains(&format!("{user_tab} found (current)")),
+        "{}",
+        claimed.stdout
+    );
+    run_as(b.sandbox(), "ann", &["tab-claim", &user_tab]).expect(7, "is agent bob's");
+    let yaml = read_snapshot(b.sandbox(), &b.ok("bob", &["snapshot"]).stdout);
+    assert!(yaml.contains(POPUP_TEXT), "{yaml}");
+    // Given back with --keep: open, the user's again.
+    b.ok("bob", &["release", "--tab", "found", "--keep"]);
+    assert_eq!(b.agents()["user_tabs"][0], user_tab.as_str());
+}
+
+#[test]
+fn ids_of_an_earlier_session_and_a_broken_book_are_refused_with_the_way_out() {
+    let b = browser();
+    b.ok("ann", &["goto", &b.page("ann")]);
+    let old = b.tabs("ann")[0].0.clone();
+    b.ok("person", &["disconnect"]);
+    b.ok("person", &["connect"]);
+    refused(
+        &b,
+        "ann",
+        &["snapshot", "--tab", &old],
+        2,
+        "belongs to an earlier session",
+    );
+    b.ok("ann", &["goto", &b.page("ann")]);
+    let new = b.tabs("ann")[0].0.clone();
+    assert!(
+        new[1..].parse::<u64>().unwrap() > old[1..].parse::<u64>().unwrap(),
+        "{old} {new}"
+    );
+    // A book that is not ours stops every command, its content unquoted.
+    let book = b.sandbox().runtime.join("tabs.json");
+    std::fs::write(&book, r#"{"version":1,"CANARY":true}"#).unwrap();
+    let run = run_as(b.sandbox(), "ann", &["snapshot"]);
+    run.expect(6, "is not a tab book of my-chrome");
+    assert!(run.stderr.contains(&format!("rm {}", book.display())));
+    assert!(!run.stderr.contains("CANARY"));
+    std::fs::remove_file(&book).unwrap();
+    // Rebuilt from the session: every tab the user's until claimed.
+    let agents = b.agents();
+    assert_eq!(agents["agents"].as_array().unwrap().len(), 0);
+    b.ok("ann", &["tab-list"]);
+    assert!(b.tabs("ann").is_empty());
+}
