@@ -1,5 +1,5 @@
-//! What the lease costs one forwarded command: one uncontended take and
-//! release (`lease::acquire` and the end recorded on drop), timed inside a
+//! What the session's turn costs one forwarded command: one uncontended
+//! take and release of its lock (`lease::acquire`, the end logged on drop), timed inside a
 //! fresh process, as `scripts/bench.sh` runs it. Prints microseconds.
 //!
 //! Usage: lease_cost RUNTIME_DIR [AGENT]   (no AGENT: the derived name)
@@ -22,7 +22,7 @@ fn main() {
     let config = Config::from_vars(vars).expect("configuration");
     let runtime = my_chrome::runtime::Runtime::open(&config.runtime).expect("the runtime");
     let started = Instant::now();
-    let held = my_chrome::lease::acquire(&config, &runtime, "tab-list").expect("the lease");
+    let held = my_chrome::lease::acquire(&config, &runtime, "tab-list").expect("the turn");
     drop(held);
     println!("{}", started.elapsed().as_micros());
 }

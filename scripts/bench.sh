@@ -13,9 +13,16 @@
 #     The real extension's connect times are printed by
 #     tests/real_extension.rs (`cargo test --test real_extension --
 #     --nocapture`);
-#   - the lease's share of a forwarded command: one uncontended take and
-#     release timed inside a fresh process (examples/lease_cost.rs), with an
-#     explicit agent name and with the derived one (target: <= 2 ms);
+#   - the turn's share of a forwarded command: one uncontended take and
+#     release of the session's lock, timed inside a fresh process
+#     (examples/lease_cost.rs), with an explicit agent name and with the
+#     derived one (target: <= 2 ms);
+#   - the per-command cost of keeping each agent in its own tabs: the tab
+#     lists before and after, the book, the selection, timed inside a fresh
+#     process (examples/tabs_cost.rs; target: <= 5 ms), with the agent's tab
+#     current and with another agent's tab current (a selection);
+#   - three agents at once, each reading its own page (snapshot and eval,
+#     10 each), against one agent doing all 60 in a row (target: <= 1.2x);
 #   - the helper check's share: reading the record of the verified tree and
 #     comparing all of <runtime>/cli with it, in a fresh process
 #     (examples/manifest_cost.rs; target: <= 5 ms).
@@ -28,7 +35,8 @@ cd "$(dirname "$0")/.."
 runs=${1:-20}
 
 cargo build --release --quiet --workspace
-cargo build --release --quiet --example lease_cost --example manifest_cost --example daemon_cost
+cargo build --release --quiet --example lease_cost --example manifest_cost --example daemon_cost --example tabs_cost
+command -v python3 >/dev/null || { echo "bench: python3 is missing (it serves the agents' pages)" >&2; exit 1; }
 [ -x /usr/bin/time ] || { echo "bench: GNU time (/usr/bin/time) is missing: scripts/prerequisites.sh test installs it" >&2; exit 1; }
 bin=$PWD/target/release/my-chrome
 work=$(mktemp -d)
@@ -100,6 +108,34 @@ done | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
 daemon=$(for _ in $(seq "$runs"); do target/release/examples/daemon_cost; done |
   sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
 
+# Each agent in its own tabs: what it adds to a command, with the agent's
+# tab current, and with another agent's current (then a selection too).
+site=$work/site && mkdir -p "$site"
+for a in one two three; do printf '<title>%s</title><h1>Page of %s</h1>' "$a" "$a" >"$site/$a.html"; done
+python3 -m http.server --bind 127.0.0.1 --directory "$site" 18765 >/dev/null 2>&1 &
+pids+=($!)
+for _ in $(seq 100); do (exec 3<>/dev/tcp/127.0.0.1/18765) 2>/dev/null && break; sleep 0.05; done
+for a in one two three; do MY_CHROME_AGENT=$a "$bin" goto "http://127.0.0.1:18765/$a.html" >/dev/null; done
+tabs_us() { # agent, and whose tab is to be current first
+  for _ in $(seq "$runs"); do
+    MY_CHROME_AGENT=$2 "$bin" eval 1 >/dev/null 2>&1
+    MY_CHROME_AGENT=$1 target/release/examples/tabs_cost
+  done | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'
+}
+tabs_own=$(tabs_us one one)
+tabs_switch=$(tabs_us one two)
+reads() { # agent count
+  for _ in $(seq "$2"); do
+    MY_CHROME_AGENT=$1 "$bin" snapshot >/dev/null && MY_CHROME_AGENT=$1 "$bin" eval document.title >/dev/null
+  done
+}
+s=${EPOCHREALTIME/[.,]/}; reads one 30; e=${EPOCHREALTIME/[.,]/}; serial=$((e - s))
+s=${EPOCHREALTIME/[.,]/}
+reads one 10 & r1=$!; reads two 10 & r2=$!; reads three 10 & r3=$!
+wait "$r1" "$r2" "$r3"
+e=${EPOCHREALTIME/[.,]/}; together=$((e - s))
+for a in one two three; do MY_CHROME_AGENT=$a "$bin" release >/dev/null 2>&1 || true; done
+
 connects=()
 for _ in $(seq 5); do
   "$bin" disconnect >/dev/null 2>&1
@@ -132,6 +168,11 @@ awk -v w="$w_list" -v d="$daemon" 'BEGIN { printf "  start, lease and checks (th
 echo "my-chrome connect (5 runs):              median ${c} ms"
 echo "my-chrome doctor --json:                 median ${doctor} ms"
 echo "my-chrome setup (no-op):                 median ${setup} ms"
-echo "lease take+release, MY_CHROME_AGENT set:  median ${lease_named} us (target <= 2000)"
-echo "lease take+release, derived agent name:   median ${lease_derived} us (target <= 2000)"
+echo "turn take+release, MY_CHROME_AGENT set:   median ${lease_named} us (target <= 2000)"
+echo "turn take+release, derived agent name:    median ${lease_derived} us (target <= 2000)"
+echo "own tabs, per command (own tab current):  median ${tabs_own} us (target <= 5000)"
+echo "own tabs, per command (another's current): median ${tabs_switch} us (a selection too)"
+echo "60 reads, one agent in a row:             $(ms "$serial")"
+echo "60 reads, three agents at once (20 each): $(ms "$together")"
+awk -v t="$together" -v s="$serial" 'BEGIN { printf "ratio three at once / one in a row:       %.2f (target <= 1.2)\n", t / s }'
 echo "helper tree unchanged since verified:     median ${manifest} us (target <= 5000, $(wc -l <"$MY_CHROME_RUNTIME_DIR/cli-manifest.txt") entries)"

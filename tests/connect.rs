@@ -68,11 +68,21 @@ fn connect_delivers_the_token_straight_to_chrome_and_no_process_ever_holds_it() 
     no_leftovers(&w.sandbox);
 
     // The connect tab, which carries the token, is no page of the session
-    // (the stand-in, like the real extension, attached the session to it).
-    let tabs = w.sandbox.run(&["tab-list"]);
+    // (the stand-in, like the real extension, attached the session to it):
+    // one blank tab is, for the first agent.
+    let agents = w.sandbox.run(&["agents", "--json"]).json();
+    assert_eq!(
+        agents["spare_tabs"].as_array().unwrap().len(),
+        1,
+        "{agents}"
+    );
+    assert_eq!(agents["user_tabs"].as_array().unwrap().len(), 0, "{agents}");
+    let spare = agents["spare_tabs"][0].as_str().unwrap().to_string();
+    let tabs = w.sandbox.run(&["tab-claim", &spare]);
     assert_eq!(tabs.code, 0, "{}", tabs.stderr);
     assert!(
-        tabs.stdout.contains("- 0:") && !tabs.stdout.contains("chrome-extension://"),
+        tabs.stdout
+            .contains(&format!("- 0: {spare} (current) [](about:blank)")),
         "{}",
         tabs.stdout
     );

@@ -25,6 +25,9 @@ const ENTRY: &str = "cli/node_modules/@playwright/cli/playwright-cli.js";
 
 /// A daemon that records each request line and answers it with the reply
 /// set last; a connection that sends nothing (a liveness probe) is ignored.
+/// The tab lists and selections my-chrome asks for around every command
+/// (src/tabs/) are answered with one blank tab, and not recorded: the
+/// agent's own command is what must match the pinned client's.
 struct RecordingDaemon {
     requests: Arc<Mutex<Vec<Vec<u8>>>>,
     reply: Arc<Mutex<Vec<u8>>>,
@@ -63,6 +66,11 @@ impl RecordingDaemon {
                 let mut reader = BufReader::new(stream);
                 let mut line = Vec::new();
                 if reader.read_until(b'\n', &mut line).unwrap_or(0) == 0 {
+                    continue;
+                }
+                let text = String::from_utf8_lossy(&line);
+                if text.contains(r#""_":["tab-list"]"#) || text.contains(r#""_":["tab-select""#) {
+                    let _ = reader.get_mut().write_all(ONE_TAB.as_bytes());
                     continue;
                 }
                 requests.lock().unwrap().push(line);
@@ -185,12 +193,18 @@ fn words(line: &[&str]) -> Vec<String> {
 
 const TEXT: &str = "{\"id\":1,\"result\":{\"text\":\"### Result\\n- done\"}}\n";
 
-/// Every command my-chrome forwards to the daemon (the documented ones,
-/// less the refused, the disconnect aliases, and `list`, which the client
-/// answers itself).
+/// The session's tabs, as the recording daemon lists them.
+const ONE_TAB: &str =
+    "{\"id\":1,\"result\":{\"text\":\"### Result\\n- 0: (current) [](about:blank)\"}}\n";
+
+/// Every command my-chrome forwards to the daemon as it stands (the
+/// documented ones, less the refused, the disconnect aliases, `list`, which
+/// the client answers itself, and the tab commands, which my-chrome answers
+/// from the agent's own tabs: tests/agents.rs).
 fn forwarded() -> Vec<&'static str> {
     let refused: BTreeSet<&str> = my_chrome::policy::blocked_commands()
         .chain(["close", "detach", "list"])
+        .chain(["tab-list", "tab-new", "tab-select", "tab-close"])
         .collect();
     commands::table()
         .iter()
@@ -295,7 +309,7 @@ fn option_forms_and_the_clients_own_refusals_match() {
         vec!["--json", "snapshot", "--bogus"],
         vec!["goto", "https://example.test/", "extra"],
         vec!["--json", "goto", "https://example.test/", "extra", "more"],
-        vec!["tab-list", "extra"],
+        vec!["snapshot", "extra"],
         // Quotes, controls and other scripts in values.
         vec!["type", "a \"quoted\" \\ back\u{1}slash\ttab é 😀 \u{2028}"],
         vec!["eval", "() => document.title"],
@@ -334,7 +348,7 @@ fn every_kind_of_reply_renders_as_the_pinned_client_renders_it() {
     ];
     let mut failures = Vec::new();
     for reply in replies {
-        for line in [&["snapshot"][..], &["--json", "tab-list"]] {
+        for line in [&["snapshot"][..], &["--json", "console"]] {
             if let Err(e) = b.conforms(&words(line), reply) {
                 failures.push(format!("reply {reply:?}: {e}"));
             }
@@ -350,12 +364,12 @@ fn a_reply_carrying_a_connect_url_is_redacted() {
     b.daemon.answer_with(&format!(
         "{{\"id\":1,\"result\":{{\"text\":\"- 0: [x](chrome-extension://mmlmfjhmonkocbjadbfplnigmagldckm/connect.html?mcpRelayUrl=ws&token={secret})\"}}}}\n"
     ));
-    let run = b.sandbox.run(&["tab-list"]);
+    let run = b.sandbox.run(&["snapshot"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(run.stdout.contains("<redacted>"), "{}", run.stdout);
     b.daemon
         .answer_with(&format!("{{\"id\":1,\"error\":\"token={secret}\"}}\n"));
-    let failed = b.sandbox.run(&["tab-list"]);
+    let failed = b.sandbox.run(&["snapshot"]);
     assert_eq!(failed.code, 1, "{}", failed.stderr);
     common::assert_nowhere(&secret, b.sandbox.home.path(), &[&run, &failed]);
 }
@@ -367,7 +381,7 @@ fn a_hundred_forwarded_commands_start_no_child() {
     let b = bench();
     let log = b.sandbox.home.path().join("execve.log");
     let script = format!(
-        "i=0; while [ $i -lt 100 ]; do {} tab-list >/dev/null || exit 1; i=$((i+1)); done",
+        "i=0; while [ $i -lt 100 ]; do {} snapshot >/dev/null || exit 1; i=$((i+1)); done",
         common::BIN
     );
     let mut cmd = b.sandbox.command(&[]);

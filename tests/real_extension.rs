@@ -13,7 +13,7 @@ use std::time::Instant;
 
 use common::real_extension::{self, RealWorld};
 use common::sampler::sampler;
-use common::site::{HOME_TEXT, SECOND_TEXT, Site};
+use common::site::{HOME_TEXT, SECOND_TEXT, Site, agent_text};
 use common::{Run, assert_nowhere_but, fresh_token, read_snapshot, reference};
 
 const EXTENSION_PAGES: &str = "chrome-extension://mmlmfjhmonkocbjadbfplnigmagldckm/";
@@ -84,6 +84,7 @@ fn scenario(version: &str) {
     no_other_process_can_attach(&real, &mut runs);
     no_page_carries_the_token(&real, &token, &mut runs);
     a_browser_task(&real, &mut runs);
+    agents_side_by_side(&real, version, &mut runs);
     what_a_page_asks_for_is_refused(&real, &mut runs);
 
     // Disconnect leaves Chrome running; connecting again does not pile up
@@ -106,7 +107,7 @@ fn scenario(version: &str) {
             "real extension {version}: connect after disconnect ({round}) took {} ms",
             started.elapsed().as_millis()
         );
-        let tabs = ok(&real, &mut runs, &["tab-list"]);
+        let tabs = every_tab(&real, &mut runs);
         assert!(!tabs.contains(EXTENSION_PAGES), "{tabs}");
         ok(&real, &mut runs, &["disconnect"]);
     }
@@ -173,8 +174,20 @@ fn no_other_process_can_attach(real: &RealWorld, runs: &mut Vec<Run>) {
     ok(real, runs, &["tab-list"]);
 }
 
+/// Every tab of the session, taken by this test's agent (those of the
+/// user's and the blank one `connect` left are claimed first): its list.
+fn every_tab(real: &RealWorld, runs: &mut Vec<Run>) -> String {
+    let agents = real.sandbox().run(&["agents", "--json"]).json();
+    for key in ["user_tabs", "spare_tabs"] {
+        for id in agents[key].as_array().unwrap() {
+            ok(real, runs, &["tab-claim", id.as_str().unwrap()]);
+        }
+    }
+    ok(real, runs, &["tab-list"])
+}
+
 fn no_page_carries_the_token(real: &RealWorld, token: &str, runs: &mut Vec<Run>) {
-    let tabs = ok(real, runs, &["tab-list"]);
+    let tabs = every_tab(real, runs);
     assert!(!tabs.contains(EXTENSION_PAGES), "{tabs}");
     let count = tabs.lines().filter(|l| l.starts_with("- ")).count();
     assert!(count >= 1, "{tabs}");
@@ -237,6 +250,122 @@ fn a_browser_task(real: &RealWorld, runs: &mut Vec<Run>) {
     );
     let second = read_snapshot(real.sandbox(), &ok(real, runs, &["snapshot"]));
     assert!(second.contains(SECOND_TEXT), "{second}");
+}
+
+/// `my-chrome --agent NAME args…`, which must succeed.
+fn ok_as(real: &RealWorld, agent: &str, args: &[&str]) -> Run {
+    let mut full = vec!["--agent", agent];
+    full.extend_from_slice(args);
+    let run = real.sandbox().run(&full);
+    assert_eq!(
+        run.code, 0,
+        "{agent} {args:?}: {}{}",
+        run.stdout, run.stderr
+    );
+    run
+}
+
+/// The agent's tab ids, from its own list.
+fn tab_ids(real: &RealWorld, agent: &str) -> Vec<String> {
+    let listed = ok_as(real, agent, &["tab-list", "--json"]).json();
+    listed["tabs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["id"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// Three agents at once, each in its own tabs: every read shows the
+/// reader's page; another's tab is out of reach; a popup is its opener's;
+/// a tab that closes by itself is news to its owner alone.
+fn agents_side_by_side(real: &RealWorld, version: &str, runs: &mut Vec<Run>) {
+    let site = Site::start();
+    let names = ["ann", "bob", "cid"];
+    let page = |name: &str| site.url(&format!("/agent/{name}"));
+    let started = Instant::now();
+    std::thread::scope(|scope| {
+        for name in names {
+            let page = page(name);
+            scope.spawn(move || {
+                ok_as(real, name, &["goto", &page]);
+                for _ in 0..4 {
+                    let snapshot = ok_as(real, name, &["snapshot"]);
+                    let yaml = read_snapshot(real.sandbox(), &snapshot.stdout);
+                    let title = ok_as(real, name, &["eval", "document.title"]);
+                    let seen = format!("{}{yaml}{}", snapshot.stdout, title.stdout);
+                    assert!(yaml.contains(&agent_text(name)), "{name}: {yaml}");
+                    for other in names.iter().filter(|o| **o != name) {
+                        assert!(
+                            !seen.contains(&format!("/agent/{other}"))
+                                && !seen.contains(&agent_text(other)),
+                            "{name} saw {other}'s page:\n{seen}"
+                        );
+                    }
+                }
+            });
+        }
+    });
+    eprintln!(
+        "real extension {version}: three agents, 27 commands side by side in {} ms",
+        started.elapsed().as_millis()
+    );
+    let bob = tab_ids(real, "bob");
+    assert_eq!(bob.len(), 1, "{bob:?}");
+    for args in [
+        vec!["tab-select", &bob[0]],
+        vec!["snapshot", "--tab", &bob[0]],
+        vec!["tab-close", &bob[0]],
+    ] {
+        let mut full = vec!["--agent", "ann"];
+        full.extend_from_slice(&args);
+        let refused = real.sandbox().run(&full);
+        refused.expect(7, &format!("tab {} is agent bob's", bob[0]));
+        runs.push(refused);
+    }
+    let cookies = real.sandbox().run(&["--agent", "cid", "cookie-list"]);
+    cookies.expect(7, "have tabs open");
+    runs.push(cookies);
+    // ann's click opens a popup: hers. It closes itself a second after
+    // her next click: her next command says so; bob's is untouched.
+    ok_as(real, "ann", &["goto", &site.url("/")]);
+    let home = read_snapshot(real.sandbox(), &ok_as(real, "ann", &["snapshot"]).stdout);
+    ok_as(real, "ann", &["click", &reference(&home, "Open popup")]);
+    eventually_ids(real, "ann", 2);
+    let ann = tab_ids(real, "ann");
+    assert_eq!(tab_ids(real, "bob"), bob);
+    let popup = read_snapshot(
+        real.sandbox(),
+        &ok_as(real, "ann", &["snapshot", "--tab", &ann[1]]).stdout,
+    );
+    ok_as(
+        real,
+        "ann",
+        &[
+            "click",
+            &reference(&popup, "Close me later"),
+            "--tab",
+            &ann[1],
+        ],
+    );
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    let told = real.sandbox().run(&["--agent", "ann", "snapshot"]);
+    told.expect(8, &format!("tab {} was closed", ann[1]));
+    runs.push(told);
+    let title = ok_as(real, "bob", &["eval", "document.title"]);
+    assert!(title.stdout.contains("Agent bob"), "{}", title.stdout);
+    for name in names {
+        let released = ok_as(real, name, &["release"]);
+        assert!(released.stdout.contains("gave back"), "{}", released.stdout);
+    }
+}
+
+/// Waits until `agent` has `n` tabs (a popup reaches the daemon a moment
+/// after the click that opened it).
+fn eventually_ids(real: &RealWorld, agent: &str, n: usize) {
+    real_extension::eventually(&format!("{agent} never had {n} tabs"), || {
+        tab_ids(real, agent).len() == n
+    });
 }
 
 /// An attacker's page asks the agent for files and prints terminal
@@ -340,7 +469,7 @@ fn connect_on_an_ipv6_first_host(real: &RealWorld, runs: &mut Vec<Run>) {
         relay_listens_on_ipv6_loopback(&real.sandbox().runtime),
         "the relay did not listen on [::1]: the test did not test IPv6"
     );
-    let tabs = ok(real, runs, &["tab-list"]);
+    let tabs = every_tab(real, runs);
     assert!(!tabs.contains(EXTENSION_PAGES), "{tabs}");
     ok(real, runs, &["disconnect"]);
 }

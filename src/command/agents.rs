@@ -9,7 +9,6 @@ use crate::lease::log::Event;
 use crate::policy::tabs::{TabRef, label};
 use crate::runtime::Runtime;
 use crate::session::SessionError;
-use crate::session::pinned::HOUSEKEEPING_TIMEOUT;
 use crate::tabs::view::Agents;
 use crate::tabs::{Desk, listing};
 
@@ -37,20 +36,10 @@ pub fn show(config: &Config, json: bool, log: Option<usize>) -> Result<(), Error
     Ok(())
 }
 
-/// The session's tabs for the agent running `command`, under its turn.
-fn desk(config: &Config, started: &mut Started) -> Result<Desk, Error> {
+/// The session's tabs for the agent running the command, under its turn.
+fn desk(started: &Started) -> Result<Desk, Error> {
     let session = started.require_registered()?;
-    let cwd = started.daemon_cwd()?;
-    let runtime = started.runtime.clone();
-    let held = started.lease_mut().expect("the command holds the turn");
-    Ok(Desk::open(
-        held,
-        &runtime,
-        &session.socket_path,
-        &cwd,
-        HOUSEKEEPING_TIMEOUT,
-        config.agent_gone,
-    )?)
+    started.desk(&session.socket_path, false)
 }
 
 /// `my-chrome tab-claim <id> [--label NAME]`.
@@ -62,7 +51,7 @@ pub fn claim(config: &Config, raw: &str, name: Option<&str>) -> Result<(), Error
     let mut started = Start::new(config, Check::Supported)
         .turn("tab-claim")
         .open()?;
-    let mut desk = desk(config, &mut started)?;
+    let mut desk = desk(&started)?;
     desk.touch("tab-claim");
     let agent = desk.agent.clone();
     let claimed = desk.book.claim(&agent, id, name.as_deref());
@@ -84,7 +73,7 @@ pub fn release(config: &Config, tab: Option<&str>, keep: bool) -> Result<(), Err
     let mut started = Start::new(config, Check::Supported)
         .turn("release")
         .open()?;
-    let mut desk = match desk(config, &mut started) {
+    let mut desk = match desk(&started) {
         Err(Error::Session(SessionError::Missing)) => {
             println!("my-chrome: no session is attached; nothing to release");
             return Ok(());

@@ -283,6 +283,13 @@ pub fn connect(config: &Config) -> Result<(), Error> {
         .into());
     }
     bootstrap.scrub().map_err(ConnectError::Unscrubbed)?;
+    // The new session's tab book, for `agents`; the next command makes it
+    // if this cannot.
+    if let SessionState::Ready(entry) = started.session_state()
+        && let Ok(desk) = started.desk(&entry.socket_path, true)
+    {
+        let _ = desk.save();
+    }
     println!(
         "my-chrome: connected to Chrome (pid {chrome_pid}) as session {}; the token went straight to Chrome",
         config.session

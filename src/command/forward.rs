@@ -24,7 +24,6 @@ use crate::policy::tabs::{
     Scope, TabArgError, TabArgs, TabRef, may_open_tabs, scope_of, split_tab_args,
 };
 use crate::redact::Redactor;
-use crate::session::pinned::HOUSEKEEPING_TIMEOUT;
 use crate::tabs::book::During;
 use crate::tabs::listing::{self, Rewrite};
 use crate::tabs::{Desk, TabsError};
@@ -100,19 +99,15 @@ pub fn forward(config: &Config, raw: &[OsString]) -> Result<(), Error> {
         }
         Plan::ClientOnly => return run_pinned(config, &started, &rest, true),
     };
-    let runtime = started.runtime.clone();
+    let mut desk = started
+        .desk(&session.socket_path, false)
+        .map_err(|e| match e {
+            Error::Tabs(e) => unreachable_as_stale(e),
+            other => other,
+        })?;
     let held = started
         .lease_mut()
         .expect("a browser command holds the turn");
-    let mut desk = Desk::open(
-        held,
-        &runtime,
-        &session.socket_path,
-        &cwd,
-        HOUSEKEEPING_TIMEOUT,
-        config.agent_gone,
-    )
-    .map_err(unreachable_as_stale)?;
     desk.touch(name);
     let asked = Asked {
         name,
@@ -180,6 +175,7 @@ fn run_for_agent(
     asked: &Asked,
 ) -> Result<(), Error> {
     desk.check_notices()?;
+    desk.check_holds()?;
     let scope = scope_of(asked.name);
     if scope == Scope::Tabs {
         return tab_command(desk, held, asked);
@@ -194,23 +190,52 @@ fn run_for_agent(
             .into());
         }
     }
+    // Every command runs on a tab of the agent's (a browser-wide one too:
+    // its reply may describe the current page).
     let id = desk.target(asked.tab)?;
     desk.select(id)?;
     held.on_tab(id);
-    let reply = daemon::run(socket, line, config.command_timeout, config.reply_limit).map_err(
-        |e| match e {
-            DaemonError::Unreachable(why) => crate::command::start::stale(why),
-            other => other.into(),
-        },
-    )?;
-    desk.finish(&During {
+    let during = During {
         agent: &desk.agent.clone(),
         acted_on: Some(id),
         closed: None,
         opens: may_open_tabs(asked.name),
         moves_current: false,
-    })?;
-    print_reply(desk, reply, asked, false)
+    };
+    let reply = match daemon::run(socket, line, config.command_timeout, config.reply_limit) {
+        Ok(reply) => reply,
+        Err(DaemonError::Unreachable(why)) => return Err(crate::command::start::stale(why)),
+        Err(e) => {
+            // Abandoned past its bound: what it did is read in now, as
+            // the command's own, when the daemon still answers.
+            if matches!(e, DaemonError::TimedOut(_)) {
+                let _ = desk.finish(&during);
+            }
+            return Err(e.into());
+        }
+    };
+    let after = desk.finish(&during);
+    if after.is_ok()
+        && matches!(
+            &reply,
+            Reply::Text {
+                is_error: false,
+                ..
+            }
+        )
+    {
+        let agent = desk.agent.clone();
+        let argument = positional(asked.rest, asked.name);
+        desk.book.note_hold(&agent, asked.name, argument.as_deref());
+    }
+    match (after, reply) {
+        (Ok(()), reply) => print_reply(desk, reply, asked, false),
+        // An error reply shows no page: it is said whatever the list says.
+        (Err(_), reply @ Reply::Error(_)) => print_reply(desk, reply, asked, false),
+        // Without the list after it, nothing tells whose tab the reply
+        // describes: none of it is shown.
+        (Err(e), Reply::Text { .. }) => Err(unreachable_as_stale(e)),
+    }
 }
 
 /// `tab-list`, `tab-new`, `tab-select`, `tab-close`, on the agent's own
@@ -259,7 +284,9 @@ fn tab_command(desk: &mut Desk, held: &mut HeldLease, asked: &Asked) -> Result<(
         Mode::Raw => listing::render(&own),
         Mode::Text => format!("### Result\n{}", listing::render(&own)),
     };
-    print!("{text}");
+    // Titles are the pages' words: through the redactor, as any reply.
+    let known = fingerprint::recorded(desk.runtime())?;
+    print_redacted(&mut std::io::stdout(), &[&text], known.as_ref());
     Ok(())
 }
 
@@ -279,13 +306,14 @@ fn print_reply(desk: &Desk, reply: Reply, asked: &Asked, tab_command: bool) -> R
     let print = |out: &mut dyn Write, text: &[&str]| print_redacted(out, text, known.as_ref());
     let own = desk.shown();
     // The agent's tab closed during its command: the daemon's current tab,
-    // which the reply describes, is someone else's.
-    let withhold = !desk.current_is_own();
-    if withhold {
-        eprintln!(
-            "my-chrome: the tab this command ran on closed during it; what the reply said of the \
-             tab current now (another's) was withheld. Your tabs: `my-chrome tab-list`"
-        );
+    // which the reply describes (and which the command may even have run
+    // on, if the tab closed just before it), is someone else's.
+    if !desk.current_is_own() && !matches!(reply, Reply::Error(_)) {
+        forget_snapshots(desk, &reply);
+        return Err(TabsError::Withheld {
+            own: listing::render(&own),
+        }
+        .into());
     }
     match reply {
         Reply::Text { text, is_error } => {
@@ -296,19 +324,13 @@ fn print_reply(desk: &Desk, reply: Reply, asked: &Asked, tab_command: bool) -> R
                     &Rewrite {
                         own: &own,
                         tab_command,
-                        withhold_page: withhold,
                     },
                 ),
                 Mode::Json if tab_command => listing::render_json(&own),
-                Mode::Raw if tab_command => listing::render(&own),
-                Mode::Json if withhold => listing::withhold_json(text).unwrap_or_default(),
-                Mode::Raw if withhold => String::new(),
+                Mode::Raw if tab_command => listing::render(&own).trim_end().to_string(),
                 Mode::Json | Mode::Raw => text.to_string(),
             };
-            print(
-                &mut std::io::stdout(),
-                &[shown.trim_end_matches('\n'), "\n"],
-            );
+            print(&mut std::io::stdout(), &[&shown, "\n"]);
             // The client prints a failed command's text and exits 1.
             if is_error {
                 return Err(Error::Silent(Exit::Code(1)));
@@ -319,6 +341,29 @@ fn print_reply(desk: &Desk, reply: Reply, asked: &Asked, tab_command: bool) -> R
         Reply::Error(message) => {
             print(&mut std::io::stderr(), &["Error: ", &message, "\n"]);
             Err(Error::Silent(Exit::Code(1)))
+        }
+    }
+}
+
+/// The snapshot files a withheld reply pointed at describe another's tab:
+/// removed, when they are plain files inside the runtime (where the daemon
+/// writes them).
+fn forget_snapshots(desk: &Desk, reply: &Reply) {
+    let Reply::Text {
+        text: Some(text), ..
+    } = reply
+    else {
+        return;
+    };
+    let Ok(root) = std::fs::canonicalize(desk.runtime().root()) else {
+        return;
+    };
+    for file in listing::snapshot_files(text) {
+        let path = root.join(&file);
+        let inside = std::fs::canonicalize(&path).is_ok_and(|real| real.starts_with(&root));
+        let plain = std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file());
+        if inside && plain {
+            let _ = std::fs::remove_file(&path);
         }
     }
 }

@@ -199,6 +199,29 @@ impl Started {
         self.lease.as_mut()
     }
 
+    /// The session's tabs as the agent of this command's turn finds them
+    /// (a new session gets its book: the blank tab `connect` left is the
+    /// first agent's to take).
+    pub fn desk(
+        &self,
+        socket: &std::path::Path,
+        after_connect: bool,
+    ) -> Result<crate::tabs::Desk, Error> {
+        let held = self
+            .lease
+            .as_ref()
+            .expect("a command on the session holds its turn");
+        Ok(crate::tabs::Desk::open(
+            held,
+            &self.runtime,
+            socket,
+            &self.daemon_cwd()?,
+            crate::session::pinned::HOUSEKEEPING_TIMEOUT,
+            self.config.agent_gone,
+            after_connect,
+        )?)
+    }
+
     /// A connect that died left its record: its attach is stopped and its
     /// output scrubbed under the wrapper lock, before anything else runs.
     fn recover(&self) -> Result<(), Error> {

@@ -26,6 +26,8 @@ use log::Event;
 const VERSION: u32 = 2;
 /// How long a command waits before it says whom it waits for.
 const TELL_AFTER: Duration = Duration::from_secs(1);
+/// How long a command waits after one that was killed mid-run.
+const SETTLE: Duration = Duration::from_millis(300);
 
 #[derive(Debug, thiserror::Error)]
 pub enum LeaseError {
@@ -99,6 +101,11 @@ pub fn now_ms() -> u64 {
 /// by a power loss (empty, zero-filled) holds nothing; one that is not ours
 /// is refused (exit 6).
 pub fn holder(runtime: &Runtime) -> Result<Option<Holder>, LeaseError> {
+    Ok(recorded(runtime)?.filter(|h| h.process.is_running()))
+}
+
+/// What `lease.json` names, running or not.
+fn recorded(runtime: &Runtime) -> Result<Option<Holder>, LeaseError> {
     let Some(bytes) = runtime
         .read_state(StateFile::Lease)?
         .filter(|bytes| !bytes.iter().all(|b| *b == 0 || b.is_ascii_whitespace()))
@@ -132,7 +139,7 @@ pub fn holder(runtime: &Runtime) -> Result<Option<Holder>, LeaseError> {
     {
         return Err(malformed("unexpected version or names".into()));
     }
-    Ok(lease.holder.filter(|h| h.process.is_running()))
+    Ok(lease.holder)
 }
 
 fn write(runtime: &Runtime, holder: Option<Holder>) -> Result<(), RuntimeError> {
@@ -223,8 +230,14 @@ pub fn acquire(config: &Config, runtime: &Runtime, command: &str) -> Result<Held
     let waited = started.elapsed();
     // A file that is not ours is refused, never overwritten; a log that
     // cannot keep this command's line stops it before it runs.
-    holder(runtime)?;
+    let before = recorded(runtime)?;
     log::check(runtime)?;
+    // A command killed mid-run may have left a request in the daemon (a
+    // tab selected, opened or closed): it ends within moments, before this
+    // command lists the tabs.
+    if before.is_some_and(|h| !h.process.is_running()) {
+        std::thread::sleep(SETTLE);
+    }
     write(
         runtime,
         Some(Holder {

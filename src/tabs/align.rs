@@ -23,15 +23,20 @@ pub struct Seen {
 /// What the known tabs (in order) became.
 #[derive(Debug, PartialEq, Eq)]
 pub struct Alignment {
-    /// The first `kept` seen tabs are known ones; the rest are new.
+    /// The seen tabs past these are new in every reading.
     pub kept: usize,
-    /// For each kept seen tab, the known tabs it may be (by index).
+    /// For each seen tab before `kept`, the known tabs it may be (by index).
     pub candidates: Vec<Vec<usize>>,
+    /// For each seen tab before `kept`, whether a reading also has it new.
+    pub maybe_new: Vec<bool>,
 }
 
 impl Alignment {
     /// The known tab seen tab `j` certainly is.
     pub fn certain(&self, j: usize) -> Option<usize> {
+        if *self.maybe_new.get(j)? {
+            return None;
+        }
         match self.candidates.get(j)?.as_slice() {
             [only] if self.candidates.iter().filter(|c| c.contains(only)).count() == 1 => {
                 Some(*only)
@@ -63,10 +68,60 @@ impl Rules<'_> {
     }
 }
 
-/// The reading that keeps the most known tabs (fewest closed) and, among
-/// those, shows the most of them exactly as they were; for each kept seen
-/// tab, every known tab that fits it in some such reading.
+/// The readings that fit best: the one that keeps the most known tabs
+/// (fewest closed; among those, the most shown exactly as they were), and
+/// the one that shows the most exactly as they were (among those, the most
+/// kept). Where they differ, a tab closed and a new one on the same site
+/// cannot be told from a page that moved within its site: every seen tab
+/// they disagree on is in doubt, with the candidates of both.
 pub fn align(rules: &Rules, seen: &[Seen]) -> Alignment {
+    let n = rules.known.len();
+    let readings: Vec<Reading> = (0..=n.min(seen.len()))
+        .filter_map(|kept| reading(rules, seen, kept))
+        .collect();
+    let most_kept = readings
+        .iter()
+        .max_by_key(|r| (r.kept, r.score))
+        .expect("keeping none fits");
+    let most_exact = readings
+        .iter()
+        .max_by_key(|r| (r.score, r.kept))
+        .expect("keeping none fits");
+    let kept = most_kept.kept;
+    let mut candidates = most_kept.candidates.clone();
+    let mut maybe_new = vec![false; kept];
+    for j in 0..kept {
+        match most_exact.candidates.get(j) {
+            Some(other) if *other == candidates[j] => {}
+            Some(other) => {
+                for i in other {
+                    if !candidates[j].contains(i) {
+                        candidates[j].push(*i);
+                    }
+                }
+                candidates[j].sort_unstable();
+            }
+            None => maybe_new[j] = true,
+        }
+    }
+    Alignment {
+        kept,
+        candidates,
+        maybe_new,
+    }
+}
+
+/// One way the known tabs may have become the seen ones, keeping `kept`.
+struct Reading {
+    kept: usize,
+    /// How many kept tabs show exactly what they showed.
+    score: usize,
+    /// For each kept seen tab, the known tabs it is in some best reading.
+    candidates: Vec<Vec<usize>>,
+}
+
+/// The best readings that keep `kept` known tabs, if any fits.
+fn reading(rules: &Rules, seen: &[Seen], kept: usize) -> Option<Reading> {
     let n = rules.known.len();
     // A kept tab scores 1 when its header is exactly as it was.
     let score = |i: usize, j: usize| -> Option<usize> {
@@ -74,46 +129,45 @@ pub fn align(rules: &Rules, seen: &[Seen]) -> Alignment {
             .fits(i, j, seen)
             .then(|| usize::from(rules.known[i] == seen[j].header))
     };
-    for kept in (0..=n.min(seen.len())).rev() {
-        // before[i][j]: the best score of known[..i] holding seen[..j].
-        let mut before = vec![vec![None; kept + 1]; n + 1];
-        for row in before.iter_mut() {
-            row[0] = Some(0);
-        }
-        for i in 1..=n {
-            for j in 1..=kept {
-                let take = before[i - 1][j - 1]
-                    .zip(score(i - 1, j - 1))
-                    .map(|(a, b)| a + b);
-                before[i][j] = before[i - 1][j].max(take);
-            }
-        }
-        let Some(best) = before[n][kept] else {
-            continue;
-        };
-        // after[i][j]: the best score of known[i..] holding seen[j..kept].
-        let mut after = vec![vec![None; kept + 1]; n + 1];
-        for row in after.iter_mut() {
-            row[kept] = Some(0);
-        }
-        for i in (0..n).rev() {
-            for j in (0..kept).rev() {
-                let take = after[i + 1][j + 1].zip(score(i, j)).map(|(a, b)| a + b);
-                after[i][j] = after[i + 1][j].max(take);
-            }
-        }
-        let in_best = |i: usize, j: usize| {
-            matches!(
-                (before[i][j], score(i, j), after[i + 1][j + 1]),
-                (Some(a), Some(b), Some(c)) if a + b + c == best
-            )
-        };
-        let candidates = (0..kept)
-            .map(|j| (0..n).filter(|&i| in_best(i, j)).collect())
-            .collect();
-        return Alignment { kept, candidates };
+    // before[i][j]: the best score of known[..i] holding seen[..j].
+    let mut before = vec![vec![None; kept + 1]; n + 1];
+    for row in before.iter_mut() {
+        row[0] = Some(0);
     }
-    unreachable!("keeping no tab always fits")
+    for i in 1..=n {
+        for j in 1..=kept {
+            let take = before[i - 1][j - 1]
+                .zip(score(i - 1, j - 1))
+                .map(|(a, b)| a + b);
+            before[i][j] = before[i - 1][j].max(take);
+        }
+    }
+    let best = before[n][kept]?;
+    // after[i][j]: the best score of known[i..] holding seen[j..kept].
+    let mut after = vec![vec![None; kept + 1]; n + 1];
+    for row in after.iter_mut() {
+        row[kept] = Some(0);
+    }
+    for i in (0..n).rev() {
+        for j in (0..kept).rev() {
+            let take = after[i + 1][j + 1].zip(score(i, j)).map(|(a, b)| a + b);
+            after[i][j] = after[i + 1][j].max(take);
+        }
+    }
+    let in_best = |i: usize, j: usize| {
+        matches!(
+            (before[i][j], score(i, j), after[i + 1][j + 1]),
+            (Some(a), Some(b), Some(c)) if a + b + c == best
+        )
+    };
+    let candidates = (0..kept)
+        .map(|j| (0..n).filter(|&i| in_best(i, j)).collect())
+        .collect();
+    Some(Reading {
+        kept,
+        score: best,
+        candidates,
+    })
 }
 
 /// Whether two headers may be one tab between commands: the same header, or
@@ -229,6 +283,20 @@ mod tests {
         let known = [A, A2, "[A three](https://a.test/3)"];
         let got = align(&rules(&known, Some(2)), &seen(&[A2, known[2]], 1));
         assert_eq!((got.certain(0), got.certain(1)), (Some(1), Some(2)));
+    }
+
+    #[test]
+    fn a_reattached_tab_does_not_swap_two_tabs_of_one_site() {
+        // main re-attaches a tab: the daemon sees it close and come back
+        // last. Keeping both would swap them (same site, neither exact);
+        // showing one exactly says the first closed: both are in doubt.
+        let y = "[Y](https://a.test/y)";
+        let known = [A, y];
+        let got = align(&rules(&known, Some(0)), &seen(&[y, A], 0));
+        assert_eq!(got.kept, 2);
+        assert_eq!((got.certain(0), got.certain(1)), (None, None));
+        assert_eq!(got.candidates[0], vec![0, 1]);
+        assert!(got.maybe_new[1]);
     }
 
     #[test]

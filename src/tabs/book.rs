@@ -30,9 +30,47 @@ pub struct Book {
     pub next_id: u64,
     /// In the daemon's order.
     pub tabs: Vec<Tab>,
-    /// The daemon's current tab when last seen.
+    /// The daemon's current tab when last seen; `None` while a request
+    /// that may move it is out (then it pins nothing).
     pub current: Option<u64>,
     pub agents: BTreeMap<String, Agent>,
+    /// Browser-wide state an agent started that reaches every tab.
+    pub holds: Vec<Hold>,
+}
+
+/// Browser-wide state an agent started: while it lasts, no other agent's
+/// command runs (it would record or rewrite that agent's pages).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Hold {
+    pub agent: String,
+    pub what: HoldKind,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum HoldKind {
+    /// `tracing-start` (records every tab) until `tracing-stop`.
+    Tracing,
+    /// `route` (rewrites every tab's requests) until a bare `unroute`.
+    Routes,
+    /// `network-state-set offline` until `network-state-set online`.
+    Network,
+}
+
+impl HoldKind {
+    /// What it is and what ends it.
+    pub fn describe(self) -> &'static str {
+        match self {
+            HoldKind::Tracing => "tracing running (it records every tab; `tracing-stop` ends it)",
+            HoldKind::Routes => {
+                "routes set (they rewrite every tab's requests; a bare `unroute` ends them)"
+            }
+            HoldKind::Network => {
+                "the network set offline for every tab (`network-state-set online` ends it)"
+            }
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -118,9 +156,9 @@ pub enum Refused {
 }
 
 impl Book {
-    /// A book for a session seen for the first time: blank tabs are spare
-    /// (what `connect` leaves), any other is the user's.
-    pub fn fresh(session: &str, next_id: u64, seen: &[Seen]) -> Book {
+    /// A book for a session seen for the first time: every tab is the
+    /// user's, but for a blank one `connect` just left (`blank_is_spare`).
+    pub fn fresh(session: &str, next_id: u64, seen: &[Seen], blank_is_spare: bool) -> Book {
         let mut book = Book {
             version: VERSION,
             session: session.into(),
@@ -129,9 +167,10 @@ impl Book {
             tabs: Vec::new(),
             current: None,
             agents: BTreeMap::new(),
+            holds: Vec::new(),
         };
         for tab in seen {
-            let owner = if tab.header == BLANK {
+            let owner = if blank_is_spare && tab.header == BLANK {
                 Owner::Spare
             } else {
                 Owner::User
@@ -144,12 +183,51 @@ impl Book {
         book
     }
 
+    /// A book for the session that follows `earlier` (a reconnect): ids go
+    /// on from where it stopped, and its agents hear, once, that their tabs
+    /// went with it.
+    pub fn after(earlier: &Book, session: &str, seen: &[Seen], blank_is_spare: bool) -> Book {
+        let mut book = Book::fresh(session, earlier.next_id, seen, blank_is_spare);
+        for (name, agent) in &earlier.agents {
+            let ids: Vec<String> = earlier.own(name).iter().map(|t| name_of(t)).collect();
+            let mut notices = agent.notices.clone();
+            if !ids.is_empty() {
+                notices.push(format!(
+                    "the browser was connected again, and your tabs of the earlier session ({}) \
+                     went with it",
+                    ids.join(", ")
+                ));
+            }
+            if !notices.is_empty() {
+                book.agents.insert(
+                    name.clone(),
+                    Agent {
+                        notices,
+                        ..agent.clone()
+                    },
+                );
+            }
+        }
+        book
+    }
+
     /// Whether the content is a book of ours.
     pub fn well_formed(&self) -> bool {
         let mut ids: Vec<u64> = self.tabs.iter().map(|t| t.id).collect();
         ids.sort_unstable();
         ids.dedup();
+        let name_ok = |s: &str| !s.is_empty() && s.len() <= 64 && !s.contains(char::is_control);
+        let label_ok = |l: &Option<String>| {
+            l.as_deref()
+                .is_none_or(|l| crate::policy::tabs::label(l).is_ok())
+        };
         self.version == VERSION
+            && self.agents.keys().all(|n| name_ok(n))
+            && self
+                .tabs
+                .iter()
+                .all(|t| label_ok(&t.label) && t.owner.agent().is_none_or(name_ok))
+            && self.holds.iter().all(|h| name_ok(&h.agent))
             && ids.len() == self.tabs.len()
             && self
                 .tabs
@@ -234,15 +312,20 @@ impl Book {
                         header: tab.header.clone(),
                         ..known[i].clone()
                     },
-                    None => self.in_doubt(&known, &alignment.candidates[j], tab, &mut notes),
+                    None => self.in_doubt(
+                        &known,
+                        &alignment.candidates[j],
+                        alignment.maybe_new[j],
+                        tab,
+                        &mut notes,
+                    ),
                 }
             } else {
                 // A tab is the command's only when nothing else moved: with
                 // a known tab gone, what appeared may be a shifted one.
+                let settled = alignment.kept == known.len() && !alignment.maybe_new.contains(&true);
                 let owner = match during {
-                    Some(d) if d.opens && alignment.kept == known.len() => {
-                        Owner::Agent(d.agent.into())
-                    }
+                    Some(d) if d.opens && settled => Owner::Agent(d.agent.into()),
                     _ => Owner::User,
                 };
                 let opened = owner.agent().is_some();
@@ -261,12 +344,9 @@ impl Book {
             }
             tabs.push(kept);
         }
-        let in_doubt: Vec<usize> = alignment
-            .candidates
-            .iter()
-            .filter(|c| c.len() > 1)
-            .flatten()
-            .copied()
+        let in_doubt: Vec<usize> = (0..alignment.kept)
+            .filter(|&j| alignment.certain(j).is_none())
+            .flat_map(|j| alignment.candidates[j].iter().copied())
             .collect();
         for (i, tab) in known.iter().enumerate() {
             let still = tabs.iter().any(|t| t.id == tab.id);
@@ -277,8 +357,8 @@ impl Book {
                 notes.push((
                     agent.into(),
                     format!(
-                        "tab {} was closed (by the user, or by its page) or left for another \
-                         site between commands, so it is no longer yours",
+                        "tab {} was closed (by the user, or by its page), or its page left for \
+                         another site, so it is no longer yours",
                         name_of(tab)
                     ),
                 ));
@@ -306,17 +386,18 @@ impl Book {
         returned
     }
 
-    /// A seen tab that could be any of `candidates`: a new id; the one
-    /// owner they share, or the user's.
+    /// A seen tab that could be any of `candidates` (or, `maybe_new`, a
+    /// new one): a new id; the one owner they share, or the user's.
     fn in_doubt(
         &mut self,
         known: &[Tab],
         candidates: &[usize],
+        maybe_new: bool,
         seen: &Seen,
         notes: &mut Vec<(String, String)>,
     ) -> Tab {
         let first = &known[candidates[0]].owner;
-        let owner = if candidates.iter().all(|&i| known[i].owner == *first) {
+        let owner = if !maybe_new && candidates.iter().all(|&i| known[i].owner == *first) {
             first.clone()
         } else {
             Owner::User
@@ -334,9 +415,10 @@ impl Book {
             notes.push((
                 agent.into(),
                 format!(
-                    "tabs {} showed the same page and one of them closed: which one is left \
-                     cannot be told, so it is now t{id}, {}'s",
-                    names.join(", "),
+                    "{} could not be told apart from {} after a tab closed or opened, so it \
+                     is now t{id}, {}'s",
+                    names.join(" or "),
+                    if maybe_new { "a new tab" } else { "each other" },
                     owner.describe()
                 ),
             ));
@@ -491,7 +573,7 @@ impl Book {
     }
 
     /// Agents without a command for `gone_after_ms` leave their tabs to the
-    /// user. Returns their names.
+    /// user (and hear so, once, if they come back). Returns their names.
     pub fn expire(&mut self, now: u64, gone_after_ms: u64) -> Vec<String> {
         let gone: Vec<String> = self
             .agents
@@ -499,17 +581,57 @@ impl Book {
             .filter(|(_, a)| a.last_at.saturating_add(gone_after_ms) <= now)
             .map(|(name, _)| name.clone())
             .collect();
-        for name in &gone {
+        let mut left = Vec::new();
+        for name in gone {
+            let ids: Vec<String> = self.own(&name).iter().map(|t| name_of(t)).collect();
             for tab in self.tabs.iter_mut() {
-                if tab.owner.agent() == Some(name) {
+                if tab.owner.agent() == Some(&name) {
                     tab.owner = Owner::User;
                     tab.opened = false;
                     tab.label = None;
                 }
             }
-            self.agents.remove(name);
+            if ids.is_empty() {
+                self.agents.remove(&name);
+                continue;
+            }
+            let agent = self.agents.get_mut(&name).expect("listed");
+            agent.current = None;
+            agent.notices.push(format!(
+                "you had no command for {} s, so your tabs ({}) are the user's now",
+                gone_after_ms / 1000,
+                ids.join(", ")
+            ));
+            left.push(name);
         }
-        gone
+        left
+    }
+
+    /// Another agent's browser-wide state, which keeps `agent` out.
+    pub fn held_by_other(&self, agent: &str) -> Option<&Hold> {
+        self.holds.iter().find(|h| h.agent != agent)
+    }
+
+    /// What a browser-wide command that ran for `agent` started or ended.
+    pub fn note_hold(&mut self, agent: &str, command: &str, argument: Option<&str>) {
+        let (kind, starts) = match (command, argument) {
+            ("tracing-start", _) => (HoldKind::Tracing, true),
+            ("tracing-stop", _) => (HoldKind::Tracing, false),
+            ("route", _) => (HoldKind::Routes, true),
+            // A pattern removes some routes only: the hold stays.
+            ("unroute", Some(_)) => return,
+            ("unroute", None) => (HoldKind::Routes, false),
+            ("network-state-set", Some("online")) => (HoldKind::Network, false),
+            ("network-state-set", _) => (HoldKind::Network, true),
+            _ => return,
+        };
+        self.holds.retain(|h| !(h.agent == agent && h.what == kind));
+        if starts {
+            self.holds.push(Hold {
+                agent: agent.into(),
+                what: kind,
+            });
+        }
     }
 
     /// The notes for `agent`, taken.
@@ -569,7 +691,7 @@ mod tests {
 
     /// A book where "a" owns t1 (A) and "b" owns t2 (B), t1 current.
     fn two_agents() -> Book {
-        let mut book = Book::fresh("s", 1, &seen(&[BLANK], 0));
+        let mut book = Book::fresh("s", 1, &seen(&[BLANK], 0), true);
         assert_eq!(book.default_tab("a"), Some(1));
         ran(&mut book, &opens("a", 1), &seen(&[A], 0));
         book.sync(&seen(&[A, BLANK], 0), None);
@@ -627,7 +749,7 @@ mod tests {
         assert!(book.take_notices("a").is_empty());
         assert_eq!(book.default_tab("b"), None, "b has no tab and no spare");
         // A new session starts after the last id.
-        let next = Book::fresh("s2", book.next_id, &seen(&[BLANK], 0));
+        let next = Book::fresh("s2", book.next_id, &seen(&[BLANK], 0), true);
         assert_eq!(next.tabs[0].id, 3);
         assert_eq!(next.resolve("a", &TabRef::Id(1)), Err(Refused::Earlier(1)));
         assert_eq!(
@@ -673,6 +795,26 @@ mod tests {
     }
 
     #[test]
+    fn two_agents_tabs_of_one_site_that_trade_places_are_nobodys() {
+        // a's t1 and b's t2 on one site; the extension re-attaches t1 (the
+        // daemon sees it close and come back last).
+        let x = "[X](https://a.test/x)";
+        let y = "[Y](https://a.test/y)";
+        let mut book = Book::fresh("s", 1, &seen(&[BLANK], 0), true);
+        book.default_tab("a");
+        ran(&mut book, &opens("a", 1), &seen(&[x], 0));
+        let mut b = book.clone();
+        b.sync(&seen(&[x, BLANK], 0), None);
+        b.claim("b", 2, None).unwrap();
+        ran(&mut b, &opens("b", 2), &seen(&[x, y], 1));
+        b.current = Some(1);
+        b.sync(&seen(&[y, x], 0), None);
+        assert!(b.tabs.iter().all(|t| t.owner == Owner::User), "{b:#?}");
+        assert!(b.take_notices("a").iter().any(|n| n.contains("t1")));
+        assert!(b.take_notices("b").iter().any(|n| n.contains("t2")));
+    }
+
+    #[test]
     fn a_tab_closed_on_purpose_is_not_news() {
         let mut book = two_agents();
         let close = During {
@@ -713,7 +855,7 @@ mod tests {
         assert_eq!(book.tab(2).unwrap().owner, Owner::User);
         assert!(book.own("b").is_empty() && !book.agents.contains_key("b"));
         // a alone, with the session's only tab besides the user's.
-        let mut alone = Book::fresh("s", 1, &seen(&[BLANK], 0));
+        let mut alone = Book::fresh("s", 1, &seen(&[BLANK], 0), true);
         alone.default_tab("a");
         assert_eq!(alone.release("a", None, false), Vec::<u64>::new());
         assert_eq!(alone.tabs[0].owner, Owner::User, "kept: the last tab");
@@ -730,8 +872,40 @@ mod tests {
         book.agents.get_mut("b").unwrap().last_at = 5_000;
         assert_eq!(book.expire(6_000, 4_000), vec!["a".to_string()]);
         assert_eq!(book.tab(1).unwrap().owner, Owner::User);
+        assert!(book.take_notices("a")[0].contains("no command for 4 s"));
         assert_eq!(book.tab(2).unwrap().owner, Owner::Agent("b".into()));
         assert_eq!(book.others_with_tabs("a"), vec!["b".to_string()]);
+    }
+
+    #[test]
+    fn browser_wide_state_keeps_other_agents_out_until_it_ends() {
+        let mut book = two_agents();
+        book.note_hold("a", "tracing-start", None);
+        book.note_hold("a", "route", Some("**/x"));
+        assert_eq!(book.held_by_other("b").unwrap().what, HoldKind::Tracing);
+        assert!(book.held_by_other("a").is_none());
+        book.note_hold("a", "tracing-stop", None);
+        book.note_hold("a", "unroute", Some("**/x"));
+        assert_eq!(book.held_by_other("b").unwrap().what, HoldKind::Routes);
+        book.note_hold("a", "unroute", None);
+        book.note_hold("a", "network-state-set", Some("offline"));
+        assert_eq!(book.held_by_other("b").unwrap().what, HoldKind::Network);
+        book.note_hold("a", "network-state-set", Some("online"));
+        assert!(book.held_by_other("b").is_none());
+    }
+
+    #[test]
+    fn a_reconnect_tells_every_agent_its_tabs_went() {
+        let book = two_agents();
+        let next = Book::after(&book, "s2", &seen(&[BLANK], 0), true);
+        assert_eq!(next.first_id, book.next_id);
+        for agent in ["a", "b"] {
+            let told = &next.agents[agent].notices;
+            assert!(told[0].contains("connected again"), "{told:?}");
+        }
+        // A blank tab is spare only in a book `connect` makes.
+        let other = Book::fresh("s3", 9, &seen(&[BLANK], 0), false);
+        assert_eq!(other.tabs[0].owner, Owner::User);
     }
 
     #[test]
@@ -744,5 +918,11 @@ mod tests {
         let mut ahead = book.clone();
         ahead.tabs[0].id = ahead.next_id;
         assert!(!ahead.well_formed());
+        let mut named = book.clone();
+        named.tabs[0].owner = Owner::Agent("a\u{1b}[31m".into());
+        assert!(!named.well_formed());
+        let mut labelled = book.clone();
+        labelled.tabs[0].label = Some("two words".into());
+        assert!(!labelled.well_formed());
     }
 }

@@ -129,20 +129,7 @@ pub struct Rewrite<'a> {
     pub own: &'a [Shown],
     /// The command was a tab command: its `Result` is the session's list.
     pub tab_command: bool,
-    /// The tab current now is not the agent's: what describes it (page,
-    /// snapshot, modal state, events) is withheld.
-    pub withhold_page: bool,
 }
-
-/// Sections that describe the current tab.
-const PAGE_SECTIONS: [&str; 6] = [
-    "Page",
-    "Modal state",
-    "WebMCP tools",
-    "Snapshot",
-    "Events",
-    "Paused",
-];
 
 /// A text reply (not `--raw`, not `--json`) rewritten by `how`.
 pub fn rewrite_text(text: &str, how: &Rewrite) -> String {
@@ -152,13 +139,16 @@ pub fn rewrite_text(text: &str, how: &Rewrite) -> String {
             out.push_str(body);
             continue;
         };
-        let replaced = match title {
+        let mut replaced = match title {
             "Open tabs" if how.own.len() < 2 => continue,
             "Open tabs" => render(how.own),
             "Result" if how.tab_command => render(how.own),
-            t if how.withhold_page && PAGE_SECTIONS.contains(&t) => continue,
             _ => body.to_string(),
         };
+        // The last section ends as the daemon's did (without a line break).
+        if !body.ends_with('\n') && replaced.ends_with('\n') {
+            replaced.pop();
+        }
         out.push_str("### ");
         out.push_str(title);
         out.push('\n');
@@ -167,13 +157,23 @@ pub fn rewrite_text(text: &str, how: &Rewrite) -> String {
     out
 }
 
-/// A `--json` reply without what describes the current tab.
-pub fn withhold_json(text: &str) -> Option<String> {
-    let mut value: serde_json::Value = serde_json::from_str(text).ok()?;
-    let object = value.as_object_mut()?;
-    object.remove("snapshot");
-    object.remove("webmcpTools");
-    Some(serde_json::to_string_pretty(&value).expect("JSON serialises"))
+/// The snapshot files a reply points at (`[Snapshot](path)`, or a
+/// `--json` reply's `"file"`): written by the daemon, relative to its
+/// working directory.
+pub fn snapshot_files(text: &str) -> Vec<String> {
+    let mut files = Vec::new();
+    for (at, _) in text.match_indices("[Snapshot](") {
+        let rest = &text[at + "[Snapshot](".len()..];
+        if let Some(end) = rest.find(')') {
+            files.push(rest[..end].to_string());
+        }
+    }
+    if let Ok(value) = serde_json::from_str::<serde_json::Value>(text)
+        && let Some(file) = value["snapshot"]["file"].as_str()
+    {
+        files.push(file.to_string());
+    }
+    files
 }
 
 #[cfg(test)]
@@ -209,7 +209,6 @@ mod tests {
         let how = Rewrite {
             own: &own,
             tab_command: false,
-            withhold_page: false,
         };
         let got = rewrite_text(reply, &how);
         assert!(!got.contains("other.test"), "{got}");
@@ -227,22 +226,30 @@ mod tests {
         let tab = Rewrite {
             own: &own,
             tab_command: true,
-            withhold_page: true,
         };
         let got = rewrite_text(
-            "### Result\n- 0: [Other](https://other.test/)\n### Page\n- Page URL: https://other.test/\n",
+            "### Result\n- 0: [Other](https://other.test/)\n### Page\n- x\n",
             &tab,
         );
         assert_eq!(
             got,
-            "### Result\n- 0: t3 cart (current) [A](https://a.test/)\n- 1: t7 [](about:blank)\n"
+            "### Result\n- 0: t3 cart (current) [A](https://a.test/)\n- 1: t7 [](about:blank)\n### Page\n- x\n"
+        );
+        // The reply's last line break, or its lack, stays.
+        let last = rewrite_text("### Open tabs\n- 0: [B](https://b.test/)", &how);
+        assert_eq!(
+            last,
+            "### Open tabs\n- 0: t3 cart (current) [A](https://a.test/)\n- 1: t7 [](about:blank)"
         );
     }
 
     #[test]
-    fn json_replies_lose_the_page() {
-        let got = withhold_json(r#"{"result":"1","snapshot":"- x","webmcpTools":[]}"#).unwrap();
-        assert!(got.contains("\"result\"") && !got.contains("snapshot"));
-        assert_eq!(withhold_json("not json"), None);
+    fn snapshot_files_are_found_in_every_form() {
+        let text =
+            "### Page\n- Page URL: x\n### Snapshot\n- [Snapshot](.playwright-cli/page-1.yml)\n";
+        assert_eq!(snapshot_files(text), [".playwright-cli/page-1.yml"]);
+        let json = r#"{"snapshot":{"file":"out/page-2.yml"}}"#;
+        assert_eq!(snapshot_files(json), ["out/page-2.yml"]);
+        assert!(snapshot_files("### Result\n- done").is_empty());
     }
 }

@@ -28,6 +28,8 @@ use listing::Shown;
 
 /// A tab list is a few lines per tab: a reply past this is not one.
 const LIST_LIMIT: usize = 4 << 20;
+/// How often a failed tab list is asked for.
+const LIST_TRIES: usize = 5;
 
 #[derive(Debug, thiserror::Error)]
 pub enum TabsError {
@@ -67,6 +69,18 @@ pub enum TabsError {
     #[error("the session's tabs could not be listed ({0}); nothing was run")]
     Unlisted(String),
     #[error(
+        "the tab this command ran on closed during it, so the tab the reply describes is \
+         another's: none of the reply is shown. Your tabs now:\n{own}Name one (`--tab <id>`) or \
+         open one (`my-chrome tab-new <url>`)"
+    )]
+    Withheld { own: String },
+    #[error(
+        "agent {agent} has {}; nothing was run. It ends it itself; if agent {agent} is gone, the \
+         user can start afresh with `my-chrome disconnect` and `my-chrome connect`",
+        .what.describe()
+    )]
+    Held { agent: String, what: book::HoldKind },
+    #[error(
         "t{0} is the session's last tab: closing it would end the session, so it was not \
          closed. `my-chrome release` gives it back to the user instead"
     )]
@@ -93,7 +107,8 @@ impl TabsError {
                 Refused::Gone(_) => Exit::TabGone,
                 Refused::Unknown(_) | Refused::Earlier(_) | Refused::LabelTaken(_) => Exit::Usage,
             },
-            TabsError::Changed { .. } => Exit::TabGone,
+            TabsError::Changed { .. } | TabsError::Withheld { .. } => Exit::TabGone,
+            TabsError::Held { .. } => Exit::Busy,
             TabsError::OthersHaveTabs { .. } => Exit::Busy,
             TabsError::Moved | TabsError::Unlisted(_) => Exit::Failure,
             TabsError::LastTab(_) => Exit::Usage,
@@ -192,6 +207,8 @@ impl Desk {
     /// Lists the tabs and reads what changed since the last command into
     /// the book (a new daemon gets a new book); agents gone quiet for
     /// `gone_after` leave their tabs to the user.
+    /// `after_connect`: the session was just made by `connect`, whose blank
+    /// tab is the first agent's to take.
     pub fn open(
         held: &HeldLease,
         runtime: &Runtime,
@@ -199,6 +216,7 @@ impl Desk {
         cwd: &Path,
         bound: Duration,
         gone_after: Duration,
+        after_connect: bool,
     ) -> Result<Desk, TabsError> {
         let mut desk = Desk {
             runtime: runtime.clone(),
@@ -206,7 +224,7 @@ impl Desk {
             cwd: cwd.to_path_buf(),
             bound,
             agent: held.agent.clone(),
-            book: Book::fresh("", 1, &[]),
+            book: Book::fresh("", 1, &[], false),
         };
         let seen = desk.list()?;
         let key = session_key(socket)?;
@@ -215,8 +233,8 @@ impl Desk {
                 book.sync(&seen, None);
                 book
             }
-            Some(old) => Book::fresh(&key, old.next_id, &seen),
-            None => Book::fresh(&key, 1, &seen),
+            Some(earlier) => Book::after(&earlier, &key, &seen, after_connect),
+            None => Book::fresh(&key, 1, &seen, after_connect),
         };
         let now = lease::now_ms();
         let idle: Vec<(String, u64)> = desk
@@ -248,6 +266,17 @@ impl Desk {
         let state = self.book.agents.entry(self.agent.clone()).or_default();
         state.last_command = lease::log::command_name(command).into();
         state.last_at = lease::now_ms();
+    }
+
+    /// Another agent's browser-wide state keeps this one out.
+    pub fn check_holds(&self) -> Result<(), TabsError> {
+        match self.book.held_by_other(&self.agent) {
+            Some(hold) => Err(TabsError::Held {
+                agent: hold.agent.clone(),
+                what: hold.what,
+            }),
+            None => Ok(()),
+        }
     }
 
     /// What happened to the agent's tabs since its last command: if
@@ -320,28 +349,27 @@ impl Desk {
         // A tab opened without an address can leave `eval` waiting forever
         // through the extension (src/session/connect_tab.rs).
         args.push(url.unwrap_or("about:blank").into());
+        let first_new = self.book.next_id;
+        self.moving_current()?;
         let reply = self.send(&args)?;
         let seen = self.list()?;
+        // Every tab that appeared is the user's, but the one the daemon
+        // opened and made current, when it is new.
         let notes = self.book.sync(
             &seen,
             Some(&During {
                 agent: &self.agent,
                 acted_on: None,
                 closed: None,
-                opens: true,
+                opens: false,
                 moves_current: true,
             }),
         );
         show_notes(&notes);
-        // The daemon makes the tab it opened current.
         let id = self
             .book
             .current
-            .filter(|id| {
-                self.book
-                    .tab(*id)
-                    .is_some_and(|t| t.owner.agent() == Some(&self.agent))
-            })
+            .filter(|id| *id >= first_new)
             .ok_or_else(|| TabsError::Unlisted("the new tab is not in the list".into()))?;
         self.book
             .adopt(&self.agent, id, label)
@@ -356,6 +384,7 @@ impl Desk {
             return Ok(());
         }
         let index = self.book.index_of(id).ok_or(TabsError::Moved)?;
+        self.moving_current()?;
         let reply = self.send(&["tab-select".into(), index.to_string()])?;
         let seen = match reply {
             Reply::Text {
@@ -383,6 +412,14 @@ impl Desk {
         &self.runtime
     }
 
+    /// A request that may make another tab current is about to go out: the
+    /// book says the current tab is unknown until it is read again, so a
+    /// command killed in between leaves no false one behind.
+    fn moving_current(&mut self) -> Result<(), TabsError> {
+        self.book.current = None;
+        Ok(self.save()?)
+    }
+
     /// Makes `id` the agent's current tab.
     pub fn set_current(&mut self, id: u64) {
         self.book
@@ -401,6 +438,7 @@ impl Desk {
             return Err(TabsError::LastTab(id));
         }
         self.select(id)?;
+        self.moving_current()?;
         match self.send(&["tab-close".into()])? {
             Reply::Text {
                 is_error: false, ..
@@ -469,17 +507,29 @@ impl Desk {
         Ok(daemon::run(&self.socket, &line, self.bound, LIST_LIMIT)?)
     }
 
-    /// Every tab of the session, as the daemon lists them.
+    /// Every tab of the session, as the daemon lists them. A tab closing
+    /// at that moment can fail the list (its title is asked of a page that
+    /// is going): asked again, a few times, before it counts as a failure.
     pub fn list(&self) -> Result<Vec<Seen>, TabsError> {
-        match self.send(&["tab-list".into()])? {
-            Reply::Text {
-                text: Some(text),
-                is_error: false,
-            } => listing::parse_list(&text)
-                .ok_or_else(|| TabsError::Unlisted("its reply is no tab list".into())),
-            // An error text may list tabs: never in a message.
-            Reply::Text { .. } => Err(TabsError::Unlisted("the daemon refused".into())),
-            Reply::Error(message) => Err(TabsError::Unlisted(message)),
+        let mut tries = 0;
+        loop {
+            let failed = match self.send(&["tab-list".into()])? {
+                Reply::Text {
+                    text: Some(text),
+                    is_error: false,
+                } => {
+                    return listing::parse_list(&text)
+                        .ok_or_else(|| TabsError::Unlisted("its reply is no tab list".into()));
+                }
+                // An error text may list tabs: never in a message.
+                Reply::Text { .. } => TabsError::Unlisted("the daemon refused".into()),
+                Reply::Error(message) => TabsError::Unlisted(message),
+            };
+            tries += 1;
+            if tries == LIST_TRIES {
+                return Err(failed);
+            }
+            std::thread::sleep(Duration::from_millis(100));
         }
     }
 }

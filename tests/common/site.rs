@@ -33,7 +33,8 @@ const SECOND: &str = r#"<!doctype html><html><head><title>Second</title></head><
 <h1>Second page reached</h1><p><a href="/">Back home</a></p></body></html>"#;
 
 const POPUP: &str = r#"<!doctype html><html><head><title>Popup</title></head><body>
-<h1>Popup content</h1><button onclick="window.close()">Close me</button></body></html>"#;
+<h1>Popup content</h1><button onclick="window.close()">Close me</button>
+<button onclick="setTimeout(() => window.close(), 1000)">Close me later</button></body></html>"#;
 
 /// A page whose button opens a popup a second after the click (within the
 /// click's user activation): after the click's command has ended, so a tab

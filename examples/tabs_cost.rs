@@ -1,0 +1,58 @@
+//! What keeping each agent in its own tabs costs a forwarded command: the
+//! work `my-chrome` adds around the agent's own request (the tab list
+//! before, the book read and checked, the agent's tab selected when it is
+//! not current, the tab list after, the book written), timed inside a
+//! fresh process, as `scripts/bench.sh` runs it. The turn (the session's
+//! lock) is taken first and not counted: `lease_cost` measures it. Prints
+//! microseconds.
+//!
+//! Usage: tabs_cost   (HOME, MY_CHROME_RUNTIME_DIR and MY_CHROME_AGENT as
+//! for my-chrome, with a connected session in which the agent has a tab)
+
+use std::time::{Duration, Instant};
+
+use my_chrome::config::Config;
+use my_chrome::helper::pin::Pin;
+use my_chrome::runtime::Runtime;
+use my_chrome::session::state::{SessionState, registered_state};
+use my_chrome::tabs::Desk;
+use my_chrome::tabs::book::During;
+
+fn main() {
+    let config = Config::from_env().expect("configuration");
+    let runtime = Runtime::open(&config.runtime).expect("the runtime");
+    let core = Pin::shipped().core_version();
+    let SessionState::Ready(entry) =
+        registered_state(&config.home, &runtime, &config.session, core)
+    else {
+        panic!("no connected session: run `my-chrome connect` first");
+    };
+    let cwd = std::fs::canonicalize(runtime.root()).expect("the runtime's real path");
+    let held = my_chrome::lease::acquire(&config, &runtime, "eval").expect("the turn");
+    let started = Instant::now();
+    let bound = Duration::from_secs(30);
+    let mut desk = Desk::open(
+        &held,
+        &runtime,
+        &entry.socket_path,
+        &cwd,
+        bound,
+        config.agent_gone,
+        false,
+    )
+    .expect("the tabs");
+    desk.touch("eval");
+    let id = desk.target(None).expect("the agent's tab");
+    desk.select(id).expect("selected");
+    let agent = desk.agent.clone();
+    desk.finish(&During {
+        agent: &agent,
+        acted_on: Some(id),
+        closed: None,
+        opens: true,
+        moves_current: false,
+    })
+    .expect("the tabs after");
+    desk.save().expect("the book");
+    println!("{}", started.elapsed().as_micros());
+}
