@@ -26,7 +26,8 @@ const ENTRY: &str = "cli/node_modules/@playwright/cli/playwright-cli.js";
 /// A daemon that records each request line and answers it with the reply
 /// set last; a connection that sends nothing (a liveness probe) is ignored.
 /// The tab lists and selections my-chrome asks for around every command
-/// (src/tabs/) are answered with one blank tab, and not recorded: the
+/// (src/tabs/) are answered from a small list of blank tabs (`Tabs`), and
+/// not recorded: the
 /// agent's own command is what must match the pinned client's.
 struct RecordingDaemon {
     requests: Arc<Mutex<Vec<Vec<u8>>>>,
@@ -60,6 +61,7 @@ impl RecordingDaemon {
             reply: Arc::default(),
         };
         let (requests, reply) = (daemon.requests.clone(), daemon.reply.clone());
+        let mut tabs = Tabs::default();
         std::thread::spawn(move || {
             for stream in listener.incoming() {
                 let Ok(stream) = stream else { continue };
@@ -69,8 +71,8 @@ impl RecordingDaemon {
                     continue;
                 }
                 let text = String::from_utf8_lossy(&line);
-                if text.contains(r#""_":["tab-list"]"#) || text.contains(r#""_":["tab-select""#) {
-                    let _ = reader.get_mut().write_all(ONE_TAB.as_bytes());
+                if let Some(answer) = tabs.answer(&text) {
+                    let _ = reader.get_mut().write_all(answer.as_bytes());
                     continue;
                 }
                 requests.lock().unwrap().push(line);
@@ -193,9 +195,52 @@ fn words(line: &[&str]) -> Vec<String> {
 
 const TEXT: &str = "{\"id\":1,\"result\":{\"text\":\"### Result\\n- done\"}}\n";
 
-/// The session's tabs, as the recording daemon lists them.
-const ONE_TAB: &str =
-    "{\"id\":1,\"result\":{\"text\":\"### Result\\n- 0: (current) [](about:blank)\"}}\n";
+/// The session's tabs as the recording daemon keeps them for my-chrome's
+/// housekeeping: the blank tab a session starts with, and one more, blank
+/// and current, for each `tab-new`; `tab-select` moves the current one.
+struct Tabs {
+    count: usize,
+    current: usize,
+}
+
+impl Default for Tabs {
+    fn default() -> Tabs {
+        Tabs {
+            count: 1,
+            current: 0,
+        }
+    }
+}
+
+impl Tabs {
+    /// The reply to a housekeeping request, `None` for any other request.
+    fn answer(&mut self, request: &str) -> Option<String> {
+        let args: serde_json::Value = serde_json::from_str(request).ok()?;
+        let words = args["params"]["args"]["_"].as_array()?;
+        match words.first()?.as_str()? {
+            "tab-list" => {}
+            "tab-new" => {
+                self.count += 1;
+                self.current = self.count - 1;
+            }
+            "tab-select" => {
+                let index = &words.get(1)?;
+                let index = index.as_u64().or_else(|| index.as_str()?.parse().ok())?;
+                self.current = usize::try_from(index).ok().filter(|i| *i < self.count)?;
+            }
+            _ => return None,
+        }
+        // Distinct titles, so that each tab is told from the others.
+        let list: Vec<String> = (0..self.count)
+            .map(|i| {
+                let mark = if i == self.current { " (current)" } else { "" };
+                format!("- {i}:{mark} [tab {i}](about:blank)")
+            })
+            .collect();
+        let reply = serde_json::json!({"id": 1, "result": {"text": format!("### Result\n{}", list.join("\n"))}});
+        Some(format!("{reply}\n"))
+    }
+}
 
 /// Every command my-chrome forwards to the daemon as it stands (the
 /// documented ones, less the refused, the disconnect aliases, `list`, which
