@@ -68,7 +68,7 @@ printf '%s' "$token" >"$work/standin/token" && chmod 600 "$work/standin/token"
 STANDIN_TOKEN_FILE=$work/standin/token "$work/standin/chrome" >"$work/standin/out" 2>/dev/null &
 pids+=($!)
 for _ in $(seq 200); do grep -q READY "$work/standin/out" 2>/dev/null && break; sleep 0.05; done
-export MY_CHROME_CHROME=$work/standin/chrome
+export MY_CHROME_CHROME=$work/standin/chrome MY_CHROME_USER_DATA_DIR=$HOME/.config/google-chrome
 unset token
 
 median_ms() { # command...

@@ -49,7 +49,7 @@ cp target/debug/chrome-standin "$work/standin/chrome"
 STANDIN_TOKEN_FILE=$work/standin/token "$work/standin/chrome" >"$work/standin/out" 2>/dev/null &
 pids+=($!)
 for _ in $(seq 200); do grep -q READY "$work/standin/out" 2>/dev/null && break; sleep 0.05; done
-export MY_CHROME_CHROME=$work/standin/chrome
+export MY_CHROME_CHROME=$work/standin/chrome MY_CHROME_USER_DATA_DIR=$HOME/.config/google-chrome
 cat >"$work/site/index.html" <<'HTML'
 <!doctype html><title>my-chrome demo</title><h1>Hello from the my-chrome demo page</h1>
 HTML

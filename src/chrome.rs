@@ -81,21 +81,21 @@ pub fn require_single(pids: &[u32]) -> ChromeState {
 #[derive(Debug, thiserror::Error)]
 pub enum ChromeError {
     #[error(
-        "Google Chrome is not running (no normal main process of yours runs {}). \
-         my-chrome never launches a browser and launched none: open Chrome yourself, then retry",
-        .0.display()
+        "{browser} is not running (no normal main process of yours runs {}). my-chrome never \
+         launches a browser and launched none: open {browser} yourself, then retry",
+        .path.display()
     )]
-    Missing(PathBuf),
+    Missing { browser: String, path: PathBuf },
     #[error(
-        "{} Chrome main processes are running (pids {pids:?}), so my-chrome cannot tell which one is \
-         yours; nothing was launched or touched. Quit the extra ones (profiles started with \
-         --user-data-dir do not count), then retry",
+        "{} main processes of {browser} are running (pids {pids:?}), so my-chrome cannot tell \
+         which one is yours; nothing was launched or touched. Quit the extra ones (profiles \
+         started with --user-data-dir do not count), then retry",
         .pids.len()
     )]
-    Ambiguous { pids: Vec<u32> },
+    Ambiguous { browser: String, pids: Vec<u32> },
     #[error(
-        "{0}; every process running it would count as your Chrome, so nothing was read or \
-         attached. Reinstall Chrome where only root (or you) can change it, or point \
+        "{0}; every process running it would count as your browser, so nothing was read or \
+         attached. Reinstall the browser where only root (or you) can change it, or point \
          MY_CHROME_CHROME at such a copy"
     )]
     Replaceable(String),
@@ -140,8 +140,8 @@ pub fn executable_is_trusted(chrome: &Path) -> Result<bool, ChromeError> {
         };
         if !owner_ok || writable {
             return unsafe_because(format!(
-                "the Chrome executable {} can be replaced by another user: {} has owner uid {} \
-                 and mode {:o}",
+                "the browser's executable {} can be replaced by another user: {} has owner uid \
+                 {} and mode {:o}",
                 chrome.display(),
                 path.display(),
                 meta.uid(),
@@ -153,12 +153,19 @@ pub fn executable_is_trusted(chrome: &Path) -> Result<bool, ChromeError> {
 }
 
 impl ChromeState {
-    /// The one PID, or the error that explains why there is not exactly one.
-    pub fn single(self, chrome: &Path) -> Result<u32, ChromeError> {
+    /// The one PID, or the error that explains why there is not exactly
+    /// one main process of `browser` (what messages call it) at `path`.
+    pub fn single(self, browser: &str, path: &Path) -> Result<u32, ChromeError> {
         match self {
             ChromeState::Running(pid) => Ok(pid),
-            ChromeState::Missing => Err(ChromeError::Missing(chrome.to_path_buf())),
-            ChromeState::Ambiguous(pids) => Err(ChromeError::Ambiguous { pids }),
+            ChromeState::Missing => Err(ChromeError::Missing {
+                browser: browser.into(),
+                path: path.to_path_buf(),
+            }),
+            ChromeState::Ambiguous(pids) => Err(ChromeError::Ambiguous {
+                browser: browser.into(),
+                pids,
+            }),
         }
     }
 }

@@ -26,7 +26,12 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Install the pinned @playwright/cli into the private runtime (once per machine).
-    Setup,
+    Setup {
+        /// Use this browser from now on: chrome, chrome-beta, chrome-dev,
+        /// chrome-canary, chromium, edge or brave.
+        #[arg(long, value_name = "NAME")]
+        browser: Option<String>,
+    },
     /// Report the runtime, node, the pinned CLI, Chrome and the token; changes nothing.
     Doctor {
         /// Print one JSON object instead of text.

@@ -6,6 +6,7 @@ use std::ffi::{OsStr, OsString};
 use std::path::{Component, Path, PathBuf};
 use std::time::Duration;
 
+use crate::browser::name::Browser;
 use crate::platform;
 
 /// Where the runtime lives (`MY_CHROME_RUNTIME_DIR` or the platform default).
@@ -24,13 +25,18 @@ pub struct Config {
     pub session: String,
     /// An explicit trusted node (`MY_CHROME_NODE`); otherwise fixed locations are searched.
     pub node: Option<PathBuf>,
-    /// The Chrome executable (`MY_CHROME_CHROME`, default the platform's Chrome).
-    pub chrome: PathBuf,
-    /// Chrome's user data directory, where its process singleton lives
-    /// (`MY_CHROME_USER_DATA_DIR`; default `$XDG_CONFIG_HOME/google-chrome` or
-    /// `~/.config/google-chrome` on Linux, `~/Library/Application
-    /// Support/Google/Chrome` on macOS).
-    pub chrome_user_data: PathBuf,
+    /// The browser named for this call (`MY_CHROME_BROWSER`); else the one
+    /// `setup --browser` recorded, else the one installed (`browser::resolve`).
+    pub browser: Option<Browser>,
+    /// The browser's executable, the escape hatch (`MY_CHROME_CHROME`).
+    pub chrome: Option<PathBuf>,
+    /// Its user data directory, where its process singleton lives
+    /// (`MY_CHROME_USER_DATA_DIR`; default: the chosen browser's own).
+    pub chrome_user_data: Option<PathBuf>,
+    /// Where browsers keep their user data directories:
+    /// `$XDG_CONFIG_HOME` or `~/.config` on Linux, `~/Library/Application
+    /// Support` on macOS.
+    pub user_data_base: PathBuf,
     pub keychain_service: String,
     pub keychain_account: String,
     /// Bound on `setup`'s `npm ci` (`MY_CHROME_SETUP_TIMEOUT_SECS`, default 600).
@@ -209,19 +215,30 @@ impl Config {
         let node = get("MY_CHROME_NODE")?
             .map(|raw| absolute_path("MY_CHROME_NODE", &raw))
             .transpose()?;
-        let chrome = match get("MY_CHROME_CHROME")? {
-            Some(raw) => absolute_path("MY_CHROME_CHROME", &raw)?,
-            None => PathBuf::from(platform::DEFAULT_CHROME),
-        };
-        let chrome_user_data = match get("MY_CHROME_USER_DATA_DIR")? {
-            Some(raw) => absolute_path("MY_CHROME_USER_DATA_DIR", &raw)?,
-            // Checked here (config reads every variable); the platform says
-            // whether it counts.
-            None => platform::default_user_data(
-                &home,
-                get("XDG_CONFIG_HOME")?.map(|raw| absolute_path("XDG_CONFIG_HOME", &raw)),
-            )?,
-        };
+        let browser = get("MY_CHROME_BROWSER")?
+            .map(|raw| {
+                Browser::parse(&raw).map_err(|e| invalid("MY_CHROME_BROWSER", e.to_string()))
+            })
+            .transpose()?;
+        let chrome = get("MY_CHROME_CHROME")?
+            .map(|raw| absolute_path("MY_CHROME_CHROME", &raw))
+            .transpose()?;
+        if browser.is_some() && chrome.is_some() {
+            return Err(invalid(
+                "MY_CHROME_BROWSER",
+                "is set together with MY_CHROME_CHROME: name the browser, or its executable, not \
+                 both",
+            ));
+        }
+        let chrome_user_data = get("MY_CHROME_USER_DATA_DIR")?
+            .map(|raw| absolute_path("MY_CHROME_USER_DATA_DIR", &raw))
+            .transpose()?;
+        // Checked here (config reads every variable); the platform says
+        // whether it counts.
+        let user_data_base = platform::user_data_base(
+            &home,
+            get("XDG_CONFIG_HOME")?.map(|raw| absolute_path("XDG_CONFIG_HOME", &raw)),
+        )?;
         let keychain_service = match get("MY_CHROME_KEYCHAIN_SERVICE")? {
             Some(s) => keychain_field("MY_CHROME_KEYCHAIN_SERVICE", &s)?,
             None => DEFAULT_KEYCHAIN_SERVICE.to_string(),
@@ -319,8 +336,10 @@ impl Config {
             runtime,
             session,
             node,
+            browser,
             chrome,
             chrome_user_data,
+            user_data_base,
             keychain_service,
             keychain_account,
             setup_timeout,
@@ -507,10 +526,17 @@ mod tests {
             Path::new("/home/u").join(platform::DEFAULT_RUNTIME_UNDER_HOME)
         );
         assert_eq!(c.session, "mychrome");
-        assert_eq!(c.chrome, Path::new(platform::DEFAULT_CHROME));
         assert_eq!(
-            c.chrome_user_data,
-            platform::default_user_data::<ConfigError>(Path::new("/home/u"), None).unwrap()
+            (
+                c.browser,
+                c.chrome.as_deref(),
+                c.chrome_user_data.as_deref()
+            ),
+            (None, None, None)
+        );
+        assert_eq!(
+            c.user_data_base,
+            platform::user_data_base::<ConfigError>(Path::new("/home/u"), None).unwrap()
         );
         assert_eq!(c.keychain_service, DEFAULT_KEYCHAIN_SERVICE);
         assert_eq!(c.setup_timeout, Duration::from_secs(600));
@@ -607,6 +633,8 @@ mod tests {
             ("MY_CHROME_AGENT_GONE_SECS", "59"),
             ("MY_CHROME_AGENT_GONE_SECS", "99999999999999999999"),
             ("MY_CHROME_USER_DATA_DIR", "Default"),
+            ("MY_CHROME_BROWSER", "firefox"),
+            ("MY_CHROME_BROWSER", "Chrome"),
             ("HOME", "home"),
         ] {
             let mut pairs = vec![("HOME", "/home/u")];
@@ -614,6 +642,22 @@ mod tests {
             let err = config(&pairs).unwrap_err();
             assert_eq!(err.var, var, "{var}={value:?}: {err}");
         }
+    }
+
+    #[test]
+    fn a_browser_is_named_or_its_executable_not_both() {
+        let c = config(&[("HOME", "/home/u"), ("MY_CHROME_BROWSER", "brave")]).unwrap();
+        assert_eq!(c.browser, Some(Browser::Brave));
+        let err = config(&[
+            ("HOME", "/home/u"),
+            ("MY_CHROME_BROWSER", "brave"),
+            ("MY_CHROME_CHROME", "/opt/brave.com/brave/brave"),
+        ])
+        .unwrap_err();
+        assert_eq!(err.var, "MY_CHROME_BROWSER");
+        assert!(err.to_string().contains("not both"), "{err}");
+        let err = config(&[("HOME", "/home/u"), ("MY_CHROME_BROWSER", "firefox")]).unwrap_err();
+        assert!(err.to_string().contains("chrome, chrome-beta"), "{err}");
     }
 
     #[test]

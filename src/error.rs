@@ -3,6 +3,7 @@
 //! whose output already said why. Only the commands (`src/command/`) and
 //! `main` use it; nothing below them imports it (tests/layout.rs).
 
+use crate::browser::BrowserError;
 use crate::child::ChildError;
 use crate::chrome::ChromeError;
 use crate::command::setup::SetupError;
@@ -42,6 +43,8 @@ pub enum Error {
     Interrupted(nix::sys::signal::Signal),
     #[error(transparent)]
     Chrome(#[from] ChromeError),
+    #[error(transparent)]
+    Browser(#[from] BrowserError),
     /// An input that is not a token; nothing was stored.
     #[error(
         "{0}; nothing was stored. Copy the token from the Playwright Extension again and rerun \
@@ -115,6 +118,7 @@ impl Error {
             Error::Child(e) => e.exit(),
             Error::Interrupted(signal) => Exit::from(*signal),
             Error::Chrome(e) => e.exit(),
+            Error::Browser(e) => e.exit(),
             Error::Token(e) => e.exit(),
             Error::Store(e) => e.exit(),
             Error::Input(e) => e.exit(),

@@ -55,13 +55,14 @@ impl FileRules {
                 Err(_) => roots.push(root.clone()),
             }
         }
-        let mut denied = vec![
-            (config.runtime.path.clone(), "my-chrome's private runtime"),
-            (
-                config.chrome_user_data.clone(),
-                "the browser's user data directory",
-            ),
-        ];
+        let mut denied = vec![(config.runtime.path.clone(), "my-chrome's private runtime")];
+        // Every browser's profile, whichever one is the user's.
+        for dir in crate::browser::every_user_data(&config.user_data_base)
+            .into_iter()
+            .chain(config.chrome_user_data.clone())
+        {
+            denied.push((dir, "a browser's user data directory"));
+        }
         for name in crate::platform::APP_DATA_UNDER_HOME {
             denied.push((config.home.join(name), "other programs' data"));
         }

@@ -3,6 +3,7 @@
 //! copy of `@playwright/cli`. `main.rs` dispatches; everything else lives here
 //! so that integration tests can exercise library code directly.
 
+pub mod browser;
 pub mod child;
 pub mod chrome;
 pub mod cli;

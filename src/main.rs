@@ -61,7 +61,7 @@ fn browser_command(config: &Config, args: &[std::ffi::OsString]) -> Result<(), E
 
 fn run(command: Command, config: &Config) -> Result<(), Error> {
     match command {
-        Command::Setup => setup::run(config)?,
+        Command::Setup { browser } => setup::run(config, browser.as_deref())?,
         Command::Doctor { json } => doctor::doctor(config, json),
         Command::Token { action } => match action {
             TokenCommand::Store { stdin, extra } => token::store(config, stdin, &extra)?,

@@ -62,6 +62,8 @@ pub enum StateFile {
     TokenFingerprint,
     /// The node the last full check ran, and its file as it was then.
     NodeRecord,
+    /// The browser `setup --browser NAME` chose.
+    Browser,
 }
 
 impl StateFile {
@@ -75,6 +77,7 @@ impl StateFile {
             StateFile::HelperManifest => "cli-manifest.txt",
             StateFile::TokenFingerprint => "token-fingerprint.txt",
             StateFile::NodeRecord => "node-record.txt",
+            StateFile::Browser => "browser.txt",
         }
     }
 

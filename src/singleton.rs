@@ -130,6 +130,16 @@ pub fn deliver(
     }
 }
 
+/// Whether the singleton of `user_data` is that of the main process
+/// `chrome_pid` (its lock, its socket and cookies in place), checked before
+/// the token is read: a user data directory that is not that browser's is
+/// refused before anything is asked of the keyring. `deliver` checks it all
+/// again.
+pub fn precheck(user_data: &Path, chrome_pid: u32) -> Result<(), DeliveryError> {
+    check_lock(user_data, chrome_pid)?;
+    check_socket(user_data).map(|_| ())
+}
+
 fn check_lock(user_data: &Path, chrome_pid: u32) -> Result<(), DeliveryError> {
     let lock = fs::read_link(user_data.join(LOCK))
         .map_err(|e| DeliveryError::NotChrome(format!("lock cannot be read ({e})")))?;

@@ -73,7 +73,7 @@ fn sandbox_with_chrome(folder_mode: u32, program: &str) -> (Sandbox, std::path::
     let chrome = folder.join("chrome");
     fs::copy(program, &chrome).unwrap();
     chmod(&chrome, 0o755);
-    sandbox.set("MY_CHROME_CHROME", &chrome);
+    sandbox.browser_at(&chrome);
     (sandbox, chrome)
 }
 

@@ -17,7 +17,7 @@ fn pids(chrome: &FakeChrome) -> Vec<u32> {
 
 fn doctor_chrome(chrome: &FakeChrome) -> serde_json::Value {
     let mut sandbox = Sandbox::new();
-    sandbox.set("MY_CHROME_CHROME", chrome.path());
+    sandbox.browser_at(chrome.path());
     sandbox.doctor()["chrome"].clone()
 }
 
@@ -59,10 +59,12 @@ fn only_normal_main_processes_of_ours_count() {
         ChromeState::Ambiguous(both.clone())
     );
     let mut sandbox = Sandbox::new();
-    sandbox.set("MY_CHROME_CHROME", chrome.path());
+    sandbox.browser_at(chrome.path());
     let text = sandbox.run(&["doctor"]).stdout;
     assert!(
-        text.contains(&format!("chrome: ambiguous (pids {both:?})")),
+        text.contains(&format!(
+            "(named by MY_CHROME_CHROME): ambiguous (pids {both:?})"
+        )),
         "{text}"
     );
 

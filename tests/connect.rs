@@ -48,9 +48,11 @@ fn connect_delivers_the_token_straight_to_chrome_and_no_process_ever_holds_it() 
         connected.stdout, connected.stderr
     );
     assert!(
-        connected
-            .stdout
-            .contains(&format!("connected to Chrome (pid {})", chrome.pid)),
+        connected.stdout.contains(&format!(
+            "connected to {} (pid {})",
+            common::UNNAMED,
+            chrome.pid
+        )),
         "{}",
         connected.stdout
     );
@@ -161,7 +163,7 @@ fn connect_delivers_the_token_straight_to_chrome_and_no_process_ever_holds_it() 
 
     // Disconnect detaches and leaves Chrome running.
     let gone = w.sandbox.run(&["disconnect"]);
-    let still = format!("Chrome is still running (pid {})", chrome.pid);
+    let still = format!("{} is still running (pid {})", common::UNNAMED, chrome.pid);
     assert!(gone.stdout.contains(&still), "{}", gone.stdout);
     assert!(chrome.alive());
     assert!(
@@ -290,7 +292,10 @@ fn two_chromes_are_refused_before_the_token_is_read() {
     let run = w.sandbox.run(&["connect"]);
     second.kill().unwrap();
     second.wait().unwrap();
-    run.expect(5, "2 Chrome main processes are running");
+    run.expect(
+        5,
+        &format!("2 main processes of {} are running", common::UNNAMED),
+    );
     no_leftovers(&w.sandbox);
     assert_nowhere(&w.token, w.sandbox.home.path(), &[&run]);
 }
@@ -334,7 +339,7 @@ fn a_chrome_appearing_during_the_attach_fails_it_and_asks_for_rotation() {
     fails_after_delivery(
         "spawn-second-main",
         6,
-        "Chrome's processes changed during the attach",
+        "processes of the browser MY_CHROME_CHROME names changed during the attach",
     );
 }
 
@@ -525,7 +530,7 @@ fn two_connects_at_once_attach_once() {
     assert_eq!((a.code, b.code), (0, 0), "{}\n{}", a.stderr, b.stderr);
     let outputs = format!("{}{}", a.stdout, b.stdout);
     assert_eq!(
-        outputs.matches("connected to Chrome").count(),
+        outputs.matches("my-chrome: connected to ").count(),
         1,
         "{outputs}"
     );
@@ -721,7 +726,7 @@ fn a_helper_changed_after_verification_runs_no_more() {
     let again = w.sandbox.run(&["connect"]);
     again.expect(0, "");
     assert!(
-        again.stdout.contains("connected to Chrome"),
+        again.stdout.contains("my-chrome: connected to "),
         "{}",
         again.stdout
     );

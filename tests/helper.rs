@@ -201,7 +201,19 @@ fn doctor_json_is_stable() {
     assert_eq!(keys(&report["node"]), ["path", "status", "version"]);
     assert_eq!(keys(&report["runtime"]), ["path", "status"]);
     assert_eq!(keys(&report["token"]), ["item", "status"]);
-    assert_eq!(keys(&report["chrome"]), ["path", "pids", "status"]);
+    assert_eq!(
+        keys(&report["chrome"]),
+        [
+            "browser",
+            "chosen",
+            "installed",
+            "name",
+            "path",
+            "pids",
+            "status",
+            "user_data"
+        ]
+    );
     assert_eq!(keys(&report["process_token"]), ["pids", "status"]);
     assert_eq!(keys(&report["rotation"]), ["status"]);
     assert_eq!(keys(&report["session"]), ["detail", "name", "status"]);
@@ -225,7 +237,7 @@ fn doctor_json_is_stable() {
             "version",
             "compatibility",
             "token",
-            "chrome",
+            "browser",
             "process-token",
             "rotation",
             "session",

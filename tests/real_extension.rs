@@ -72,7 +72,7 @@ fn scenario(version: &str) {
     assert!(
         connected
             .stdout
-            .contains(&format!("connected to Chrome (pid {chrome_pid})")),
+            .contains(&format!("connected to Chromium (pid {chrome_pid})")),
         "{}",
         connected.stdout
     );
@@ -91,7 +91,7 @@ fn scenario(version: &str) {
     // connect tabs in the session.
     let gone = ok(&real, &mut runs, &["disconnect"]);
     assert!(
-        gone.contains(&format!("Chrome is still running (pid {chrome_pid})")),
+        gone.contains(&format!("Chromium is still running (pid {chrome_pid})")),
         "{gone}"
     );
     let table = my_chrome::procs::ProcessTable::read().unwrap();
@@ -582,4 +582,93 @@ fn without_the_extension_connect_ends_within_its_bound() {
     real.chrome.quit();
     let home = real.sandbox().home.path().to_path_buf();
     assert_nowhere_but(&token, &home, &[&refused], &[&real.chrome.user_data()]);
+}
+
+/// The browser is the one chosen, and only it counts: a browser named but
+/// not installed, or a profile that is not the chosen browser's, is refused
+/// before the keyring is read; a named browser running beside the chosen
+/// one (Debian's Chromium beside the stand-in, given by path) is ignored,
+/// and said so.
+#[test]
+fn only_the_chosen_browser_counts() {
+    if real_extension::source().is_none() {
+        return;
+    }
+    let mut real = RealWorld::start(None);
+    let chromium = real.chrome.pid().unwrap();
+    let token = real.world.token.clone();
+    let fingerprint = real.sandbox().runtime.join("token-fingerprint.txt");
+    let mut runs = Vec::new();
+
+    let mut edge = real.sandbox().command(&["connect"]);
+    edge.env("MY_CHROME_BROWSER", "edge");
+    let edge = common::Running::start(edge).wait();
+    edge.expect(
+        5,
+        "Microsoft Edge (named by MY_CHROME_BROWSER) is not installed",
+    );
+    assert!(
+        edge.stderr.contains("/opt/microsoft/msedge/msedge"),
+        "{}",
+        edge.stderr
+    );
+    runs.push(edge);
+
+    let standin = common::standin::Standin::start(
+        real.sandbox().home.path(),
+        common::standin::Options {
+            token: Some(&token),
+            ..Default::default()
+        },
+    );
+    let sandbox = &mut real.world.sandbox;
+    sandbox.browser_at(standin.exe());
+    // The stand-in's executable with Chromium's profile: not a pair.
+    let profile = sandbox.home.path().join(".config/chromium");
+    sandbox.set("MY_CHROME_USER_DATA_DIR", &profile);
+    let wrong = sandbox.run(&["connect"]);
+    wrong.expect(
+        5,
+        &format!("{} is not where {}", profile.display(), common::UNNAMED),
+    );
+    for needle in [
+        format!("lock names pid {chromium}"),
+        "Nothing was read from the keyring".into(),
+        "MY_CHROME_USER_DATA_DIR must name".into(),
+    ] {
+        assert!(wrong.stderr.contains(&needle), "{needle}: {}", wrong.stderr);
+    }
+    assert!(!fingerprint.exists(), "the token was read");
+    runs.push(wrong);
+
+    // The right pair: Chromium runs too, and is ignored.
+    sandbox.browser_at(standin.exe());
+    let connected = sandbox.run(&["connect"]);
+    connected.expect(0, "");
+    assert!(
+        connected.stderr.contains(&format!(
+            "Chromium is running too (pids [{chromium}]) and was ignored: the session uses {}",
+            common::UNNAMED
+        )),
+        "{}",
+        connected.stderr
+    );
+    assert!(
+        connected.stdout.contains(&format!(
+            "connected to {} (pid {})",
+            common::UNNAMED,
+            standin.pid
+        )),
+        "{}",
+        connected.stdout
+    );
+    runs.push(connected);
+    let gone = sandbox.run(&["disconnect"]);
+    gone.expect(0, "");
+    runs.push(gone);
+    drop(standin);
+    real.chrome.quit();
+    let home = real.sandbox().home.path().to_path_buf();
+    let all: Vec<&Run> = runs.iter().collect();
+    assert_nowhere_but(&token, &home, &all, &[&real.chrome.user_data()]);
 }

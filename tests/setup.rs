@@ -398,3 +398,45 @@ fn a_node_too_old_or_missing_is_refused_before_anything_changes() {
         .run(&["setup"])
         .expect(2, "MY_CHROME_NODE: must be an absolute path");
 }
+
+#[test]
+fn setup_records_a_browser_only_when_it_is_one_and_installed() {
+    let sandbox = Sandbox::installed();
+    let record = sandbox.runtime.join("browser.txt");
+    let unknown = sandbox.run(&["setup", "--browser", "firefox"]);
+    unknown.expect(2, "\"firefox\" is not a browser my-chrome knows");
+    assert!(
+        unknown
+            .stderr
+            .contains("chrome, chrome-beta, chrome-dev, chrome-canary, chromium, edge, brave")
+    );
+    // This machine has Debian's Chromium (scripts/prerequisites.sh), no Edge.
+    let absent = sandbox.run(&["setup", "--browser", "edge"]);
+    absent.expect(
+        5,
+        "Microsoft Edge (chosen with `my-chrome setup --browser`) is not installed",
+    );
+    assert!(!record.exists(), "nothing is recorded");
+    let chosen = sandbox.run(&["setup", "--browser", "chromium"]);
+    assert_eq!(chosen.code, 0, "{}", chosen.stderr);
+    assert!(
+        chosen.stdout.contains("Chromium (chromium) is the browser"),
+        "{}",
+        chosen.stdout
+    );
+    assert_eq!(fs::read_to_string(&record).unwrap(), "chromium\n");
+    assert_eq!(mode(&record), 0o600);
+    let doctor = sandbox.doctor();
+    assert_eq!(doctor["chrome"]["name"], "chromium", "{doctor}");
+    assert_eq!(
+        doctor["chrome"]["chosen"],
+        "chosen with `my-chrome setup --browser`"
+    );
+    assert_eq!(doctor["chrome"]["path"], "/usr/lib/chromium/chromium");
+    assert_eq!(doctor["chrome"]["status"], "missing", "{doctor}");
+    // A record that is not one is refused with the way out.
+    fs::write(&record, "netscape\n").unwrap();
+    let text = sandbox.run(&["doctor"]).stdout;
+    assert!(text.contains("browser: error: "), "{text}");
+    assert!(text.contains("choose again"), "{text}");
+}

@@ -313,7 +313,7 @@ fn state(name: &str, code: i32) -> (String, i32) {
 fn the_rotation_walk_through_with_real_processes() {
     let mut s = setup();
     let chrome = FakeChrome::new();
-    s.sandbox.set("MY_CHROME_CHROME", chrome.path());
+    s.sandbox.browser_at(chrome.path());
     let old = fresh_token();
     let new = fresh_token();
     assert_eq!(rotation(&s), state("not started", 0));
@@ -361,7 +361,7 @@ fn the_rotation_walk_through_with_real_processes() {
     let extra = chrome.start(&[]);
     s.sandbox
         .run(&["mark-token-regenerated"])
-        .expect(5, "2 Chrome main processes");
+        .expect(5, "2 main processes of");
     chrome.stop(extra);
     let marked = s.sandbox.run(&["mark-token-regenerated"]);
     assert_eq!(marked.code, 0, "{}", marked.stderr);
@@ -410,7 +410,7 @@ fn rotation_state_files_are_believed_only_when_sound() {
     use std::os::unix::fs::{PermissionsExt, symlink};
     let mut s = setup();
     let chrome = FakeChrome::new();
-    s.sandbox.set("MY_CHROME_CHROME", chrome.path());
+    s.sandbox.browser_at(chrome.path());
     s.store(&fresh_token());
     assert_eq!(s.sandbox.run(&["begin-token-rotation"]).code, 0);
     let baseline = s.sandbox.runtime.join("rotation-baseline.json");

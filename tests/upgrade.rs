@@ -134,7 +134,8 @@ fn a_machine_on_the_previous_pin_is_told_the_way_and_loses_nothing() {
     assert_eq!(gone.code, 0, "{}", gone.stderr);
     assert!(
         gone.stdout.contains(&format!(
-            "disconnected session mychrome; Chrome is still running (pid {})",
+            "disconnected session mychrome; {} is still running (pid {})",
+            common::UNNAMED,
             chrome.pid
         )),
         "{}",
@@ -156,9 +157,11 @@ fn a_machine_on_the_previous_pin_is_told_the_way_and_loses_nothing() {
     let connected = w.sandbox.run(&["connect"]);
     assert_eq!(connected.code, 0, "{}", connected.stderr);
     assert!(
-        connected
-            .stdout
-            .contains(&format!("connected to Chrome (pid {})", chrome.pid)),
+        connected.stdout.contains(&format!(
+            "connected to {} (pid {})",
+            common::UNNAMED,
+            chrome.pid
+        )),
         "{}",
         connected.stdout
     );

@@ -69,30 +69,45 @@ fn unchecked(name: &'static str) -> Safeguard {
 pub fn safeguards(config: &Config) -> Vec<Safeguard> {
     let mut out = Vec::new();
     let table = ProcessTable::read();
-    // The executable the PID checks recognise Chrome by, and how many run it.
-    let running = match &table {
-        Ok(t) => match chrome::state(t, &config.chrome) {
-            ChromeState::Running(pid) => format!("one normal Chrome runs it (pid {pid})"),
-            ChromeState::Missing => "none runs it: connect would refuse (exit 5)".into(),
-            ChromeState::Ambiguous(pids) => {
-                format!("{pids:?} run it: connect would refuse (exit 5)")
+    // The executable the PID checks recognise the browser by, and how many
+    // run it.
+    out.push(match crate::browser::resolve(config) {
+        Ok(browser) => {
+            let name = browser.display();
+            let running = match &table {
+                Ok(t) => match chrome::state(t, &browser.executable) {
+                    ChromeState::Running(pid) => format!("one normal {name} runs it (pid {pid})"),
+                    ChromeState::Missing => "none runs it: connect would refuse (exit 5)".into(),
+                    ChromeState::Ambiguous(pids) => {
+                        format!("{pids:?} run it: connect would refuse (exit 5)")
+                    }
+                },
+                Err(e) => format!("the process table cannot be read: {e}"),
+            };
+            let path = browser.executable.display();
+            match chrome::executable_is_trusted(&browser.executable) {
+                Ok(true) => safeguard(
+                    "chrome-executable",
+                    table.is_ok(),
+                    format!("{name} at {path}: only root or you can replace it; {running}"),
+                ),
+                Ok(false) => safeguard(
+                    "chrome-executable",
+                    table.is_ok(),
+                    format!("no {name} at {path}: connect would refuse (exit 5)"),
+                ),
+                Err(e) => safeguard("chrome-executable", false, e.to_string()),
             }
-        },
-        Err(e) => format!("the process table cannot be read: {e}"),
-    };
-    let chrome_path = config.chrome.display();
-    out.push(match chrome::executable_is_trusted(&config.chrome) {
-        Ok(true) => safeguard(
+        }
+        // connect refuses as well (exit 5 or 2): no browser to check.
+        Err(e) => safeguard(
             "chrome-executable",
-            table.is_ok(),
-            format!("{chrome_path}: only root or you can replace it; {running}"),
+            true,
+            format!(
+                "no browser to check: {e} (connect would refuse, exit {})",
+                e.exit().code()
+            ),
         ),
-        Ok(false) => safeguard(
-            "chrome-executable",
-            table.is_ok(),
-            format!("no Chrome at {chrome_path}: connect would refuse (exit 5)"),
-        ),
-        Err(e) => safeguard("chrome-executable", false, e.to_string()),
     });
     out.push(match &table {
         Ok(t) => match chrome::token_exposure(t) {

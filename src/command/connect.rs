@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 
 use zeroize::Zeroizing;
 
+use crate::browser::{self, Chosen};
 use crate::child::{ChildCommand, Spawned};
 use crate::chrome::{self, Exposure};
 use crate::command::start::Start;
@@ -59,10 +60,10 @@ impl AttachError {
     /// A failure after delivery is only what it seems once the processes
     /// are checked: a changed Chrome or a process with the token (or a table
     /// that cannot be read) makes it an exposure.
-    fn confirmed(self, config: &Config, before: &[u32]) -> AttachError {
+    fn confirmed(self, browser: &Chosen, before: &[u32]) -> AttachError {
         match self {
             AttachError::NoAnswer { .. } | AttachError::AfterDelivery { .. } => {
-                match exposure_check(config, before) {
+                match exposure_check(browser, before) {
                     Ok(()) => self,
                     Err(why) => AttachError::Exposed(format!("{} Then: {why}", self.explain().0)),
                 }
@@ -128,6 +129,19 @@ pub enum ConnectError {
     /// Attached, but the private bootstrap output stayed.
     #[error("attached, but {0}")]
     Unscrubbed(String),
+    /// The user data directory is not the running browser's.
+    #[error(
+        "{dir} is not where {browser} (pid {pid}) keeps its process singleton: {why}. Nothing \
+         was read from the keyring or attached.{hint}",
+        dir = .user_data.display()
+    )]
+    NotItsProfile {
+        browser: String,
+        pid: u32,
+        user_data: std::path::PathBuf,
+        why: singleton::DeliveryError,
+        hint: &'static str,
+    },
 }
 
 impl CommandRefusal for ConnectError {
@@ -135,6 +149,7 @@ impl CommandRefusal for ConnectError {
         match self {
             ConnectError::NoToken => Exit::Token,
             ConnectError::Attach { exit, .. } => *exit,
+            ConnectError::NotItsProfile { why, .. } => why.exit(),
             _ => Exit::Failure,
         }
     }
@@ -182,15 +197,45 @@ pub fn connect(config: &Config) -> Result<(), Error> {
         SessionState::Missing => {}
     }
 
-    // Exactly one normal Chrome, recognised by an executable no other user
-    // can replace, before the token is read.
-    if !chrome::executable_is_trusted(&config.chrome)? {
+    // The user's browser: exactly one normal main process of it, recognised
+    // by an executable no other user can replace, whose singleton is in the
+    // user data directory named, before the token is read.
+    let browser = browser::resolve(config)?;
+    let name = browser.display();
+    let missing = || chrome::ChromeError::Missing {
+        browser: name.clone(),
+        path: browser.executable.clone(),
+    };
+    if !chrome::executable_is_trusted(&browser.executable)? {
         // No file there: a process still running a deleted one is no
-        // Chrome whose executable was checked.
-        return Err(chrome::ChromeError::Missing(config.chrome.clone()).into());
+        // browser whose executable was checked.
+        return Err(missing().into());
     }
-    let before = chrome::normal_chrome_pids(&ProcessTable::read()?, &config.chrome);
-    let chrome_pid = chrome::require_single(&before).single(&config.chrome)?;
+    let table = ProcessTable::read()?;
+    let before = chrome::normal_chrome_pids(&table, &browser.executable);
+    let chrome_pid = chrome::require_single(&before).single(&name, &browser.executable)?;
+    for (other, pids) in browser::others_running(&table, &browser) {
+        eprintln!(
+            "my-chrome: {} is running too (pids {pids:?}) and was ignored: the session uses \
+             {name} ({})",
+            other.display(),
+            browser.how.describe()
+        );
+    }
+    singleton::precheck(&browser.user_data, chrome_pid).map_err(|why| {
+        ConnectError::NotItsProfile {
+            browser: name.clone(),
+            pid: chrome_pid,
+            user_data: browser.user_data.clone(),
+            why,
+            hint: if config.chrome_user_data.is_some() {
+                " MY_CHROME_USER_DATA_DIR must name the folder that browser runs with (its \
+                 default, or the one its main process was started with)"
+            } else {
+                ""
+            },
+        }
+    })?;
     let other = registry::other_attached(&config.home, runtime.root(), &config.session)
         .map_err(|e| SessionError::Registry(e.to_string()))?;
     if let Some(other) = other {
@@ -222,8 +267,16 @@ pub fn connect(config: &Config) -> Result<(), Error> {
     .args(["attach", &session_arg, "--extension=chrome", &config_arg])
     .spawn_to(&attach_env, &bootstrap.output()?)?;
 
-    let outcome = attach_and_check(config, &handoff, &mut attach, &before, chrome_pid, &token)
-        .map_err(|error| error.confirmed(config, &before));
+    let outcome = attach_and_check(
+        config,
+        &browser,
+        &handoff,
+        &mut attach,
+        &before,
+        chrome_pid,
+        &token,
+    )
+    .map_err(|error| error.confirmed(&browser, &before));
     drop(token);
     // The CLI stops the daemon it started only when interrupted, not killed.
     attach.stop_group(Duration::from_secs(5));
@@ -291,7 +344,8 @@ pub fn connect(config: &Config) -> Result<(), Error> {
         let _ = desk.save();
     }
     println!(
-        "my-chrome: connected to Chrome (pid {chrome_pid}) as session {}; the token went straight to Chrome",
+        "my-chrome: connected to {name} (pid {chrome_pid}) as session {}; the token went straight \
+         to {name}",
         config.session
     );
     Ok(())
@@ -300,6 +354,7 @@ pub fn connect(config: &Config) -> Result<(), Error> {
 /// Everything between starting the attach and the last check.
 fn attach_and_check(
     config: &Config,
+    browser: &Chosen,
     handoff: &Handoff,
     attach: &mut Spawned,
     before: &[u32],
@@ -335,13 +390,15 @@ fn attach_and_check(
         }
     };
     let table = ProcessTable::read().map_err(|e| failed(e.into()))?;
-    let now = chrome::normal_chrome_pids(&table, &config.chrome);
+    let now = chrome::normal_chrome_pids(&table, &browser.executable);
     if now != before {
         courier.answer(false);
         return Err(AttachError::not_sent(
             Exit::Chrome,
             format!(
-                "Chrome's processes changed before delivery ({before:?} → {now:?}); nothing was sent to Chrome."
+                "the main processes of {name} changed before delivery ({before:?} → {now:?}); \
+                 nothing was sent to it.",
+                name = browser.display()
             ),
         ));
     }
@@ -349,9 +406,9 @@ fn attach_and_check(
     url.extend_from_slice(b"&token=");
     url.extend_from_slice(token.expose_for_delivery());
     let delivery = singleton::deliver(
-        &config.chrome_user_data,
+        &browser.user_data,
         chrome_pid,
-        &config.chrome,
+        &browser.executable,
         &url,
         DELIVERY_TIMEOUT,
     );
@@ -401,20 +458,21 @@ fn attach_and_check(
         std::thread::sleep(Duration::from_millis(20));
     }
 
-    exposure_check(config, before).map_err(AttachError::Exposed)
+    exposure_check(browser, before).map_err(AttachError::Exposed)
 }
 
 /// After delivery, whatever the outcome: the PID set must be the one
 /// checked and no process may carry the token. A table that cannot be read
 /// rules nothing out, so it counts as an exposure too.
-fn exposure_check(config: &Config, before: &[u32]) -> Result<(), String> {
+fn exposure_check(browser: &Chosen, before: &[u32]) -> Result<(), String> {
     let table = ProcessTable::read().map_err(|e| {
         format!("the process table could not be read after delivery, so an exposure cannot be ruled out ({e}).")
     })?;
-    let after = chrome::normal_chrome_pids(&table, &config.chrome);
+    let after = chrome::normal_chrome_pids(&table, &browser.executable);
     if after != before {
         return Err(format!(
-            "Chrome's processes changed during the attach ({before:?} → {after:?})."
+            "the main processes of {} changed during the attach ({before:?} → {after:?}).",
+            browser.display()
         ));
     }
     if let Exposure::Exposed(pids) = chrome::token_exposure(&table) {

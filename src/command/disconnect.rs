@@ -64,11 +64,20 @@ fn detach(config: &Config, started: &Started) -> Result<(), Error> {
         }
     }
     runtime.remove_state(StateFile::Bootstrap)?;
-    let chrome = match ProcessTable::read().map(|t| chrome::state(&t, &config.chrome)) {
-        Ok(ChromeState::Running(pid)) => format!("Chrome is still running (pid {pid})"),
-        Ok(ChromeState::Ambiguous(pids)) => format!("Chrome is still running (pids {pids:?})"),
-        Ok(ChromeState::Missing) => "no Chrome is running".to_string(),
-        Err(_) => "Chrome was left alone".to_string(),
+    // What became of the browser, said by its name; nothing here needs it.
+    let chrome = match crate::browser::resolve(config) {
+        Ok(browser) => {
+            let name = browser.display();
+            match ProcessTable::read().map(|t| chrome::state(&t, &browser.executable)) {
+                Ok(ChromeState::Running(pid)) => format!("{name} is still running (pid {pid})"),
+                Ok(ChromeState::Ambiguous(pids)) => {
+                    format!("{name} is still running (pids {pids:?})")
+                }
+                Ok(ChromeState::Missing) => format!("{name} is not running"),
+                Err(_) => format!("{name} was left alone"),
+            }
+        }
+        Err(_) => "the browser was left alone".to_string(),
     };
     if detached {
         println!(

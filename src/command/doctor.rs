@@ -80,10 +80,21 @@ pub struct TokenReport {
 
 #[derive(Debug, Serialize)]
 pub struct ChromeReport {
-    pub path: String,
-    /// `running`, `missing`, `ambiguous`, or `error: <why>`.
+    /// The browser's name (`chromium`); `None` for an executable
+    /// MY_CHROME_CHROME names that is none of ours, or none chosen.
+    pub name: Option<String>,
+    /// What messages call it (`Chromium`).
+    pub browser: Option<String>,
+    /// How it was chosen (`named by MY_CHROME_BROWSER`, …).
+    pub chosen: Option<String>,
+    pub path: Option<String>,
+    pub user_data: Option<String>,
+    /// `running`, `missing`, `ambiguous`, `not chosen: <why and how to
+    /// choose>`, or `error: <why>`.
     pub status: String,
     pub pids: Vec<u32>,
+    /// Every supported browser installed, by name.
+    pub installed: Vec<String>,
 }
 
 #[derive(Debug, Serialize)]
@@ -196,10 +207,17 @@ impl Doctor {
             (Some(path), Some(version)) => format!("{path} (v{version})"),
             _ => self.node.status.clone(),
         };
-        let chrome = match self.chrome.pids.as_slice() {
+        let status = match self.chrome.pids.as_slice() {
             [pid] => format!("{} (pid {pid})", self.chrome.status),
             [] => self.chrome.status.clone(),
             pids => format!("{} (pids {pids:?})", self.chrome.status),
+        };
+        let chrome = match (&self.chrome.browser, &self.chrome.path, &self.chrome.chosen) {
+            (Some(browser), Some(path), Some(chosen)) => format!(
+                "{browser} at {path}, data {} ({chosen}): {status}",
+                self.chrome.user_data.as_deref().unwrap_or("?")
+            ),
+            _ => status,
         };
         let process_token = match self.process_token.pids.as_slice() {
             [] => self.process_token.status.clone(),
@@ -207,7 +225,7 @@ impl Doctor {
         };
         format!(
             "runtime: {} ({})\nnode: {node}\ncli: {}\nversion: {}\ncompatibility: {}\n\
-             token: {} ({})\nchrome: {chrome}\nprocess-token: {process_token}\nrotation: {}\n\
+             token: {} ({})\nbrowser: {chrome}\nprocess-token: {process_token}\nrotation: {}\n\
              session: {}\nbound-browser: {}\nagents: {}\n",
             self.runtime.path,
             self.runtime.status,
@@ -330,17 +348,35 @@ fn token_report(config: &Config) -> TokenReport {
 }
 
 fn process_reports(config: &Config) -> (ChromeReport, ProcessTokenReport) {
-    let path = config.chrome.display().to_string();
+    let installed = crate::browser::installed(std::path::Path::new("/"))
+        .into_iter()
+        .map(|(b, _)| b.name().to_string())
+        .collect();
+    let chosen = crate::browser::resolve(config);
+    let mut report = ChromeReport {
+        name: None,
+        browser: None,
+        chosen: None,
+        path: None,
+        user_data: None,
+        status: String::new(),
+        pids: vec![],
+        installed,
+    };
+    if let Ok(browser) = &chosen {
+        report.name = browser.browser.map(|b| b.name().to_string());
+        report.browser = Some(browser.display());
+        report.chosen = Some(browser.how.describe().to_string());
+        report.path = Some(browser.executable.display().to_string());
+        report.user_data = Some(browser.user_data.display().to_string());
+    }
     let table = match ProcessTable::read() {
         Ok(table) => table,
         Err(e) => {
             let status = format!("error: {e}");
+            report.status = status.clone();
             return (
-                ChromeReport {
-                    path,
-                    status: status.clone(),
-                    pids: vec![],
-                },
+                report,
                 ProcessTokenReport {
                     status,
                     pids: vec![],
@@ -348,12 +384,25 @@ fn process_reports(config: &Config) -> (ChromeReport, ProcessTokenReport) {
             );
         }
     };
-    let pids = chrome::normal_chrome_pids(&table, &config.chrome);
-    let status = match chrome::require_single(&pids) {
-        ChromeState::Running(_) => "running",
-        ChromeState::Missing => "missing",
-        ChromeState::Ambiguous(_) => "ambiguous",
+    let status = match &chosen {
+        Ok(browser) => {
+            let pids = chrome::normal_chrome_pids(&table, &browser.executable);
+            let status = match chrome::require_single(&pids) {
+                ChromeState::Running(_) => "running",
+                ChromeState::Missing => "missing",
+                ChromeState::Ambiguous(_) => "ambiguous",
+            };
+            report.pids = pids;
+            status.to_string()
+        }
+        Err(e @ crate::browser::BrowserError::Several(_)) => format!("not chosen: {e}"),
+        Err(
+            e @ (crate::browser::BrowserError::NotInstalled { .. }
+            | crate::browser::BrowserError::NoneInstalled { .. }),
+        ) => format!("not installed: {e}"),
+        Err(e) => format!("error: {e}"),
     };
+    report.status = status;
     let process_token = match chrome::token_exposure(&table) {
         Exposure::Absent => ProcessTokenReport {
             status: "absent".into(),
@@ -364,14 +413,7 @@ fn process_reports(config: &Config) -> (ChromeReport, ProcessTokenReport) {
             pids,
         },
     };
-    (
-        ChromeReport {
-            path,
-            status: status.into(),
-            pids,
-        },
-        process_token,
-    )
+    (report, process_token)
 }
 
 fn describe(error: HelperError) -> String {

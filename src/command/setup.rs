@@ -14,6 +14,8 @@ use tempfile::TempDir;
 use crate::helper::pin::Pin;
 use nix::sys::signal::Signal;
 
+use crate::browser::How;
+use crate::browser::name::Browser;
 use crate::child::{ChildCommand, ChildEnv, ChildError, Output};
 use crate::config::Config;
 use crate::exit::Exit;
@@ -76,6 +78,10 @@ pub enum SetupError {
     SessionUnreadable { reason: String },
     #[error("{0}")]
     Swap(String),
+    #[error("--browser: {0}; nothing was recorded or installed")]
+    UnknownBrowser(#[from] crate::browser::name::UnknownBrowser),
+    #[error("{0}")]
+    Browser(#[from] crate::browser::BrowserError),
 }
 
 impl SetupError {
@@ -86,6 +92,8 @@ impl SetupError {
             SetupError::Node(e) => e.exit(),
             SetupError::NpmAborted(e) => e.exit(),
             SetupError::Interrupted { signal } => Exit::from(*signal),
+            SetupError::UnknownBrowser(_) => Exit::Usage,
+            SetupError::Browser(e) => e.exit(),
             SetupError::Processes(_)
             | SetupError::SessionOpen { .. }
             | SetupError::SessionUnreadable { .. }
@@ -102,8 +110,33 @@ pub enum Outcome {
     AlreadySupported { dir: PathBuf },
 }
 
-/// `my-chrome setup`: runs [`setup`] and says what it did.
-pub fn run(config: &Config) -> Result<(), SetupError> {
+/// `my-chrome setup [--browser NAME]`: records the browser chosen, if one
+/// is (it must be installed), then runs [`setup`] and says what it did.
+pub fn run(config: &Config, browser: Option<&str>) -> Result<(), SetupError> {
+    if let Some(word) = browser {
+        let browser = Browser::parse(word)?;
+        if crate::browser::installed_at(browser, Path::new("/")).is_none() {
+            return Err(crate::browser::BrowserError::NotInstalled {
+                browser,
+                how: How::Recorded,
+                looked: crate::browser::places(browser)
+                    .executables
+                    .iter()
+                    .map(PathBuf::from)
+                    .collect(),
+                confined: crate::browser::confined(&[browser], Path::new("/"), &config.home),
+            }
+            .into());
+        }
+        let runtime = Runtime::open(&config.runtime)?;
+        let _lock = runtime.wrapper_lock(config.lock_wait)?;
+        crate::browser::record(&runtime, browser)?;
+        println!(
+            "my-chrome: {} ({}) is the browser from now on (the next `my-chrome connect` uses it)",
+            browser.display(),
+            browser.name()
+        );
+    }
     let version = &Pin::shipped().version;
     match setup(config)? {
         Outcome::Installed { dir } => {

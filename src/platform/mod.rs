@@ -8,6 +8,8 @@
 //! It imports only leaf items (the token store's trait and the token), never
 //! `config`: configured values come in as parameters.
 
+pub mod browsers;
+
 #[cfg(target_os = "linux")]
 mod linux;
 #[cfg(target_os = "linux")]

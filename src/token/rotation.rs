@@ -138,6 +138,8 @@ pub enum RotationError {
     Processes(#[from] ProcError),
     #[error(transparent)]
     Chrome(#[from] ChromeError),
+    #[error(transparent)]
+    Browser(#[from] crate::browser::BrowserError),
     #[error("no token is stored; store one with `my-chrome token store` first")]
     TokenMissing,
     #[error(
@@ -173,6 +175,7 @@ impl RotationError {
             RotationError::Store(e) => e.exit(),
             RotationError::Runtime(e) => e.exit(),
             RotationError::Chrome(e) => e.exit(),
+            RotationError::Browser(e) => e.exit(),
             RotationError::Processes(_) => Exit::Failure,
             RotationError::TokenMissing | RotationError::Unchanged => Exit::Token,
             RotationError::Exposed(_) => Exit::Security,
@@ -223,16 +226,19 @@ pub fn mark(
     if token.sha256() == baseline.token_sha256 {
         return Err(RotationError::Unchanged);
     }
+    let browser = crate::browser::resolve(config)?;
     let table = ProcessTable::read()?;
-    let pid = chrome::state(&table, &config.chrome).single(&config.chrome)?;
+    let pid = chrome::state(&table, &browser.executable)
+        .single(&browser.display(), &browser.executable)?;
     let marker = Marker {
         version: STATE_VERSION,
         token_sha256: token.sha256(),
         chrome_pid: pid,
         // A start time of 0 would make this very Chrome look restarted.
-        chrome_started: table
-            .start_time(pid)
-            .ok_or_else(|| ChromeError::Missing(config.chrome.clone()))?,
+        chrome_started: table.start_time(pid).ok_or_else(|| ChromeError::Missing {
+            browser: browser.display(),
+            path: browser.executable.clone(),
+        })?,
     };
     runtime.write_state(StateFile::RotationMarker, &to_json(&marker))?;
     Ok(pid)
@@ -269,8 +275,9 @@ pub fn status(
         Ok(Some(m)) if m.token_sha256 != digest => return Ok(Status::RegeneratedUnmarked),
         Ok(Some(m)) => m,
     };
+    let browser = crate::browser::resolve(config)?;
     let table = ProcessTable::read()?;
-    let status = match chrome::state(&table, &config.chrome) {
+    let status = match chrome::state(&table, &browser.executable) {
         ChromeState::Missing => Status::AwaitingReopen,
         ChromeState::Ambiguous(pids) => Status::AmbiguousChrome(pids),
         ChromeState::Running(pid)

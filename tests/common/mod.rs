@@ -32,7 +32,7 @@ pub use keyring::Keyring;
 pub use processes::{process_gone, wait_gone};
 pub use run::{BIN, Run, Running};
 pub use sandbox::{
-    Sandbox, can_give_files_away, copy_tree, entries, golden_runtime, mode, read_snapshot,
+    Sandbox, UNNAMED, can_give_files_away, copy_tree, entries, golden_runtime, mode, read_snapshot,
     reference,
 };
 pub use user::{World, user_name, world};

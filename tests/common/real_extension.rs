@@ -5,9 +5,11 @@
 //! read once through a throw-away debugging session and stored with
 //! `my-chrome token store --stdin` in a private keyring.
 //!
-//! Each world runs Chromium from a linked copy of `/usr/lib/chromium` at a
-//! path of its own, so that "the one normal Chrome" my-chrome looks for is
-//! this test's, whatever else runs on the machine.
+//! Each world runs Debian's Chromium itself (`/usr/lib/chromium/chromium`)
+//! and names it as a user does, `my-chrome setup --browser chromium`, with
+//! no path override. my-chrome then counts every normal main process of
+//! that executable, so worlds run one at a time (and no Chromium of yours
+//! may run meanwhile).
 
 use std::fs;
 use std::os::unix::process::CommandExt;
@@ -23,7 +25,7 @@ use super::{Display, Keyring, Sandbox, World};
 /// The extension versions every real-extension scenario runs against.
 pub const VERSIONS: [&str; 3] = ["0.2.1", "0.3.0", "main-2026-08-21"];
 
-const CHROMIUM_DIR: &str = "/usr/lib/chromium";
+const CHROMIUM: &str = "/usr/lib/chromium/chromium";
 const EXTENSION_ID: &str = "mmlmfjhmonkocbjadbfplnigmagldckm";
 
 /// The extension's source (`$REAL_EXTENSION_DIR`, else `../shared/real-extension`
@@ -95,31 +97,6 @@ pub fn build(source: &Path, version: &str) -> PathBuf {
     out
 }
 
-/// A private copy of Chromium's directory (hard links where the file
-/// system allows): its `chromium` is an executable path no other test shares.
-fn linked_chromium(into: &Path) -> PathBuf {
-    assert!(
-        Path::new(CHROMIUM_DIR).join("chromium").exists(),
-        "{CHROMIUM_DIR}/chromium is missing: scripts/test.sh installs Debian's chromium"
-    );
-    let dir = into.join("chromium-dir");
-    let linked = Command::new("/bin/cp")
-        .args(["-al", CHROMIUM_DIR])
-        .arg(&dir)
-        .status()
-        .unwrap();
-    if !linked.success() {
-        let _ = fs::remove_dir_all(&dir);
-        let copied = Command::new("/bin/cp")
-            .args(["-a", CHROMIUM_DIR])
-            .arg(&dir)
-            .status()
-            .unwrap();
-        assert!(copied.success(), "cannot copy {CHROMIUM_DIR}");
-    }
-    dir.join("chromium")
-}
-
 /// The user's Chromium: one running browser, or none.
 pub struct RealChrome {
     exe: PathBuf,
@@ -145,7 +122,7 @@ impl RealChrome {
         }
     }
 
-    /// Chromium's default profile in this HOME: `MY_CHROME_USER_DATA_DIR`.
+    /// Chromium's default profile in this HOME.
     pub fn user_data(&self) -> PathBuf {
         self.home.join(".config/chromium")
     }
@@ -400,17 +377,25 @@ pub struct RealWorld {
     pub chrome: RealChrome,
     _display: Display,
     pub world: World,
+    /// Dropped last: the next world's Chromium starts once this one's quit.
+    _alone: std::sync::MutexGuard<'static, ()>,
 }
 
 impl RealWorld {
     /// `extension`: the built extension, or `None` for a Chromium without it
     /// (then a throw-away token is stored).
     pub fn start(extension: Option<PathBuf>) -> RealWorld {
+        static ONE_CHROMIUM: Mutex<()> = Mutex::new(());
+        let alone = ONE_CHROMIUM.lock().unwrap_or_else(|e| e.into_inner());
+        assert!(
+            Path::new(CHROMIUM).exists(),
+            "{CHROMIUM} is missing: scripts/test.sh installs Debian's chromium"
+        );
         let mut sandbox = Sandbox::installed();
         let keyring = Keyring::start(sandbox.home.path());
         sandbox.set("DBUS_SESSION_BUS_ADDRESS", keyring.address());
         let display = Display::start();
-        let exe = linked_chromium(sandbox.home.path());
+        let exe = PathBuf::from(CHROMIUM);
         let mut chrome = RealChrome::new(exe, sandbox.home.path(), extension, &display);
         let token = if chrome.extension.is_some() {
             chrome.read_token()
@@ -419,8 +404,14 @@ impl RealWorld {
         };
         let stored = sandbox.run_input(&["token", "store", "--stdin"], &token);
         assert_eq!(stored.code, 0, "{}", stored.stderr);
-        sandbox.set("MY_CHROME_CHROME", chrome.exe());
-        sandbox.set("MY_CHROME_USER_DATA_DIR", chrome.user_data());
+        // The browser by its name, as a user chooses it.
+        let chosen = sandbox.run(&["setup", "--browser", "chromium"]);
+        assert_eq!(chosen.code, 0, "{}", chosen.stderr);
+        assert!(
+            chosen.stdout.contains("Chromium (chromium) is the browser"),
+            "{}",
+            chosen.stdout
+        );
         sandbox.set("MY_CHROME_ATTACH_TIMEOUT_SECS", "30");
         sandbox.set("MY_CHROME_COMMAND_TIMEOUT_SECS", "60");
         chrome.start();
@@ -432,6 +423,7 @@ impl RealWorld {
                 keyring,
                 token,
             },
+            _alone: alone,
         }
     }
 

@@ -10,6 +10,10 @@ use std::sync::OnceLock;
 
 use super::*;
 
+/// What messages call a browser given by `Sandbox::browser_at` (the
+/// stand-in, a fake Chrome): none of the named ones.
+pub const UNNAMED: &str = "the browser MY_CHROME_CHROME names";
+
 /// A private HOME with a custom runtime directory inside it.
 pub struct Sandbox {
     pub home: tempfile::TempDir,
@@ -69,6 +73,16 @@ impl Sandbox {
             .collect();
         found.extend(entries(&self.bound_registry()));
         found
+    }
+
+    /// The escape hatch a user of an unnamed browser takes: its executable
+    /// (`MY_CHROME_CHROME`) and the profile it runs with
+    /// (`MY_CHROME_USER_DATA_DIR`, here Google Chrome's default under HOME,
+    /// where the stand-in takes its singleton).
+    pub fn browser_at(&mut self, exe: impl AsRef<Path>) -> &mut Sandbox {
+        let profile = self.home.path().join(".config/google-chrome");
+        self.set("MY_CHROME_CHROME", exe)
+            .set("MY_CHROME_USER_DATA_DIR", profile)
     }
 
     /// Sets a variable for every later run.

@@ -123,7 +123,7 @@ impl crate::common::World {
     /// The same with other options (another token, faults).
     pub fn chrome_with(&mut self, options: Options) -> Standin {
         let chrome = Standin::start(self.sandbox.home.path(), options);
-        self.sandbox.set("MY_CHROME_CHROME", chrome.exe());
+        self.sandbox.browser_at(chrome.exe());
         chrome
     }
 }

@@ -11,11 +11,12 @@ use std::process::Command;
 
 use nix::sys::signal::Signal;
 
+use crate::platform::browsers::Places;
 use crate::platform::{ClipboardTools, Peer, PeerError};
 use crate::token::store::TokenStore;
 
-/// Google Chrome as its Linux packages install it.
-pub const DEFAULT_CHROME: &str = "/opt/google/chrome/chrome";
+/// Where each named browser lives on Linux (`platform/browsers.rs`).
+pub const BROWSERS: &[Places] = crate::platform::browsers::LINUX;
 
 /// The runtime's default place: Linux's usual cache directory, `~/.cache`.
 pub const DEFAULT_RUNTIME_UNDER_HOME: &str = ".cache/my-chrome";
@@ -39,18 +40,17 @@ pub const NPM_PLATFORM: &str = "linux";
 /// tarball's usual place, then the distribution's package.
 pub const SYSTEM_NODES: [&str; 2] = ["/usr/local/bin/node", "/usr/bin/node"];
 
-/// Chrome's default user data directory: Linux follows the XDG base
-/// directories, `$XDG_CONFIG_HOME` (as config checked it: its error is the
-/// answer) or else `~/.config`.
-pub fn default_user_data<E>(
+/// Where browsers keep their user data directories: Linux follows the XDG
+/// base directories, `$XDG_CONFIG_HOME` (as config checked it: its error is
+/// the answer) or else `~/.config`.
+pub fn user_data_base<E>(
     home: &Path,
     xdg_config: Option<Result<PathBuf, E>>,
 ) -> Result<PathBuf, E> {
-    let config = match xdg_config {
-        Some(checked) => checked?,
-        None => home.join(".config"),
-    };
-    Ok(config.join("google-chrome"))
+    match xdg_config {
+        Some(checked) => checked,
+        None => Ok(home.join(".config")),
+    }
 }
 
 /// The child gets SIGKILL when my-chrome dies, however it dies. (Only the
@@ -125,17 +125,17 @@ mod tests {
     use super::*;
 
     #[test]
-    fn chrome_data_follows_xdg_config_home() {
+    fn browser_data_follows_xdg_config_home() {
         let home = Path::new("/home/u");
         assert_eq!(
-            default_user_data::<()>(home, None),
-            Ok(PathBuf::from("/home/u/.config/google-chrome"))
+            user_data_base::<()>(home, None),
+            Ok(PathBuf::from("/home/u/.config"))
         );
         assert_eq!(
-            default_user_data::<()>(home, Some(Ok(PathBuf::from("/srv/conf")))),
-            Ok(PathBuf::from("/srv/conf/google-chrome"))
+            user_data_base::<()>(home, Some(Ok(PathBuf::from("/srv/conf")))),
+            Ok(PathBuf::from("/srv/conf"))
         );
-        assert_eq!(default_user_data(home, Some(Err("bad"))), Err("bad"));
+        assert_eq!(user_data_base(home, Some(Err("bad"))), Err("bad"));
     }
 
     #[test]

@@ -9,11 +9,12 @@ use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use crate::platform::browsers::Places;
 use crate::platform::{ClipboardTools, Peer, PeerError};
 use crate::token::store::TokenStore;
 
-/// Google Chrome's executable inside its app bundle.
-pub const DEFAULT_CHROME: &str = "/Applications/Google Chrome.app/Contents/MacOS/Google Chrome";
+/// Where each named browser lives on macOS (`platform/browsers.rs`).
+pub const BROWSERS: &[Places] = crate::platform::browsers::MACOS;
 
 /// The runtime's default place: macOS's per-user caches folder.
 pub const DEFAULT_RUNTIME_UNDER_HOME: &str = "Library/Caches/my-chrome";
@@ -36,14 +37,14 @@ pub const NPM_PLATFORM: &str = "darwin";
 /// installer). macOS ships no node of its own.
 pub const SYSTEM_NODES: [&str; 2] = ["/opt/homebrew/bin/node", "/usr/local/bin/node"];
 
-/// Chrome's default user data directory: macOS Chrome keeps it under
-/// Application Support, whatever `XDG_CONFIG_HOME` says (so that variable,
-/// checked or not, is not looked at).
-pub fn default_user_data<E>(
+/// Where browsers keep their user data directories: macOS browsers keep
+/// them under Application Support, whatever `XDG_CONFIG_HOME` says (so that
+/// variable, checked or not, is not looked at).
+pub fn user_data_base<E>(
     home: &Path,
     _xdg_config: Option<Result<PathBuf, E>>,
 ) -> Result<PathBuf, E> {
-    Ok(home.join("Library/Application Support/Google/Chrome"))
+    Ok(home.join("Library/Application Support"))
 }
 
 /// macOS has no way to make a child die with its parent (no
@@ -92,11 +93,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn chrome_data_ignores_xdg_config_home() {
+    fn browser_data_ignores_xdg_config_home() {
         let home = Path::new("/Users/u");
-        let chrome = PathBuf::from("/Users/u/Library/Application Support/Google/Chrome");
-        assert_eq!(default_user_data::<()>(home, None), Ok(chrome.clone()));
-        assert_eq!(default_user_data(home, Some(Err("bad"))), Ok(chrome));
+        let base = PathBuf::from("/Users/u/Library/Application Support");
+        assert_eq!(user_data_base::<()>(home, None), Ok(base.clone()));
+        assert_eq!(user_data_base(home, Some(Err("bad"))), Ok(base));
     }
 
     #[test]
