@@ -30,14 +30,17 @@ fn main() {
     let cwd = std::fs::canonicalize(runtime.root()).expect("the runtime's real path");
     let held = my_chrome::lease::acquire(&config, &runtime, "eval").expect("the turn");
     let started = Instant::now();
-    let bound = Duration::from_secs(30);
+    let budget = my_chrome::daemon::Housekeeping::new(Duration::from_secs(30));
     let mut desk = Desk::open(
         &held,
         &runtime,
         &entry.socket_path,
         &cwd,
-        bound,
-        config.agent_gone,
+        my_chrome::tabs::Bounds {
+            housekeeping: budget,
+            command: config.command_timeout,
+            gone_after: config.agent_gone,
+        },
         false,
     )
     .expect("the tabs");

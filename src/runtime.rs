@@ -64,6 +64,10 @@ pub enum StateFile {
     NodeRecord,
     /// The browser `setup --browser NAME` chose.
     Browser,
+    /// The artifacts folders our daemons made (src/session/leftovers.rs).
+    Artifacts,
+    /// The executable of the browser the session is attached to.
+    SessionBrowser,
 }
 
 impl StateFile {
@@ -78,6 +82,8 @@ impl StateFile {
             StateFile::TokenFingerprint => "token-fingerprint.txt",
             StateFile::NodeRecord => "node-record.txt",
             StateFile::Browser => "browser.txt",
+            StateFile::Artifacts => "daemon-artifacts.json",
+            StateFile::SessionBrowser => "session-browser.txt",
         }
     }
 

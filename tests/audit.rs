@@ -71,7 +71,14 @@ fn sandbox_with_chrome(folder_mode: u32, program: &str) -> (Sandbox, std::path::
     fs::create_dir(&folder).unwrap();
     chmod(&folder, folder_mode);
     let chrome = folder.join("chrome");
-    fs::copy(program, &chrome).unwrap();
+    // Copied by a process of its own: a file this one had open for writing
+    // could be inherited by another test thread's fork (ETXTBSY).
+    let copied = std::process::Command::new("/bin/cp")
+        .arg(program)
+        .arg(&chrome)
+        .status()
+        .unwrap();
+    assert!(copied.success());
     chmod(&chrome, 0o755);
     sandbox.browser_at(&chrome);
     (sandbox, chrome)

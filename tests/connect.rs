@@ -27,6 +27,23 @@ fn no_leftovers(sandbox: &Sandbox) {
     // Nor a browser the daemon bound (invariant 13), whatever failed.
     let bound = sandbox.bound_leftovers();
     assert!(bound.is_empty(), "a bound browser stayed: {bound:?}");
+    // Nor, once no session is left, the folder its daemon made.
+    if sandbox.doctor()["session"]["status"] == "ready" {
+        return;
+    }
+    let artifacts: Vec<_> = common::entries(&sandbox.runtime.join("tmp"))
+        .into_iter()
+        .filter(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("playwright-artifacts-")
+        })
+        .collect();
+    assert!(
+        artifacts.is_empty(),
+        "a daemon's folder stayed: {artifacts:?}"
+    );
 }
 
 #[test]

@@ -113,6 +113,7 @@ fn scenario(version: &str) {
         ok(&real, &mut runs, &["disconnect"]);
     }
 
+    a_daemon_that_hangs_is_named_and_stopped(&real, &mut runs);
     connect_on_an_ipv6_first_host(&real, &mut runs);
     a_wrong_token_is_named_as_the_likely_cause(&mut real, &mut runs);
 
@@ -457,6 +458,50 @@ fn what_a_page_asks_for_is_refused(real: &RealWorld, runs: &mut Vec<Run>) {
     assert!(console.contains("Hostile \\u{1b}]52;c;"), "{console}");
 }
 
+/// The session's daemon stops answering (SIGSTOP): `ensure` and a
+/// browser command say exactly that within the bound they were given,
+/// never a word about the connect tab; `disconnect` stops that daemon and
+/// the browser keeps running.
+fn a_daemon_that_hangs_is_named_and_stopped(real: &RealWorld, runs: &mut Vec<Run>) {
+    ok(real, runs, &["connect"]);
+    told_its_tabs_went(real, runs);
+    every_tab(real, runs);
+    let runtime = fs::canonicalize(&real.sandbox().runtime).unwrap();
+    let table = my_chrome::procs::ProcessTable::read().unwrap();
+    let daemons = my_chrome::session::daemon_process::ours(&table, &runtime, "mychrome");
+    assert_eq!(daemons.len(), 1, "{daemons:?}");
+    let hung = nix::unistd::Pid::from_raw(daemons[0] as i32);
+    nix::sys::signal::kill(hung, nix::sys::signal::Signal::SIGSTOP).unwrap();
+    for args in [&["ensure"][..], &["snapshot"]] {
+        let mut cmd = real.sandbox().command(args);
+        cmd.env("MY_CHROME_COMMAND_TIMEOUT_SECS", "5");
+        let run = common::Running::start(cmd).wait();
+        run.expect(
+            124,
+            "the session's daemon does not answer (nothing within 5 s)",
+        );
+        assert!(!run.stderr.contains("connect tab"), "{}", run.stderr);
+        runs.push(run);
+    }
+    let mut cmd = real.sandbox().command(&["disconnect"]);
+    cmd.env("MY_CHROME_COMMAND_TIMEOUT_SECS", "5");
+    let gone = common::Running::start(cmd).wait();
+    gone.expect(0, "");
+    assert!(
+        gone.stdout.contains(&format!(
+            "(pid {hung}) was stopped: it did not answer within 5 s"
+        )),
+        "{}",
+        gone.stdout
+    );
+    assert!(
+        gone.stdout.contains("Chromium is still running"),
+        "{}",
+        gone.stdout
+    );
+    runs.push(gone);
+}
+
 /// `connect` in a private mount namespace whose `/etc/hosts` puts `::1`
 /// first for `localhost` (Debian's default file, macOS): the relay then
 /// listens on `[::1]`, and the connect URL names it.
@@ -647,7 +692,7 @@ fn only_the_chosen_browser_counts() {
     connected.expect(0, "");
     assert!(
         connected.stderr.contains(&format!(
-            "Chromium is running too (pids [{chromium}]) and was ignored: the session uses {}",
+            "Chromium is running too (pids [{chromium}]) and was ignored: the session uses {}\n",
             common::UNNAMED
         )),
         "{}",
@@ -663,6 +708,18 @@ fn only_the_chosen_browser_counts() {
         connected.stdout
     );
     runs.push(connected);
+    // Attached to the stand-in: no other browser takes its place quietly,
+    // and no choice is recorded under it.
+    let mut named = sandbox.command(&["connect"]);
+    named
+        .env_remove("MY_CHROME_CHROME")
+        .env_remove("MY_CHROME_USER_DATA_DIR");
+    let named = common::Running::start(named).wait();
+    named.expect(5, "the session is attached to the browser at");
+    runs.push(named);
+    let chosen = sandbox.run(&["setup", "--browser", "chromium"]);
+    chosen.expect(1, "is open; setup was not started");
+    runs.push(chosen);
     let gone = sandbox.run(&["disconnect"]);
     gone.expect(0, "");
     runs.push(gone);

@@ -414,7 +414,7 @@ fn setup_records_a_browser_only_when_it_is_one_and_installed() {
     let absent = sandbox.run(&["setup", "--browser", "edge"]);
     absent.expect(
         5,
-        "Microsoft Edge (chosen with `my-chrome setup --browser`) is not installed",
+        "Microsoft Edge (asked for with `my-chrome setup --browser`) is not installed",
     );
     assert!(!record.exists(), "nothing is recorded");
     let chosen = sandbox.run(&["setup", "--browser", "chromium"]);

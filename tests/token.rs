@@ -374,6 +374,27 @@ fn the_rotation_walk_through_with_real_processes() {
 
     chrome.stop(first);
     assert_eq!(rotation(&s), state("awaiting-reopen", 0));
+    // Another browser, chosen and running now: its start proves nothing of
+    // the one marked, and the rotation is not verified by it.
+    let elsewhere = FakeChrome::new();
+    let running = elsewhere.start(&[]);
+    let mut asked = s.sandbox.command(&["rotation-status"]);
+    asked.env("MY_CHROME_CHROME", elsewhere.path());
+    let other = common::Running::start(asked).wait();
+    assert!(
+        other
+            .stdout
+            .starts_with("rotation: invalid-regeneration-marker")
+            && other.stdout.contains("it was marked for the browser at"),
+        "{}",
+        other.stdout
+    );
+    elsewhere.stop(running);
+    assert_eq!(
+        rotation(&s),
+        state("awaiting-reopen", 0),
+        "nothing was cleared"
+    );
     let a = chrome.start(&[]);
     let b = chrome.start(&[]);
     assert_eq!(rotation(&s), state("ambiguous-chrome", 5));

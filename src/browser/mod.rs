@@ -39,6 +39,8 @@ pub enum How {
     OnlyInstalled,
     /// `MY_CHROME_CHROME` (and `MY_CHROME_USER_DATA_DIR`).
     Paths,
+    /// `setup --browser NAME` (not recorded yet).
+    Asked,
 }
 
 impl How {
@@ -48,6 +50,7 @@ impl How {
             How::Recorded => "chosen with `my-chrome setup --browser`",
             How::OnlyInstalled => "the one supported browser installed",
             How::Paths => "named by MY_CHROME_CHROME",
+            How::Asked => "asked for with `my-chrome setup --browser`",
         }
     }
 }
@@ -77,8 +80,8 @@ pub enum BrowserError {
     )]
     Recorded(UnknownBrowser, PathBuf),
     #[error(
-        "{} ({}) is not installed: none of {} exists{}; nothing was read or attached. Install \
-         it, or choose another ({})",
+        "{} ({}) is not installed: none of {} exists{}; nothing was read, recorded or \
+         attached. Install it, or choose another ({})",
         .browser.display(),
         .how.describe(),
         listed(.looked),
@@ -213,6 +216,19 @@ pub fn record(runtime: &Runtime, browser: Browser) -> Result<(), RuntimeError> {
         StateFile::Browser,
         format!("{}\n", browser.name()).as_bytes(),
     )
+}
+
+/// Records which browser the session just attached to.
+pub fn record_attached(runtime: &Runtime, chosen: &Chosen) -> Result<(), RuntimeError> {
+    let path = chosen.executable.as_os_str().as_encoded_bytes();
+    runtime.write_state(StateFile::SessionBrowser, path)
+}
+
+/// The executable of the browser the session is attached to, if recorded.
+pub fn attached(runtime: &Runtime) -> Result<Option<PathBuf>, RuntimeError> {
+    Ok(runtime
+        .read_state(StateFile::SessionBrowser)?
+        .map(|bytes| PathBuf::from(String::from_utf8_lossy(&bytes).into_owned())))
 }
 
 /// The table's entry for `browser` on this platform.

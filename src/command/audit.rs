@@ -71,12 +71,24 @@ pub fn safeguards(config: &Config) -> Vec<Safeguard> {
     let table = ProcessTable::read();
     // The executable the PID checks recognise the browser by, and how many
     // run it.
-    out.push(match crate::browser::resolve(config) {
+    // An unsafe runtime's record of the choice is not read (its own row
+    // fails); the choice is made without it.
+    let chosen = match crate::browser::resolve(config) {
+        Err(crate::browser::BrowserError::Runtime(_)) => crate::browser::choose(
+            &crate::browser::Wanted::of(config),
+            None,
+            std::path::Path::new("/"),
+        ),
+        other => other,
+    };
+    out.push(match chosen {
         Ok(browser) => {
             let name = browser.display();
             let running = match &table {
                 Ok(t) => match chrome::state(t, &browser.executable) {
-                    ChromeState::Running(pid) => format!("one normal {name} runs it (pid {pid})"),
+                    ChromeState::Running(pid) => {
+                        format!("one normal main process runs it (pid {pid})")
+                    }
                     ChromeState::Missing => "none runs it: connect would refuse (exit 5)".into(),
                     ChromeState::Ambiguous(pids) => {
                         format!("{pids:?} run it: connect would refuse (exit 5)")
@@ -89,24 +101,21 @@ pub fn safeguards(config: &Config) -> Vec<Safeguard> {
                 Ok(true) => safeguard(
                     "chrome-executable",
                     table.is_ok(),
-                    format!("{name} at {path}: only root or you can replace it; {running}"),
+                    format!("{path} ({name}): only root or you can replace it; {running}"),
                 ),
                 Ok(false) => safeguard(
                     "chrome-executable",
                     table.is_ok(),
-                    format!("no {name} at {path}: connect would refuse (exit 5)"),
+                    format!("nothing at {path} ({name}): connect would refuse (exit 5)"),
                 ),
                 Err(e) => safeguard("chrome-executable", false, e.to_string()),
             }
         }
-        // connect refuses as well (exit 5 or 2): no browser to check.
+        // A row that could not be checked does not hold.
         Err(e) => safeguard(
             "chrome-executable",
-            true,
-            format!(
-                "no browser to check: {e} (connect would refuse, exit {})",
-                e.exit().code()
-            ),
+            false,
+            format!("not checked: no browser is chosen ({e})"),
         ),
     });
     out.push(match &table {

@@ -129,11 +129,27 @@ pub enum ConnectError {
     /// Attached, but the private bootstrap output stayed.
     #[error("attached, but {0}")]
     Unscrubbed(String),
+    /// The session is attached to another browser than the one chosen.
+    #[error(
+        "the session is attached to the browser at {}, not to {chosen}; nothing was changed. \
+         `my-chrome disconnect`, then `my-chrome connect` (with the user's approval) to use {chosen}",
+        .attached.display()
+    )]
+    OtherBrowser {
+        attached: std::path::PathBuf,
+        chosen: String,
+    },
     /// The user data directory is not the running browser's.
     #[error(
-        "{dir} is not where {browser} (pid {pid}) keeps its process singleton: {why}. Nothing \
-         was read from the keyring or attached.{hint}",
-        dir = .user_data.display()
+        "{}: {why}. Nothing was read from the keyring or attached.{hint}",
+        if matches!(.why, singleton::DeliveryError::Untrusted(_)) {
+            format!("the process singleton in {} is not safe to use", .user_data.display())
+        } else {
+            format!(
+                "{} is not where {browser} (pid {pid}) keeps its process singleton",
+                .user_data.display()
+            )
+        }
     )]
     NotItsProfile {
         browser: String,
@@ -150,6 +166,7 @@ impl CommandRefusal for ConnectError {
             ConnectError::NoToken => Exit::Token,
             ConnectError::Attach { exit, .. } => *exit,
             ConnectError::NotItsProfile { why, .. } => why.exit(),
+            ConnectError::OtherBrowser { .. } => Exit::Chrome,
             _ => Exit::Failure,
         }
     }
@@ -172,6 +189,17 @@ pub fn connect(config: &Config) -> Result<(), Error> {
 
     match started.session_state() {
         SessionState::Ready(_) => {
+            // Reused only for the browser chosen now: never another quietly.
+            let chosen = browser::resolve(config)?;
+            if let Some(attached) = browser::attached(runtime)?
+                && attached != chosen.executable
+            {
+                return Err(ConnectError::OtherBrowser {
+                    attached,
+                    chosen: chosen.display(),
+                }
+                .into());
+            }
             // A session attached before the door was shut has it open.
             if let Err(error) = bound::close(runtime, &config.home) {
                 let detached = cli.detach();
@@ -196,6 +224,8 @@ pub fn connect(config: &Config) -> Result<(), Error> {
         }
         SessionState::Missing => {}
     }
+    // No daemon of ours is attached: what earlier ones left goes.
+    crate::session::leftovers::remove_recorded(runtime)?;
 
     // The user's browser: exactly one normal main process of it, recognised
     // by an executable no other user can replace, whose singleton is in the
@@ -217,9 +247,12 @@ pub fn connect(config: &Config) -> Result<(), Error> {
     for (other, pids) in browser::others_running(&table, &browser) {
         eprintln!(
             "my-chrome: {} is running too (pids {pids:?}) and was ignored: the session uses \
-             {name} ({})",
+             {name}{}",
             other.display(),
-            browser.how.describe()
+            match browser.how {
+                browser::How::Paths => String::new(),
+                how => format!(" ({})", how.describe()),
+            }
         );
     }
     singleton::precheck(&browser.user_data, chrome_pid).map_err(|why| {
@@ -229,8 +262,7 @@ pub fn connect(config: &Config) -> Result<(), Error> {
             user_data: browser.user_data.clone(),
             why,
             hint: if config.chrome_user_data.is_some() {
-                " MY_CHROME_USER_DATA_DIR must name the folder that browser runs with (its \
-                 default, or the one its main process was started with)"
+                " MY_CHROME_USER_DATA_DIR must name the folder that browser runs with"
             } else {
                 ""
             },
@@ -280,6 +312,11 @@ pub fn connect(config: &Config) -> Result<(), Error> {
     drop(token);
     // The CLI stops the daemon it started only when interrupted, not killed.
     attach.stop_group(Duration::from_secs(5));
+    // What the daemon leaves when it ends, recorded for whoever ends it
+    // (no reason to leave a session half made: it is only a folder).
+    if let Err(e) = crate::session::leftovers::record_new(runtime, bootstrap.artifacts_before()) {
+        eprintln!("my-chrome: the daemon's artifacts folder was not recorded ({e}); it may stay");
+    }
     // The daemon bound the browser: no other process may attach through it,
     // least of all while the connect tab still carries the token.
     let outcome = outcome.and_then(|()| {
@@ -300,7 +337,11 @@ pub fn connect(config: &Config) -> Result<(), Error> {
         socket
             .and_then(|socket| {
                 let cwd = started.daemon_cwd().map_err(|e| e.to_string())?;
-                connect_tab::close_all(&socket, &cwd)
+                let budget = crate::session::pinned::housekeeping(config.command_timeout);
+                connect_tab::close_all(&socket, &cwd, &budget).map_err(|e| match e {
+                    connect_tab::ConnectTabError::Seen(why) => why,
+                    other => other.to_string(),
+                })
             })
             .map_err(|why| AttachError::AfterDelivery {
                 exit: Exit::Failure,
@@ -312,6 +353,11 @@ pub fn connect(config: &Config) -> Result<(), Error> {
     });
     if let Err(error) = outcome {
         let detached = cli.detach();
+        // The daemon is gone: so is what it left (a failure leaves the
+        // record, for the next connect).
+        if detached {
+            let _ = crate::session::leftovers::remove_recorded(runtime);
+        }
         let scrubbed = match bootstrap.scrub() {
             Ok(()) => " and the private bootstrap output deleted".to_string(),
             Err(why) => format!("; {why}"),
@@ -336,6 +382,9 @@ pub fn connect(config: &Config) -> Result<(), Error> {
         .into());
     }
     bootstrap.scrub().map_err(ConnectError::Unscrubbed)?;
+    if let Err(e) = browser::record_attached(runtime, &browser) {
+        eprintln!("my-chrome: which browser the session is attached to was not recorded ({e})");
+    }
     // The new session's tab book, for `agents`; the next command makes it
     // if this cannot.
     if let SessionState::Ready(entry) = started.session_state()

@@ -8,13 +8,16 @@ use std::fs;
 use crate::chrome::{self, ChromeState};
 use crate::command::start::{Start, Started};
 use crate::config::Config;
+use crate::daemon::DaemonError;
+use crate::daemon::request::{Plan, plan};
 use crate::error::{CommandRefusal, Error};
 use crate::exit::Exit;
 use crate::helper::HelperError;
 use crate::helper::check::Check;
 use crate::procs::ProcessTable;
 use crate::runtime::{Runtime, StateFile};
-use crate::session::bound;
+use crate::session::state::SessionState;
+use crate::session::{bound, daemon_process, leftovers, pinned};
 
 /// Why `disconnect` could not detach as usual.
 #[derive(Debug, thiserror::Error)]
@@ -26,11 +29,27 @@ pub enum DisconnectError {
         changed: HelperError,
         session: &'static str,
     },
+    /// The socket takes connections, nothing answers, and no process of
+    /// ours is its daemon.
+    #[error(
+        "the session's daemon does not answer (nothing within {} s), and no process of yours is \
+         that daemon; nothing was stopped. Look for what holds the session's socket",
+        .waited.as_secs()
+    )]
+    NoDaemon { waited: std::time::Duration },
+    #[error(
+        "the session's daemon (pids {pids:?}) was sent SIGKILL and is still there, so the \
+         session may still be attached. Run `my-chrome disconnect` again"
+    )]
+    Unstoppable { pids: Vec<u32> },
 }
 
 impl CommandRefusal for DisconnectError {
     fn exit(&self) -> Exit {
-        Exit::Security
+        match self {
+            DisconnectError::HelperChanged { .. } => Exit::Security,
+            DisconnectError::NoDaemon { .. } | DisconnectError::Unstoppable { .. } => Exit::Failure,
+        }
     }
 }
 
@@ -53,7 +72,23 @@ pub fn disconnect(config: &Config) -> Result<(), Error> {
 
 fn detach(config: &Config, started: &Started) -> Result<(), Error> {
     let runtime = &started.runtime;
+    let real = started.daemon_cwd()?;
+    // A daemon that does not answer would hold a detach for its whole
+    // bound and then be reported as not attached: it is stopped instead,
+    // found by exactly what it is.
+    let mut stopped = stop_if_unanswering(config, started, &real)?;
     let detached = started.cli()?.detach();
+    // One that answered but did not let go is stopped too.
+    let left = daemon_process::left_after_stop(&real, &config.session)?;
+    if !left.is_empty() && stopped.is_none() {
+        if !daemon_process::kill_all(&left) {
+            return Err(DisconnectError::Unstoppable { pids: left }.into());
+        }
+        stopped = Some(Stopped {
+            pids: left,
+            why: "it did not detach".into(),
+        });
+    }
     for entry in fs::read_dir(runtime.root()).into_iter().flatten().flatten() {
         if entry
             .file_name()
@@ -79,7 +114,19 @@ fn detach(config: &Config, started: &Started) -> Result<(), Error> {
         }
         Err(_) => "the browser was left alone".to_string(),
     };
-    if detached {
+    // Its daemon is gone: so is what it left in the runtime.
+    leftovers::remove_recorded(runtime)?;
+    runtime.remove_state(StateFile::SessionBrowser)?;
+    if let Some(Stopped { pids, why }) = stopped {
+        println!(
+            "my-chrome: session {}'s daemon (pid {}) was stopped: {why}; {chrome}",
+            config.session,
+            pids.iter()
+                .map(u32::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    } else if detached {
         println!(
             "my-chrome: disconnected session {}; {chrome}",
             config.session
@@ -93,6 +140,42 @@ fn detach(config: &Config, started: &Started) -> Result<(), Error> {
     // What a daemon of ours that died left bound (connect removes it).
     bound::close(runtime, &config.home)?;
     Ok(())
+}
+
+/// A daemon of ours that was stopped, and why.
+struct Stopped {
+    pids: Vec<u32>,
+    why: String,
+}
+
+/// Asks our session's daemon for its tabs within the housekeeping bound; one
+/// that does not answer is stopped (SIGKILL to exactly our daemon process).
+fn stop_if_unanswering(
+    config: &Config,
+    started: &Started,
+    real: &std::path::Path,
+) -> Result<Option<Stopped>, Error> {
+    let SessionState::Ready(entry) = started.session_state() else {
+        return Ok(None);
+    };
+    let Plan::Run(line) = plan(&["tab-list".to_string()], real) else {
+        unreachable!("tab-list goes to the daemon");
+    };
+    let budget = pinned::housekeeping(config.command_timeout);
+    let Err(DaemonError::NoAnswer(bound)) = budget.run(&entry.socket_path, &line, 4 << 20) else {
+        return Ok(None);
+    };
+    let pids = daemon_process::ours(&ProcessTable::read()?, real, &config.session);
+    if pids.is_empty() {
+        return Err(DisconnectError::NoDaemon { waited: bound }.into());
+    }
+    if !daemon_process::kill_all(&pids) {
+        return Err(DisconnectError::Unstoppable { pids }.into());
+    }
+    Ok(Some(Stopped {
+        pids,
+        why: format!("it did not answer within {} s", bound.as_secs()),
+    }))
 }
 
 /// The helper changed after it was verified, so none of its code may run:

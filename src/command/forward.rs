@@ -234,8 +234,22 @@ fn run_for_agent(
         (Err(_), reply @ Reply::Error(_)) => print_reply(desk, reply, asked, false),
         // Without the list after it, nothing tells whose tab the reply
         // describes: none of it is shown.
+        (Err(TabsError::Daemon(DaemonError::Unreachable(_))), Reply::Text { .. }) => {
+            Err(ended_during(asked.name))
+        }
         (Err(e), Reply::Text { .. }) => Err(unreachable_as_stale(e)),
     }
+}
+
+/// The session went away while the command ran (its browser quit or died,
+/// or its daemon did): whatever the reply said, the command did not finish
+/// as asked. Exit 4, as for any session that is gone.
+fn ended_during(command: &str) -> Error {
+    crate::session::SessionError::Stale(format!(
+        "the session ended during the command: `{command}`'s browser or the session's daemon \
+         went away, so what it did is not known and its reply is not shown"
+    ))
+    .into()
 }
 
 /// `tab-list`, `tab-new`, `tab-select`, `tab-close`, on the agent's own

@@ -118,7 +118,7 @@ pub fn run(config: &Config, browser: Option<&str>) -> Result<(), SetupError> {
         if crate::browser::installed_at(browser, Path::new("/")).is_none() {
             return Err(crate::browser::BrowserError::NotInstalled {
                 browser,
-                how: How::Recorded,
+                how: How::Asked,
                 looked: crate::browser::places(browser)
                     .executables
                     .iter()
@@ -130,6 +130,20 @@ pub fn run(config: &Config, browser: Option<&str>) -> Result<(), SetupError> {
         }
         let runtime = Runtime::open(&config.runtime)?;
         let _lock = runtime.wrapper_lock(config.lock_wait)?;
+        // Not under a session attached to the browser chosen before.
+        if matches!(
+            crate::session::state::session_state(
+                &config.home,
+                &runtime,
+                &config.session,
+                Pin::shipped().core_version()
+            ),
+            crate::session::state::SessionState::Ready(_)
+        ) {
+            return Err(SetupError::SessionOpen {
+                session: config.session.clone(),
+            });
+        }
         crate::browser::record(&runtime, browser)?;
         println!(
             "my-chrome: {} ({}) is the browser from now on (the next `my-chrome connect` uses it)",

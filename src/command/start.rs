@@ -216,8 +216,11 @@ impl Started {
             &self.runtime,
             socket,
             &self.daemon_cwd()?,
-            crate::session::pinned::HOUSEKEEPING_TIMEOUT,
-            self.config.agent_gone,
+            crate::tabs::Bounds {
+                housekeeping: crate::session::pinned::housekeeping(self.config.command_timeout),
+                command: self.config.command_timeout,
+                gone_after: self.config.agent_gone,
+            },
             after_connect,
         )?)
     }

@@ -66,6 +66,15 @@ pub enum DaemonError {
         .0.as_secs()
     )]
     TimedOut(Duration),
+    /// A housekeeping request (a tab list, the connect tab, a probe) got no
+    /// reply within what was left of its command's housekeeping bound.
+    #[error(
+        "the session's daemon does not answer (nothing within {} s); nothing more was asked of \
+         it. `my-chrome disconnect` stops it (the browser keeps running); then, with the \
+         user's approval, `my-chrome connect`",
+        .0.as_secs()
+    )]
+    NoAnswer(Duration),
     #[error("interrupted by {0}; the browser command was abandoned")]
     Interrupted(Signal),
     #[error("interrupted by {0}; the browser command was not sent")]
@@ -88,7 +97,7 @@ impl DaemonError {
             DaemonError::Io(_) | DaemonError::Malformed(_) | DaemonError::TooLarge(_) => {
                 Exit::Failure
             }
-            DaemonError::TimedOut(_) => Exit::Timeout,
+            DaemonError::TimedOut(_) | DaemonError::NoAnswer(_) => Exit::Timeout,
             DaemonError::Interrupted(signal) | DaemonError::NotSent(signal) => Exit::from(*signal),
         }
     }
@@ -146,6 +155,40 @@ pub fn run(
                 ) => {}
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             Err(e) => return Err(DaemonError::Io(e)),
+        }
+    }
+}
+
+/// The time one command may spend on housekeeping with the daemon (its tab
+/// lists, the connect tab, a probe), in all: every request takes what is
+/// left of it, and the time each one took is spent.
+#[derive(Debug)]
+pub struct Housekeeping {
+    bound: Duration,
+    spent: std::cell::Cell<Duration>,
+}
+
+impl Housekeeping {
+    pub fn new(bound: Duration) -> Housekeeping {
+        Housekeeping {
+            bound,
+            spent: std::cell::Cell::default(),
+        }
+    }
+
+    /// One housekeeping request: [`run`] within what is left; a daemon that
+    /// does not answer in that time is [`DaemonError::NoAnswer`].
+    pub fn run(&self, socket: &Path, line: &[u8], limit: usize) -> Result<Reply, DaemonError> {
+        let left = self.bound.saturating_sub(self.spent.get());
+        if left.is_zero() {
+            return Err(DaemonError::NoAnswer(self.bound));
+        }
+        let started = Instant::now();
+        let reply = run(socket, line, left, limit);
+        self.spent.set(self.spent.get() + started.elapsed());
+        match reply {
+            Err(DaemonError::TimedOut(_)) => Err(DaemonError::NoAnswer(self.bound)),
+            other => other,
         }
     }
 }

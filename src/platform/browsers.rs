@@ -7,7 +7,7 @@
 //! Linux: Google's, Microsoft's and Brave's .deb/.rpm put the browser under
 //! `/opt`; Chromium is Debian's and Arch's `/usr/lib/chromium/chromium`,
 //! Fedora's `/usr/lib64/chromium-browser/chromium-browser` (the `/usr/bin`
-//! names are shell scripts that exec these). Data under `$XDG_CONFIG_HOME`
+//! names are scripts or launchers that exec these). Data under `$XDG_CONFIG_HOME`
 //! (else `~/.config`). macOS: the app bundles in `/Applications`, data
 //! under `~/Library/Application Support`.
 

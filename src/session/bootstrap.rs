@@ -67,6 +67,8 @@ pub const SESSION_OUTPUT: &str = "session-output";
 pub struct Bootstrap {
     dir: PathBuf,
     runtime: Runtime,
+    /// The artifacts folders there before the attach (src/session/leftovers.rs).
+    artifacts_before: Vec<String>,
 }
 
 impl Bootstrap {
@@ -77,7 +79,9 @@ impl Bootstrap {
             .tempdir_in(runtime.root())
             .map_err(io("create the bootstrap directory"))?
             .keep();
-        let record = json!({"dir": dir});
+        // What a daemon this attach starts will leave is what is new.
+        let artifacts_before = super::leftovers::present(runtime);
+        let record = json!({"dir": dir, "artifacts_before": artifacts_before});
         runtime.write_state(StateFile::Bootstrap, record.to_string().as_bytes())?;
         // The session's own output (snapshots, downloads) goes to a fixed
         // private directory that disconnect removes; this one is scrubbed
@@ -95,7 +99,13 @@ impl Bootstrap {
         Ok(Bootstrap {
             dir,
             runtime: runtime.clone(),
+            artifacts_before,
         })
+    }
+
+    /// The artifacts folders that were there before this attach.
+    pub fn artifacts_before(&self) -> &[String] {
+        &self.artifacts_before
     }
 
     pub fn config(&self) -> PathBuf {
@@ -170,6 +180,11 @@ pub fn recover<'a, E: From<BootstrapError>>(
     stop_processes(&table.mentioning(&dir));
     let detached = cli()?.detach();
     remove_output(&dir).map_err(BootstrapError::Scrub)?;
+    // The artifacts folder its daemon made, now that the daemon is gone.
+    // (A record without the list, from an earlier release, names none.)
+    if let Some(before) = recorded_before(runtime)? {
+        super::leftovers::remove_since(runtime, &before);
+    }
     // The browser its daemon bound, if it got that far; after the scrub,
     // which must not wait on it. The record stays until both are done.
     super::bound::close(runtime, home).map_err(BootstrapError::from)?;
@@ -213,6 +228,23 @@ pub fn recorded_dir(runtime: &Runtime) -> Result<Option<PathBuf>, BootstrapError
             Err(BootstrapError::ForeignRecord(path))
         }
     }
+}
+
+/// The artifacts folders an interrupted connect found before its attach.
+fn recorded_before(runtime: &Runtime) -> Result<Option<Vec<String>>, BootstrapError> {
+    let record = runtime
+        .read_state(StateFile::Bootstrap)?
+        .unwrap_or_default();
+    let record: serde_json::Value = serde_json::from_slice(&record).unwrap_or_default();
+    let Some(names) = record["artifacts_before"].as_array() else {
+        return Ok(None);
+    };
+    Ok(Some(
+        names
+            .iter()
+            .filter_map(|n| n.as_str().map(String::from))
+            .collect(),
+    ))
 }
 
 /// SIGINT to each (the CLI then stops its daemon), SIGKILL to what is

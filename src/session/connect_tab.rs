@@ -8,8 +8,7 @@
 use std::path::Path;
 
 use crate::daemon::request::{Plan, plan};
-use crate::daemon::{self, Reply};
-use crate::session::pinned::HOUSEKEEPING_TIMEOUT;
+use crate::daemon::{DaemonError, Housekeeping, Reply};
 
 /// How many connect tabs one `close_all` closes at most.
 const MAX_CONNECT_TABS: usize = 8;
@@ -17,33 +16,60 @@ const MAX_CONNECT_TABS: usize = 8;
 /// A tab list is a few lines per tab: a reply past this is not one.
 const REPLY_LIMIT: usize = 4 << 20;
 
+/// Why the connect tab may still be in the session. Only [`Seen`] means
+/// it was: the others say that nothing is known.
+///
+/// [`Seen`]: ConnectTabError::Seen
+#[derive(Debug, thiserror::Error)]
+pub enum ConnectTabError {
+    /// The daemon did not answer (or is gone): its tabs are unknown.
+    #[error(transparent)]
+    Daemon(DaemonError),
+    /// It answered, but with no tab list.
+    #[error("the session's tabs could not be listed ({0})")]
+    Unlisted(String),
+    /// A connect tab was listed and is still there, or could not be
+    /// replaced.
+    #[error("{0}")]
+    Seen(String),
+}
+
 /// One browser command for the daemon behind `socket` (run with `cwd`, the
 /// runtime's real path): its text, or why there is none.
-fn send(socket: &Path, cwd: &Path, args: &[&str]) -> Result<String, String> {
+fn send(
+    socket: &Path,
+    cwd: &Path,
+    budget: &Housekeeping,
+    args: &[&str],
+) -> Result<String, ConnectTabError> {
     let words: Vec<String> = args.iter().map(|a| a.to_string()).collect();
     let Plan::Run(line) = plan(&words, cwd) else {
-        return Err(format!("`{}` is not a daemon command", args.join(" ")));
+        return Err(ConnectTabError::Unlisted(format!(
+            "`{}` is not a daemon command",
+            args.join(" ")
+        )));
     };
-    match daemon::run(socket, &line, HOUSEKEEPING_TIMEOUT, REPLY_LIMIT) {
+    match budget.run(socket, &line, REPLY_LIMIT) {
         // A failed command's text can list the tabs, the connect tab's
         // address among them: never in a message.
-        Ok(Reply::Text { is_error: true, .. }) => Err("the command failed".into()),
+        Ok(Reply::Text { is_error: true, .. }) => {
+            Err(ConnectTabError::Unlisted("the command failed".into()))
+        }
         Ok(Reply::Text {
             text: Some(text), ..
         }) => Ok(text),
-        Ok(Reply::Text { text: None, .. }) => Err("no answer".into()),
-        Ok(Reply::Error(message)) => Err(message),
-        Err(e) => Err(e.to_string()),
+        Ok(Reply::Text { text: None, .. }) => Err(ConnectTabError::Unlisted("no answer".into())),
+        Ok(Reply::Error(message)) => Err(ConnectTabError::Unlisted(message)),
+        Err(e) => Err(ConnectTabError::Daemon(e)),
     }
 }
 
-/// Takes every connect tab out of the session behind `socket`.
-pub fn close_all(socket: &Path, cwd: &Path) -> Result<(), String> {
+/// Takes every connect tab out of the session behind `socket`, within
+/// `budget`.
+pub fn close_all(socket: &Path, cwd: &Path, budget: &Housekeeping) -> Result<(), ConnectTabError> {
     let list = || {
-        send(socket, cwd, &["tab-list"])
-            .ok()
-            .and_then(|text| connect_tabs(&text))
-            .ok_or_else(|| "the session's tabs could not be listed".to_string())
+        let text = send(socket, cwd, budget, &["tab-list"])?;
+        connect_tabs(&text).ok_or_else(|| ConnectTabError::Unlisted("no tab list".into()))
     };
     let found = list()?;
     if found.is_empty() {
@@ -52,20 +78,24 @@ pub fn close_all(socket: &Path, cwd: &Path) -> Result<(), String> {
     // Opened on an explicit address: a tab opened without one can leave
     // `eval` waiting forever through the extension (seen with 0.2.1 to
     // main-2026-08-21).
-    send(socket, cwd, &["tab-new", "about:blank"])
-        .map_err(|why| format!("no new tab could be opened in its place ({why})"))?;
+    send(socket, cwd, budget, &["tab-new", "about:blank"]).map_err(|why| {
+        ConnectTabError::Seen(format!("no new tab could be opened in its place ({why})"))
+    })?;
     // One at a time, from a fresh list: a tab that went away meanwhile
     // must not shift an index onto one of the user's tabs.
+    let seen = |e: ConnectTabError| ConnectTabError::Seen(format!("it was listed, then {e}"));
     for _ in 0..MAX_CONNECT_TABS {
-        let Some(&last) = list()?.last() else {
+        let Some(&last) = list().map_err(seen)?.last() else {
             return Ok(());
         };
         // A failure shows in the next list.
-        let _ = send(socket, cwd, &["tab-close", &last.to_string()]);
+        let _ = send(socket, cwd, budget, &["tab-close", &last.to_string()]);
     }
-    match list()?.len() {
+    match list().map_err(seen)?.len() {
         0 => Ok(()),
-        left => Err(format!("{left} connect tab(s) still open after closing")),
+        left => Err(ConnectTabError::Seen(format!(
+            "{left} connect tab(s) still open after closing"
+        ))),
     }
 }
 

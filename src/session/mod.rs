@@ -4,6 +4,8 @@
 pub mod bootstrap;
 pub mod bound;
 pub mod connect_tab;
+pub mod daemon_process;
+pub mod leftovers;
 pub mod pinned;
 pub mod registry;
 pub mod state;
@@ -38,11 +40,12 @@ pub enum SessionError {
          attached"
     )]
     OtherAttached(String),
-    /// The extension's connect tab (its address carries the token) stayed.
+    /// The extension's connect tab (its address carries the token) was seen
+    /// and stayed.
     #[error(
         "the session shows the extension's connect tab, whose address carries the token, and it \
-         could not be closed ({why}); {}. Close that tab in Chrome, then ask the user to approve \
-         `my-chrome connect`",
+         could not be closed ({why}); {}. Close that tab in the browser, then ask the user to \
+         approve `my-chrome connect`",
         if *.detached {
             "the session was detached"
         } else {
@@ -50,6 +53,20 @@ pub enum SessionError {
         }
     )]
     ConnectTab { why: String, detached: bool },
+    /// The daemon does not answer: nothing is known of its tabs.
+    #[error("{0}")]
+    NoAnswer(crate::daemon::DaemonError),
+    /// The daemon answered, but its tabs could not be listed.
+    #[error(
+        "{why}, so whether the extension's connect tab is among them is not known; {}. Ask the \
+         user to approve `my-chrome connect`",
+        if *.detached {
+            "the session was detached"
+        } else {
+            "the session could not be detached: run `my-chrome disconnect`"
+        }
+    )]
+    Unlisted { why: String, detached: bool },
     /// The browser the daemon bound (src/session/bound.rs) could not be
     /// shut, so the session was let go.
     #[error(
@@ -74,6 +91,7 @@ impl SessionError {
         match self {
             SessionError::Missing | SessionError::Stale(_) => Exit::NoSession,
             SessionError::Bound { error, .. } => error.exit(),
+            SessionError::NoAnswer(e) => e.exit(),
             _ => Exit::Failure,
         }
     }

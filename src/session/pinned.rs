@@ -12,6 +12,12 @@ use crate::runtime::Runtime;
 /// Bound on housekeeping commands (invariant 10).
 pub const HOUSEKEEPING_TIMEOUT: Duration = Duration::from_secs(8);
 
+/// The housekeeping one command may do with the daemon, in all: 8 s, or
+/// the command bound when the user set a smaller one.
+pub fn housekeeping(command_timeout: Duration) -> crate::daemon::Housekeeping {
+    crate::daemon::Housekeeping::new(HOUSEKEEPING_TIMEOUT.min(command_timeout))
+}
+
 pub struct PinnedCli<'a> {
     pub node: &'a Node,
     pub helper: &'a Helper,

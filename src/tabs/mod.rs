@@ -192,13 +192,26 @@ pub fn save(runtime: &Runtime, book: &Book) -> Result<(), RuntimeError> {
     runtime.write_state(StateFile::Tabs, &bytes)
 }
 
+/// How long a desk may take, and when an agent is gone.
+pub struct Bounds {
+    /// All its lists and selections together.
+    pub housekeeping: daemon::Housekeeping,
+    /// A command of the agent's own that it sends (`tab-new`).
+    pub command: Duration,
+    /// Agents quiet for this long leave their tabs to the user.
+    pub gone_after: Duration,
+}
+
 /// Where a browser command meets the session's tabs, for one agent, while
 /// it holds the session's turn.
 pub struct Desk {
     runtime: Runtime,
     socket: PathBuf,
     cwd: PathBuf,
-    bound: Duration,
+    /// The housekeeping this command may do (every list, every selection).
+    budget: daemon::Housekeeping,
+    /// The bound on a command of the agent's own (`tab-new`).
+    command: Duration,
     pub agent: String,
     pub book: Book,
 }
@@ -214,15 +227,20 @@ impl Desk {
         runtime: &Runtime,
         socket: &Path,
         cwd: &Path,
-        bound: Duration,
-        gone_after: Duration,
+        bounds: Bounds,
         after_connect: bool,
     ) -> Result<Desk, TabsError> {
+        let Bounds {
+            housekeeping: budget,
+            command,
+            gone_after,
+        } = bounds;
         let mut desk = Desk {
             runtime: runtime.clone(),
             socket: socket.to_path_buf(),
             cwd: cwd.to_path_buf(),
-            bound,
+            budget,
+            command,
             agent: held.agent.clone(),
             book: Book::fresh("", 1, &[], false),
         };
@@ -351,7 +369,7 @@ impl Desk {
         args.push(url.unwrap_or("about:blank").into());
         let first_new = self.book.next_id;
         self.moving_current()?;
-        let reply = self.send(&args)?;
+        let reply = self.send_command(&args)?;
         let seen = self.list()?;
         // Every tab that appeared is the user's, but the one the daemon
         // opened and made current, when it is new.
@@ -494,8 +512,20 @@ impl Desk {
         save(&self.runtime, &self.book)
     }
 
-    /// One tab command for the daemon.
+    /// One housekeeping request for the daemon.
     fn send(&self, args: &[String]) -> Result<Reply, TabsError> {
+        let line = self.line(args)?;
+        Ok(self.budget.run(&self.socket, &line, LIST_LIMIT)?)
+    }
+
+    /// The agent's own `tab-new`: a page loads in it, so it has the command
+    /// bound, not the housekeeping one.
+    fn send_command(&self, args: &[String]) -> Result<Reply, TabsError> {
+        let line = self.line(args)?;
+        Ok(daemon::run(&self.socket, &line, self.command, LIST_LIMIT)?)
+    }
+
+    fn line(&self, args: &[String]) -> Result<Vec<u8>, TabsError> {
         let Plan::Run(line) = plan(args, &self.cwd) else {
             return Err(TabsError::Unlisted(format!(
                 "`{}` is no daemon request",
@@ -504,7 +534,7 @@ impl Desk {
                     .map_or("", String::as_str)
             )));
         };
-        Ok(daemon::run(&self.socket, &line, self.bound, LIST_LIMIT)?)
+        Ok(line)
     }
 
     /// Every tab of the session, as the daemon lists them. A tab closing

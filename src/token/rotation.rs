@@ -32,6 +32,8 @@ struct Marker {
     chrome_pid: u32,
     /// With the pid: a restarted Chrome that got the same pid back is still new.
     chrome_started: u64,
+    /// The browser marked (its executable): only its restart counts.
+    chrome: std::path::PathBuf,
 }
 
 /// Where a rotation stands.
@@ -222,11 +224,12 @@ pub fn mark(
         Ok(None) => return Err(RotationError::NotStarted),
         Err(invalid) => return Err(RotationError::Invalid(invalid)),
     };
+    // Which browser first: a choice that cannot be made reads no token.
+    let browser = crate::browser::resolve(config)?;
     let token = store.read()?.ok_or(RotationError::TokenMissing)?;
     if token.sha256() == baseline.token_sha256 {
         return Err(RotationError::Unchanged);
     }
-    let browser = crate::browser::resolve(config)?;
     let table = ProcessTable::read()?;
     let pid = chrome::state(&table, &browser.executable)
         .single(&browser.display(), &browser.executable)?;
@@ -239,6 +242,7 @@ pub fn mark(
             browser: browser.display(),
             path: browser.executable.clone(),
         })?,
+        chrome: browser.executable.clone(),
     };
     runtime.write_state(StateFile::RotationMarker, &to_json(&marker))?;
     Ok(pid)
@@ -276,6 +280,18 @@ pub fn status(
         Ok(Some(m)) => m,
     };
     let browser = crate::browser::resolve(config)?;
+    // Another browser's restart proves nothing about the one marked.
+    if marker.chrome != browser.executable {
+        return Ok(Status::InvalidRegenerationMarker(Invalid {
+            why: format!(
+                "it was marked for the browser at {}, and the browser now is {} at {}",
+                marker.chrome.display(),
+                browser.display(),
+                browser.executable.display()
+            ),
+            unsafe_file: false,
+        }));
+    }
     let table = ProcessTable::read()?;
     let status = match chrome::state(&table, &browser.executable) {
         ChromeState::Missing => Status::AwaitingReopen,

@@ -1,0 +1,123 @@
+//! What a daemon of ours leaves in the runtime when it ends: Playwright
+//! makes a `playwright-artifacts-*` folder in its TMPDIR (our private
+//! `<runtime>/tmp`) for each browser it attaches to, and leaves it however
+//! it ends. Each connect records the folders its attach made
+//! (`daemon-artifacts.json`, beside the other state files; a connect that
+//! died is known by the list its bootstrap record kept of those there
+//! before), and they are removed once that daemon is gone: by
+//! `disconnect`, by the next `connect`, by the recovery of a killed one.
+//! Only what a record names is removed, and only a real folder of ours
+//! with that prefix, directly in `<runtime>/tmp`.
+
+use std::fs;
+use std::os::unix::fs::MetadataExt;
+
+use serde::{Deserialize, Serialize};
+
+use crate::runtime::{Runtime, RuntimeError, StateFile};
+
+pub const PREFIX: &str = "playwright-artifacts-";
+
+#[derive(Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Record {
+    artifacts: Vec<String>,
+}
+
+/// The artifacts folders in the runtime's TMPDIR now, by name.
+pub fn present(runtime: &Runtime) -> Vec<String> {
+    let mut names: Vec<String> = fs::read_dir(runtime.tmp_dir())
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| e.file_name().into_string().ok())
+        .filter(|n| is_artifacts_name(n))
+        .collect();
+    names.sort();
+    names
+}
+
+/// `playwright-artifacts-` and Node's mkdtemp suffix (six characters).
+fn is_artifacts_name(name: &str) -> bool {
+    name.strip_prefix(PREFIX).is_some_and(|rest| {
+        !rest.is_empty() && rest.len() <= 16 && rest.chars().all(|c| c.is_ascii_alphanumeric())
+    })
+}
+
+fn read(runtime: &Runtime) -> Result<Record, RuntimeError> {
+    let Some(bytes) = runtime.read_state(StateFile::Artifacts)? else {
+        return Ok(Record::default());
+    };
+    // A record that is not ours names nothing to remove.
+    Ok(serde_json::from_slice(&bytes).unwrap_or_default())
+}
+
+/// Records the folders that appeared since `before` (an attach's own).
+pub fn record_new(runtime: &Runtime, before: &[String]) -> Result<(), RuntimeError> {
+    let mut record = read(runtime)?;
+    for name in present(runtime) {
+        if !before.contains(&name) && !record.artifacts.contains(&name) {
+            record.artifacts.push(name);
+        }
+    }
+    let bytes = serde_json::to_vec(&record).expect("the record serialises");
+    runtime.write_state(StateFile::Artifacts, &bytes)
+}
+
+/// Removes the folders the record names (their daemons are gone), then the
+/// record. Returns how many were removed.
+pub fn remove_recorded(runtime: &Runtime) -> Result<usize, RuntimeError> {
+    let record = read(runtime)?;
+    let removed = record
+        .artifacts
+        .iter()
+        .filter(|name| remove_one(runtime, name))
+        .count();
+    runtime.remove_state(StateFile::Artifacts)?;
+    Ok(removed)
+}
+
+/// Removes the folders that appeared since `before` (a connect that died:
+/// its attach and daemon were stopped).
+pub fn remove_since(runtime: &Runtime, before: &[String]) -> usize {
+    present(runtime)
+        .iter()
+        .filter(|name| !before.contains(name) && remove_one(runtime, name))
+        .count()
+}
+
+/// One folder, when it is what a daemon of ours leaves: the name, directly
+/// in `<runtime>/tmp`, a real folder (no link), ours.
+fn remove_one(runtime: &Runtime, name: &str) -> bool {
+    if !is_artifacts_name(name) {
+        return false;
+    }
+    let path = runtime.tmp_dir().join(name);
+    let me = nix::unistd::geteuid().as_raw();
+    match fs::symlink_metadata(&path) {
+        Ok(meta) if meta.is_dir() && meta.uid() == me => fs::remove_dir_all(&path).is_ok(),
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_node_mkdtemp_names_count() {
+        for ok in ["playwright-artifacts-LcUMKe", "playwright-artifacts-S7Dr4Q"] {
+            assert!(is_artifacts_name(ok), "{ok}");
+        }
+        for bad in [
+            "playwright-artifacts-",
+            "playwright-artifacts-../x",
+            "playwright-artifacts-a/b",
+            "pw-dc76e9f0",
+            "bound-browsers",
+            "playwright-artifacts-aaaaaaaaaaaaaaaaaaaa",
+        ] {
+            assert!(!is_artifacts_name(bad), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,239 @@
+//! Faults as a user's machine produces them, on the stand-in: a daemon that
+//! hangs (SIGSTOP), a browser that dies under a command, a command that
+//! fails at once while another agent's runs, and what daemons leave in the
+//! runtime over connects, kills and disconnects. Each is named truly,
+//! within its bound, and costs nothing it need not.
+
+mod common;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::thread;
+use std::time::Duration;
+
+use common::site::Site;
+use common::{Run, Running, Sandbox, assert_nowhere, world};
+use my_chrome::procs::ProcessTable;
+use my_chrome::session::daemon_process;
+use nix::sys::signal::{Signal, kill, killpg};
+use nix::unistd::Pid;
+
+/// The session's daemon: the one process of ours that is it.
+fn daemon(sandbox: &Sandbox) -> u32 {
+    let real = fs::canonicalize(&sandbox.runtime).unwrap();
+    let pids = daemon_process::ours(&ProcessTable::read().unwrap(), &real, "mychrome");
+    assert_eq!(pids.len(), 1, "one daemon: {pids:?}");
+    pids[0]
+}
+
+fn signal(pid: u32, signal: Signal) {
+    kill(Pid::from_raw(pid as i32), signal).unwrap();
+}
+
+/// The artifacts folders in the runtime's TMPDIR.
+fn artifacts(sandbox: &Sandbox) -> Vec<PathBuf> {
+    common::sandbox::entries(&sandbox.runtime.join("tmp"))
+        .into_iter()
+        .filter(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("playwright-artifacts-")
+        })
+        .collect()
+}
+
+#[test]
+fn a_daemon_that_hangs_is_named_within_its_bound_and_disconnect_stops_it() {
+    let mut w = world();
+    let _chrome = w.chrome();
+    let mut runs: Vec<Run> = Vec::new();
+    let connected = w.sandbox.run(&["connect"]);
+    connected.expect(0, "");
+    runs.push(connected);
+    let hung = daemon(&w.sandbox);
+    signal(hung, Signal::SIGSTOP);
+    w.sandbox.set("MY_CHROME_COMMAND_TIMEOUT_SECS", "5");
+    for args in [&["ensure"][..], &["tab-list"], &["snapshot"]] {
+        let run = w.sandbox.run(args);
+        run.expect(
+            124,
+            "the session's daemon does not answer (nothing within 5 s)",
+        );
+        assert!(
+            run.stderr.contains("`my-chrome disconnect` stops it"),
+            "{}",
+            run.stderr
+        );
+        // Nothing was seen of its tabs: no word about the connect tab.
+        for never in ["connect tab", "token", "MY_CHROME_COMMAND_TIMEOUT_SECS"] {
+            assert!(
+                !run.stderr.contains(never),
+                "{args:?} said {never:?}: {}",
+                run.stderr
+            );
+        }
+        runs.push(run);
+    }
+    let gone = w.sandbox.run(&["disconnect"]);
+    gone.expect(0, "");
+    assert!(
+        gone.stdout.contains(&format!(
+            "session mychrome's daemon (pid {hung}) was stopped: it did not answer within 5 s"
+        )),
+        "{}",
+        gone.stdout
+    );
+    assert!(common::process_gone(&hung.to_string()));
+    assert!(
+        artifacts(&w.sandbox).is_empty(),
+        "{:?}",
+        artifacts(&w.sandbox)
+    );
+    runs.push(gone);
+    // The way back: connect, and the session works.
+    let again = w.sandbox.run(&["connect"]);
+    again.expect(0, "");
+    runs.push(again);
+    let listed = w.sandbox.run(&["tab-list"]);
+    listed.expect(0, "");
+    runs.push(listed);
+    let all: Vec<&Run> = runs.iter().collect();
+    assert_nowhere(&w.token, w.sandbox.home.path(), &all);
+}
+
+#[test]
+fn a_command_whose_browser_died_under_it_does_not_exit_0() {
+    let mut w = world();
+    let mut chrome = w.chrome();
+    let site = Site::start();
+    w.sandbox.run(&["connect"]).expect(0, "");
+    w.sandbox.run(&["goto", &site.url("/")]).expect(0, "");
+    let slow = Running::start(w.sandbox.command(&["goto", &site.url("/slow")]));
+    for _ in 0..100 {
+        if site.was_requested("/slow") {
+            break;
+        }
+        thread::sleep(Duration::from_millis(50));
+    }
+    assert!(site.was_requested("/slow"));
+    // The whole browser goes: its real Chromium, then its main process.
+    let _ = killpg(Pid::from_raw(chrome.chromium_pid as i32), Signal::SIGKILL);
+    signal(chrome.pid, Signal::SIGKILL);
+    assert!(chrome.wait_gone());
+    let died = slow.wait();
+    assert_eq!(died.code, 4, "{}{}", died.stdout, died.stderr);
+    assert!(
+        died.stderr.contains("the session ended during the command"),
+        "{}",
+        died.stderr
+    );
+    assert_nowhere(&w.token, w.sandbox.home.path(), &[&died]);
+}
+
+#[test]
+fn a_command_that_fails_at_once_costs_the_agent_in_flight_nothing() {
+    let mut w = world();
+    let _chrome = w.chrome();
+    let site = Site::start();
+    w.sandbox.run(&["connect"]).expect(0, "");
+    let mut ann = w
+        .sandbox
+        .command(&["--agent", "ann", "goto", &site.url("/slow")]);
+    ann.env("MY_CHROME_COMMAND_TIMEOUT_SECS", "60");
+    let ann = Running::start(ann);
+    let running = || w.sandbox.run(&["agents", "--json"]).json()["running"].clone();
+    for _ in 0..100 {
+        if running()["agent"] == "ann" && site.was_requested("/slow") {
+            break;
+        }
+        thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(running()["agent"], "ann");
+    // Refused from its line alone: it waits for no turn and takes none.
+    // (A refusal that needs the session's state, such as a tab that is not
+    // bob's, waits for the command in flight, then takes milliseconds.)
+    for args in [
+        &["--agent", "bob", "goto", "file:///etc/passwd"][..],
+        &["--agent", "bob", "run-code", "1"],
+        &["--agent", "bob", "upload", "relative.txt"],
+        &["--agent", "bob", "snapshot", "--tab", "not a tab"],
+    ] {
+        let refused = w.sandbox.run(args);
+        assert_eq!(refused.code, 2, "{args:?}: {}", refused.stderr);
+        assert!(!refused.stderr.contains("waiting"), "{}", refused.stderr);
+        // ann's command is still the one in flight: nobody waited for bob.
+        assert_eq!(running()["agent"], "ann", "{args:?}");
+    }
+    let log = fs::read_to_string(w.sandbox.runtime.join("lease.log")).unwrap_or_default();
+    assert!(!log.contains("agent=bob"), "{log}");
+    let ann = ann.wait();
+    assert_eq!(ann.code, 0, "{}", ann.stderr);
+}
+
+#[test]
+fn five_connects_killed_and_disconnected_leave_what_one_leaves() {
+    let mut w = world();
+    let _chrome = w.chrome();
+    let tmp = w.sandbox.runtime.join("tmp");
+    let mut after_first: Option<Vec<PathBuf>> = None;
+    for round in 0..5 {
+        w.sandbox.run(&["connect"]).expect(0, "");
+        assert_eq!(
+            artifacts(&w.sandbox).len(),
+            1,
+            "round {round}: one daemon's folder"
+        );
+        match round % 3 {
+            // Killed: the next connect finds what it left.
+            0 => signal(daemon(&w.sandbox), Signal::SIGKILL),
+            // Killed, then disconnect.
+            1 => {
+                signal(daemon(&w.sandbox), Signal::SIGKILL);
+                w.sandbox.run(&["disconnect"]).expect(0, "");
+            }
+            // Disconnected.
+            _ => {
+                w.sandbox.run(&["disconnect"]).expect(0, "");
+            }
+        }
+        thread::sleep(Duration::from_millis(300));
+        let seen = tree(&tmp);
+        match &after_first {
+            None => after_first = Some(seen),
+            Some(first) => {
+                // Nothing piles up: what stays is what the first round left
+                // (the socket folders a daemon reuses), and after a
+                // disconnect no daemon's folder at all.
+                for path in &seen {
+                    let is_artifacts = path.to_string_lossy().contains("playwright-artifacts-");
+                    assert!(
+                        is_artifacts || first.contains(path),
+                        "round {round}: {path:?} is new"
+                    );
+                }
+            }
+        }
+        if round % 3 != 0 {
+            assert!(artifacts(&w.sandbox).is_empty(), "round {round}");
+        }
+        assert!(artifacts(&w.sandbox).len() <= 1, "round {round}");
+    }
+}
+
+/// Every path under `dir`, relative to it (sockets and folders alike).
+fn tree(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(at) = stack.pop() {
+        for entry in fs::read_dir(&at).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                stack.push(path.clone());
+            }
+            out.push(path.strip_prefix(dir).unwrap().to_path_buf());
+        }
+    }
+    out.sort();
+    out
+}
