@@ -9,6 +9,7 @@
 #         demo's local page).
 #   test: the demo's, plus secret-tool (keyring cross-checks), Xvfb and xclip
 #         (a real X clipboard, and Chromium headed with the real extension),
+#         xdotool (the user's own keys in that Chromium: Ctrl+W closes a tab),
 #         unshare and mount (a private /etc/hosts), GNU time (a wrapper the
 #         agent-identity test runs through; bench.sh's peak RSS) and strace
 #         (the proof that forwarded commands start no child).
@@ -36,6 +37,7 @@ if [ "$1" = test ]; then
   need /usr/bin/secret-tool libsecret-tools
   need /usr/bin/Xvfb xvfb
   need /usr/bin/xclip xclip
+  need /usr/bin/xdotool xdotool
   need /usr/bin/unshare util-linux
   need /usr/bin/mount mount
   need /usr/bin/time time

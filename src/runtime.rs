@@ -68,6 +68,9 @@ pub enum StateFile {
     Artifacts,
     /// The executable of the browser the session is attached to.
     SessionBrowser,
+    /// The next tab id (src/tabs/): ids go on from it even when the book
+    /// is removed.
+    TabIds,
 }
 
 impl StateFile {
@@ -84,16 +87,17 @@ impl StateFile {
             StateFile::Browser => "browser.txt",
             StateFile::Artifacts => "daemon-artifacts.json",
             StateFile::SessionBrowser => "session-browser.txt",
+            StateFile::TabIds => "tab-ids.txt",
         }
     }
 
     /// Whether a write must reach the disk before it counts. The lease and
-    /// the tab book are rewritten by every browser command and mean nothing
-    /// after a restart (the session is gone then), so they are not synced:
-    /// after a power loss either may be gone, empty or zero-filled, which
-    /// reads as none.
+    /// the tab book (with its next id) are rewritten by every browser
+    /// command and mean nothing after a restart (the session is gone then),
+    /// so they are not synced: after a power loss any may be gone, empty or
+    /// zero-filled, which reads as none.
     fn durable(self) -> bool {
-        !matches!(self, StateFile::Lease | StateFile::Tabs)
+        !matches!(self, StateFile::Lease | StateFile::Tabs | StateFile::TabIds)
     }
 }
 

@@ -122,6 +122,23 @@ fn three_agents_interleaved_each_read_only_their_own_page() {
                         title.stdout
                     );
                     seen.push(title.stdout);
+                    // What it types and presses lands on its own page.
+                    let note = format!("{agent} wrote {round}");
+                    seen.push(b.ok(agent, &["fill", "#note", &note]).stdout);
+                    let typed = b.ok(agent, &["eval", "document.querySelector('#note').value"]);
+                    assert!(typed.stdout.contains(&note), "{agent}: {}", typed.stdout);
+                    seen.push(typed.stdout);
+                    seen.push(b.ok(agent, &["click", "#press"]).stdout);
+                    let pressed = b.ok(
+                        agent,
+                        &["eval", "document.querySelector('#press').textContent"],
+                    );
+                    assert!(
+                        pressed.stdout.contains(&format!("pressed on {agent}")),
+                        "{agent}: {}",
+                        pressed.stdout
+                    );
+                    seen.push(pressed.stdout);
                     if round % 2 == 0 {
                         let went = b.ok(agent, &["goto", &b.page(agent)]);
                         seen.push(went.stdout);
@@ -175,6 +192,13 @@ fn three_agents_interleaved_each_read_only_their_own_page() {
         .filter(|l| l.contains("agent=ann command=snapshot"))
         .collect();
     assert_eq!(snapshots.len(), rounds, "{log}");
+    for command in ["fill", "click"] {
+        let lines = log
+            .lines()
+            .filter(|l| l.contains(&format!("RAN agent=cid command={command} tab=t")))
+            .count();
+        assert_eq!(lines, rounds, "{log}");
+    }
     assert!(snapshots.iter().all(|l| l.contains(" tab=t")), "{log}");
     assert_nowhere(&b.world.token, b.sandbox().home.path(), &[]);
 }
@@ -426,6 +450,49 @@ fn a_tab_no_command_opened_is_the_users_until_claimed() {
     // Given back with --keep: open, the user's again.
     b.ok("bob", &["release", "--tab", "found", "--keep"]);
     assert_eq!(b.agents()["user_tabs"][0], user_tab.as_str());
+    // A tab bob opened himself: with --keep it stays open, the user's;
+    // without, it is closed.
+    let id_of = |label: &str| {
+        b.tabs("bob")
+            .into_iter()
+            .find(|t| t.1.as_deref() == Some(label))
+            .unwrap()
+            .0
+    };
+    let everywhere = || {
+        let agents = b.agents();
+        let mut ids: Vec<String> = agents["user_tabs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t.as_str().unwrap().to_string())
+            .collect();
+        for a in agents["agents"].as_array().unwrap() {
+            for t in a["tabs"].as_array().unwrap() {
+                ids.push(t["id"].as_str().unwrap().to_string());
+            }
+        }
+        (ids, agents["user_tabs"].clone())
+    };
+    b.ok("bob", &["tab-new", "--label", "kept", &b.page("bob")]);
+    let kept = id_of("kept");
+    b.ok("bob", &["release", "--tab", "kept", "--keep"]);
+    let (ids, user) = everywhere();
+    assert!(ids.contains(&kept), "{ids:?}");
+    assert!(
+        user.as_array().unwrap().iter().any(|t| *t == kept.as_str()),
+        "{user}"
+    );
+    b.ok("bob", &["tab-new", "--label", "closed", &b.page("bob")]);
+    let closed = id_of("closed");
+    b.ok("bob", &["release", "--tab", "closed"]);
+    b.ok("bob", &["tab-list"]);
+    let (ids, _) = everywhere();
+    assert!(
+        !ids.contains(&closed),
+        "{closed} is still in the session: {ids:?}"
+    );
+    assert!(ids.contains(&kept), "{ids:?}");
 }
 
 #[test]
@@ -474,11 +541,17 @@ fn ids_of_an_earlier_session_and_a_broken_book_are_refused_with_the_way_out() {
     // tabs are the user's. (Its last command is moved back in the book, as
     // the hours would have.)
     let taken = agents["user_tabs"][0].as_str().unwrap().to_string();
+    // Ids go on from where the removed book stopped: never one given before.
+    let number = |id: &str| id[1..].parse::<u64>().unwrap();
+    assert!(number(&taken) > number(&new), "{taken} after {new}");
     b.ok("ann", &["tab-claim", &taken]);
     let mut book: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&book).unwrap()).unwrap();
     book["agents"]["ann"]["last_at"] = 0.into();
     std::fs::write(b.sandbox().runtime.join("tabs.json"), book.to_string()).unwrap();
+    // `agents` shows it as the next command will find it.
+    agents = b.agents();
+    assert_eq!(agents["user_tabs"][0], taken.as_str(), "{agents}");
     b.ok("bob", &["tab-list"]);
     agents = b.agents();
     assert_eq!(agents["user_tabs"][0], taken.as_str(), "{agents}");
@@ -547,28 +620,41 @@ fn six_agents_by_forty_commands_with_tabs_opening_and_closing_never_cross() {
             let b = Arc::clone(&b);
             thread::spawn(move || {
                 let mut dice = Dice(0x9e37_79b9_7f4a_7c15 ^ ((n as u64 + 1) * 0x1234_5677));
-                let mut leaks = Vec::new();
+                let mut wrong = Vec::new();
                 let mut done = 0;
+                // Its main page, and (at times) a second tab on a page of
+                // its own that shows another text: a command on the wrong
+                // one of its own tabs shows too.
+                let more = format!("{agent}-more");
                 b.ok(agent, &["goto", &b.page(agent)]);
-                let mut extra: Option<String> = None;
+                let mut extra = false;
+                let mut on_more = false;
                 for step in 0..40 {
                     thread::sleep(Duration::from_millis(dice.roll(60)));
+                    // The page a read must show: `--tab more` at times.
+                    let named = extra && dice.roll(3) == 0;
+                    let expect = if named || on_more { &more } else { agent };
+                    let tab: &[&str] = if named { &["--tab", "more"] } else { &[] };
                     let run = match dice.roll(10) {
-                        0 if extra.is_none() => {
-                            let run = b.ok(agent, &["tab-new", "--label", "more", &b.page(agent)]);
-                            extra = Some("more".into());
-                            run
+                        0 if !extra => {
+                            extra = true;
+                            on_more = true;
+                            b.ok(agent, &["tab-new", "--label", "more", &b.page(&more)])
                         }
-                        1 if extra.is_some() => {
-                            extra = None;
+                        1 if extra => {
+                            extra = false;
+                            on_more = false;
                             b.ok(agent, &["tab-close", "more"])
                         }
-                        2 => b.ok(agent, &["goto", &b.page(agent)]),
+                        2 if extra => {
+                            on_more = false;
+                            b.ok(agent, &["tab-select", "0"])
+                        }
                         3..=5 => {
-                            let run = b.ok(agent, &["snapshot"]);
+                            let run = b.ok(agent, &[&["snapshot"][..], tab].concat());
                             let yaml = read_snapshot(b.sandbox(), &run.stdout);
-                            if !yaml.contains(&agent_text(agent)) {
-                                leaks.push(format!("step {step}: {agent} read {yaml}"));
+                            if !shows_exactly(&yaml, expect) {
+                                wrong.push(format!("step {step}: {agent} on {expect} read {yaml}"));
                             }
                             Run {
                                 stdout: run.stdout + &yaml,
@@ -576,39 +662,54 @@ fn six_agents_by_forty_commands_with_tabs_opening_and_closing_never_cross() {
                             }
                         }
                         _ => {
-                            let run = b.ok(agent, &["eval", "document.title"]);
-                            if !run.stdout.contains(&format!("Agent {agent}")) {
-                                leaks.push(format!("step {step}: {agent} read {}", run.stdout));
+                            let run = b.ok(agent, &[&["eval", "document.title"][..], tab].concat());
+                            if !run.stdout.contains(&format!("\"Agent {expect}\"")) {
+                                wrong.push(format!(
+                                    "step {step}: {agent} on {expect} read {}",
+                                    run.stdout
+                                ));
                             }
                             run
                         }
                     };
                     if let Some(leak) = mentions_others(&run.stdout, agent, &names) {
-                        leaks.push(leak);
+                        wrong.push(leak);
                     }
                     done += 1;
                 }
-                (leaks, done)
+                (wrong, done)
             })
         })
         .collect();
-    let mut leaks = Vec::new();
+    let mut wrong = Vec::new();
     for worker in workers {
         let (found, done) = worker.join().unwrap();
         assert_eq!(done, 40, "every command ran");
-        leaks.extend(found);
+        wrong.extend(found);
     }
-    assert!(leaks.is_empty(), "{}", leaks.join("\n"));
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
     for name in names {
         for (_, _, _, url) in b.tabs(name) {
-            assert!(url.ends_with(&format!("/agent/{name}")), "{name}: {url}");
+            assert!(url.contains(&format!("/agent/{name}")), "{name}: {url}");
         }
     }
+    // Every command ran once, and is logged once: each agent's goto, its
+    // forty, and its tab list just now.
     let log = std::fs::read_to_string(b.sandbox().runtime.join("lease.log")).unwrap();
-    let ran = log
-        .lines()
-        .filter(|l| l.contains(" RAN ") && !l.contains("agent=person"))
-        .count();
-    assert!(ran >= 6 * 41, "every command logged: {ran}");
+    for name in names {
+        let ran = log
+            .lines()
+            .filter(|l| l.contains(" RAN ") && l.contains(&format!("agent={name} ")))
+            .count();
+        assert_eq!(ran, 42, "{name}: {log}");
+    }
     assert!(!log.contains("/agent/"), "no address in the log");
+}
+
+/// Whether a snapshot shows `page`'s text, and not another page of the
+/// same agent (`alpha` vs `alpha-more`).
+fn shows_exactly(yaml: &str, page: &str) -> bool {
+    let text = agent_text(page);
+    yaml.match_indices(&text)
+        .any(|(at, _)| !yaml[at + text.len()..].starts_with('-'))
 }

@@ -54,7 +54,8 @@ fn a_daemon_that_hangs_is_named_within_its_bound_and_disconnect_stops_it() {
     let hung = daemon(&w.sandbox);
     signal(hung, Signal::SIGSTOP);
     w.sandbox.set("MY_CHROME_COMMAND_TIMEOUT_SECS", "5");
-    for args in [&["ensure"][..], &["tab-list"], &["snapshot"]] {
+    // A connect finding the session "ready" does not reuse it either.
+    for args in [&["ensure"][..], &["tab-list"], &["snapshot"], &["connect"]] {
         let run = w.sandbox.run(args);
         run.expect(
             124,
@@ -128,15 +129,24 @@ fn a_command_whose_browser_died_under_it_does_not_exit_0() {
         "{}",
         died.stderr
     );
+    // What the daemon answered stays as it came (the pinned client prints
+    // it too, and exits 1).
+    assert!(
+        died.stdout
+            .starts_with("### Error\nError: Target page, context or browser has been closed"),
+        "{}",
+        died.stdout
+    );
     assert_nowhere(&w.token, w.sandbox.home.path(), &[&died]);
 }
 
 #[test]
-fn a_command_that_fails_at_once_costs_the_agent_in_flight_nothing() {
+fn a_command_that_runs_nothing_costs_the_agents_waiting_nothing() {
     let mut w = world();
     let _chrome = w.chrome();
     let site = Site::start();
     w.sandbox.run(&["connect"]).expect(0, "");
+    w.sandbox.set("MY_CHROME_LEASE_WAIT_SECS", "60");
     let mut ann = w
         .sandbox
         .command(&["--agent", "ann", "goto", &site.url("/slow")]);
@@ -150,25 +160,48 @@ fn a_command_that_fails_at_once_costs_the_agent_in_flight_nothing() {
         thread::sleep(Duration::from_millis(50));
     }
     assert_eq!(running()["agent"], "ann");
-    // Refused from its line alone: it waits for no turn and takes none.
-    // (A refusal that needs the session's state, such as a tab that is not
-    // bob's, waits for the command in flight, then takes milliseconds.)
-    for args in [
-        &["--agent", "bob", "goto", "file:///etc/passwd"][..],
-        &["--agent", "bob", "run-code", "1"],
-        &["--agent", "bob", "upload", "relative.txt"],
-        &["--agent", "bob", "snapshot", "--tab", "not a tab"],
+    // cid waits for the turn behind ann's command.
+    let cid = Running::start(w.sandbox.command(&["--agent", "cid", "tab-list"]));
+    cid.wait_for_stderr("is running on the browser; waiting up to 60 s as agent cid");
+    // bob's commands that run nothing in the browser, refused from their
+    // line or by the client's own rules: answered at once, with no turn
+    // waited for or taken, while ann's runs and cid waits.
+    for (args, code, says) in [
+        (&["goto", "file:///etc/passwd"][..], 2, "address is refused"),
+        (&["run-code", "1"], 2, "`run-code` is refused"),
+        (&["upload", "relative.txt"], 2, "give an absolute path"),
+        (&["snapshot", "--tab", "not a tab"], 2, "names no tab"),
+        (&["snapshot", "--bogus"], 1, "Unknown option: --bogus"),
+        (&["snapshot", "--toString", "x"], 2, "no command has it"),
     ] {
-        let refused = w.sandbox.run(args);
-        assert_eq!(refused.code, 2, "{args:?}: {}", refused.stderr);
+        let mut line = vec!["--agent", "bob"];
+        line.extend_from_slice(args);
+        let refused = w.sandbox.run(&line);
+        assert_eq!(refused.code, code, "{args:?}: {}", refused.stderr);
+        assert!(
+            refused.stderr.contains(says),
+            "{args:?}: {}",
+            refused.stderr
+        );
         assert!(!refused.stderr.contains("waiting"), "{}", refused.stderr);
-        // ann's command is still the one in flight: nobody waited for bob.
+        // ann's command is still the one in flight: bob took no turn.
         assert_eq!(running()["agent"], "ann", "{args:?}");
     }
-    let log = fs::read_to_string(w.sandbox.runtime.join("lease.log")).unwrap_or_default();
-    assert!(!log.contains("agent=bob"), "{log}");
     let ann = ann.wait();
     assert_eq!(ann.code, 0, "{}", ann.stderr);
+    // The turn went on to cid when ann's command ended.
+    let cid = cid.wait();
+    assert_eq!(cid.code, 0, "{}", cid.stderr);
+    let log = fs::read_to_string(w.sandbox.runtime.join("lease.log")).unwrap();
+    assert!(!log.contains("agent=bob"), "{log}");
+    let order: Vec<&str> = log
+        .lines()
+        .filter(|l| l.contains("agent=ann") || l.contains("agent=cid"))
+        .collect();
+    assert_eq!(order.len(), 2, "{log}");
+    assert!(order[0].contains("RAN agent=ann command=goto"), "{log}");
+    assert!(order[1].contains("RAN agent=cid command=tab-list"), "{log}");
+    assert!(order[1].contains(" waited="), "{log}");
 }
 
 #[test]

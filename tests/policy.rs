@@ -26,6 +26,7 @@ fn variant(refusal: &Refusal) -> &'static str {
         Refusal::Unreadable(_) => "Unreadable",
         Refusal::NoFile { .. } => "NoFile",
         Refusal::File { .. } => "File",
+        Refusal::ObjectKey { .. } => "ObjectKey",
     }
 }
 
@@ -58,6 +59,14 @@ fn refused_lines() -> Vec<(Vec<String>, &'static str)> {
     add(&["--json", "tray"], "Unknown");
     add(&["snapshto"], "Unknown");
     add(&["--json", "close"], "Disconnect");
+    for line in [
+        &["snapshot", "--toString", "x"][..],
+        &["click", "e1", "--no-constructor"],
+        &["eval", "1", "--valueOf=2"],
+        &["--json", "eval", "1", "--__proto__", "3"],
+    ] {
+        add(line, "ObjectKey");
+    }
     add(&["--raw", "detach"], "Disconnect");
     for address in [
         EXTENSION,

@@ -287,9 +287,10 @@ fn tab_ids(real: &RealWorld, agent: &str) -> Vec<String> {
         .collect()
 }
 
-/// Three agents at once, each in its own tabs: every read shows the
-/// reader's page; another's tab is out of reach; a popup is its opener's;
-/// a tab that closes by itself is news to its owner alone.
+/// Three agents at once, each in its own tabs: every read, fill and click
+/// is on the agent's own page; another's tab is out of reach by id, index
+/// or `--tab`; a popup is its opener's; a tab that closes by itself, or
+/// that the user closes at the keyboard, is news to its owner alone.
 fn agents_side_by_side(real: &RealWorld, version: &str, runs: &mut Vec<Run>) {
     let site = Site::start();
     let names = ["ann", "bob", "cid"];
@@ -300,11 +301,39 @@ fn agents_side_by_side(real: &RealWorld, version: &str, runs: &mut Vec<Run>) {
             let page = page(name);
             scope.spawn(move || {
                 ok_as(real, name, &["goto", &page]);
-                for _ in 0..4 {
+                for round in 0..4 {
                     let snapshot = ok_as(real, name, &["snapshot"]);
                     let yaml = read_snapshot(real.sandbox(), &snapshot.stdout);
                     let title = ok_as(real, name, &["eval", "document.title"]);
-                    let seen = format!("{}{yaml}{}", snapshot.stdout, title.stdout);
+                    // What it types and presses lands on its own page.
+                    let note = format!("{name} wrote {round}");
+                    let filled = ok_as(real, name, &["fill", "#note", &note]);
+                    let typed = ok_as(
+                        real,
+                        name,
+                        &["eval", "document.querySelector('#note').value"],
+                    );
+                    assert!(typed.stdout.contains(&note), "{name}: {}", typed.stdout);
+                    let clicked = ok_as(real, name, &["click", "#press"]);
+                    let pressed = ok_as(
+                        real,
+                        name,
+                        &["eval", "document.querySelector('#press').textContent"],
+                    );
+                    assert!(
+                        pressed.stdout.contains(&format!("pressed on {name}")),
+                        "{name}: {}",
+                        pressed.stdout
+                    );
+                    let seen = format!(
+                        "{}{yaml}{}{}{}{}{}",
+                        snapshot.stdout,
+                        title.stdout,
+                        filled.stdout,
+                        typed.stdout,
+                        clicked.stdout,
+                        pressed.stdout
+                    );
                     assert!(yaml.contains(&agent_text(name)), "{name}: {yaml}");
                     for other in names.iter().filter(|o| **o != name) {
                         assert!(
@@ -318,11 +347,27 @@ fn agents_side_by_side(real: &RealWorld, version: &str, runs: &mut Vec<Run>) {
         }
     });
     eprintln!(
-        "real extension {version}: three agents, 27 commands side by side in {} ms",
+        "real extension {version}: three agents, 75 commands side by side in {} ms",
         started.elapsed().as_millis()
     );
     let bob = tab_ids(real, "bob");
     assert_eq!(bob.len(), 1, "{bob:?}");
+    let cid = tab_ids(real, "cid");
+    // Every index but its own is no tab of ann's, whatever the daemon's
+    // list holds there.
+    for index in ["1", "2", "3"] {
+        for args in [
+            vec!["tab-select", index],
+            vec!["tab-close", index],
+            vec!["snapshot", "--tab", index],
+        ] {
+            let mut full = vec!["--agent", "ann"];
+            full.extend_from_slice(&args);
+            let refused = real.sandbox().run(&full);
+            refused.expect(2, &format!("no tab of agent ann has index {index}"));
+            runs.push(refused);
+        }
+    }
     for args in [
         vec!["tab-select", &bob[0]],
         vec!["snapshot", "--tab", &bob[0]],
@@ -337,6 +382,17 @@ fn agents_side_by_side(real: &RealWorld, version: &str, runs: &mut Vec<Run>) {
     let cookies = real.sandbox().run(&["--agent", "cid", "cookie-list"]);
     cookies.expect(7, "have tabs open");
     runs.push(cookies);
+    // The others' tabs stayed, and stayed theirs.
+    assert_eq!(tab_ids(real, "bob"), bob);
+    assert_eq!(tab_ids(real, "cid"), cid);
+    for name in ["bob", "cid"] {
+        let title = ok_as(real, name, &["eval", "document.title"]);
+        assert!(
+            title.stdout.contains(&format!("Agent {name}")),
+            "{}",
+            title.stdout
+        );
+    }
     // ann's click opens a popup: hers. It closes itself a second after
     // her next click: her next command says so; bob's is untouched.
     ok_as(real, "ann", &["goto", &site.url("/")]);
@@ -373,7 +429,41 @@ fn agents_side_by_side(real: &RealWorld, version: &str, runs: &mut Vec<Run>) {
     runs.push(told);
     let title = ok_as(real, "bob", &["eval", "document.title"]);
     assert!(title.stdout.contains("Agent bob"), "{}", title.stdout);
-    for name in names {
+    // The user closes ann's tab at the keyboard (Ctrl+W on the front tab,
+    // which ann's `tab-select` just brought there): ann's next command
+    // says so and runs nothing; bob and cid are untouched.
+    let ann = tab_ids(real, "ann");
+    assert_eq!(ann.len(), 1, "{ann:?}");
+    ok_as(real, "ann", &["tab-select", &ann[0]]);
+    real.user_presses("ctrl+w");
+    real_extension::eventually("the user's Ctrl+W never closed ann's tab", || {
+        real.sandbox().run(&["--agent", "bob", "tab-list"]).code == 0
+            && real.sandbox().run(&["agents", "--json"]).json()["agents"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|a| a["name"] != "ann" || a["tabs"].as_array().unwrap().is_empty())
+    });
+    let told = real.sandbox().run(&["--agent", "ann", "snapshot"]);
+    told.expect(8, &format!("tab {} was closed", ann[0]));
+    runs.push(told);
+    assert_eq!(tab_ids(real, "bob"), bob);
+    assert_eq!(tab_ids(real, "cid"), cid);
+    for name in ["bob", "cid"] {
+        let title = ok_as(real, name, &["eval", "document.title"]);
+        assert!(
+            title.stdout.contains(&format!("Agent {name}")),
+            "{}",
+            title.stdout
+        );
+    }
+    let released = ok_as(real, "ann", &["release"]);
+    assert!(
+        released.stdout.contains("has no tab"),
+        "{}",
+        released.stdout
+    );
+    for name in ["bob", "cid"] {
         let released = ok_as(real, name, &["release"]);
         assert!(released.stdout.contains("gave back"), "{}", released.stdout);
     }

@@ -1,8 +1,10 @@
 //! Every forwarded command's scope (docs/DESIGN.md, "Agents side by side")
 //! is read from the pinned tool's own code: the installed pin's bundle
 //! defines each command's tool either on the current tab (`defineTabTool`:
-//! one page) or on the browser context (`defineTool`: every tab). The
-//! table in DESIGN.md, `src/policy/tabs.rs` and the bundle must agree.
+//! one page) or on the browser context (`defineTool`): the tab tools
+//! (capability `core-tabs`), the test runner's debugger (a handler that
+//! drives `….debugger`), or the context with every tab. The table in
+//! DESIGN.md, `src/policy/tabs.rs` and the bundle must agree.
 
 mod common;
 
@@ -57,6 +59,36 @@ fn defined_on_tab(bundle: &str, tool: &str) -> bool {
     }
 }
 
+/// The text of `tool`'s definition: from its `define…(` to the next one.
+fn definition<'a>(bundle: &'a str, tool: &str) -> &'a str {
+    let at = bundle.find(&format!("name: \"{tool}\"")).unwrap();
+    let start = ["defineTabTool(", "defineTool("]
+        .iter()
+        .filter_map(|d| bundle[..at].rfind(d))
+        .max()
+        .unwrap();
+    let end = ["defineTabTool(", "defineTool("]
+        .iter()
+        .filter_map(|d| bundle[at..].find(d).map(|i| at + i))
+        .min()
+        .unwrap_or(bundle.len());
+    &bundle[start..end]
+}
+
+/// What a tool defined on the context reaches, from its definition: the
+/// tab tools (`capability: "core-tabs"`), the test runner's debugger (its
+/// handler drives `….debugger`), or the context with every tab.
+fn context_scope(bundle: &str, tool: &str) -> Scope {
+    let text = definition(bundle, tool);
+    if text.contains("capability: \"core-tabs\"") {
+        Scope::Tabs
+    } else if text.contains(".debugger.") {
+        Scope::Session
+    } else {
+        Scope::Context
+    }
+}
+
 #[test]
 fn every_forwarded_commands_scope_is_the_pinned_codes() {
     let bundle = fs::read_to_string(
@@ -76,11 +108,15 @@ fn every_forwarded_commands_scope_is_the_pinned_codes() {
         assert!(!used.is_empty(), "no tool found for `{command}`");
         for tool in used {
             let on_tab = defined_on_tab(&bundle, tool);
-            let expected_page = on_tab || page_despite_context_tool(command);
+            let expected = if on_tab || page_despite_context_tool(command) {
+                Scope::Page
+            } else {
+                context_scope(&bundle, tool)
+            };
             assert_eq!(
-                scope == Scope::Page,
-                expected_page,
-                "`{command}` ({tool}, defined on the {}) is {scope:?} in src/policy/tabs.rs",
+                scope,
+                expected,
+                "`{command}` ({tool}, defined on the {}) in src/policy/tabs.rs",
                 if on_tab { "tab" } else { "context" }
             );
         }

@@ -1,9 +1,11 @@
 //! The session's turn: one browser command at a time, whoever's; who is
 //! asking (the agent's name); the lease file and the event log. The real
-//! binary and the real pinned CLI; no browser (tests/agents.rs has those).
+//! binary and the real pinned CLI; a browser only for the log's lines
+//! (tests/agents.rs and tests/faults.rs have the rest).
 //!
-//! Without a session, a browser command still takes the turn before it
-//! finds there is nothing to drive (exit 4): these tests use that.
+//! Without a session, a browser command runs nothing and takes no turn;
+//! `connect` and `disconnect` still take it (they change the session):
+//! these tests hold and wait for the turn through them.
 
 mod common;
 
@@ -12,7 +14,8 @@ use std::fs;
 use std::os::unix::fs::{PermissionsExt, symlink};
 use std::process::Command;
 
-use common::{Run, Running, Sandbox, assert_nowhere, fresh_token};
+use common::site::Site;
+use common::{Run, Running, Sandbox, assert_nowhere, fresh_token, world};
 
 /// `my-chrome --agent NAME args…`.
 fn as_agent(sandbox: &Sandbox, agent: &str, args: &[&str]) -> Command {
@@ -210,35 +213,44 @@ fn a_script_is_one_agent_through_command_substitution_and_wrappers() {
 fn a_command_in_flight_holds_others_up_to_the_bound_then_exit_7_naming_it() {
     let mut sandbox = Sandbox::installed();
     sandbox.set("MY_CHROME_LEASE_WAIT_SECS", "0");
-    // A command that fails (no session) holds nothing afterwards.
+    // A command that runs nothing in the browser (no session) takes no
+    // turn: it holds nothing afterwards, and leaves no line.
     run_as(&sandbox, "alpha", &["tab-list"]).expect(4, "my-chrome connect");
     assert_eq!(running(&sandbox), serde_json::Value::Null);
-    run_as(&sandbox, "beta", &["snapshot"]).expect(4, "my-chrome connect");
 
     let held = hold_turn(&sandbox, "alpha");
     assert_eq!(running(&sandbox)["agent"], "alpha");
+    // Nor does it wait for the command in flight: exit 4 at once, not 7.
+    for args in [
+        &["snapshot"][..],
+        &["goto", "https://example.test/"],
+        &["ensure"],
+        &["tab-claim", "t1"],
+    ] {
+        run_as(&sandbox, "beta", args).expect(4, "my-chrome connect");
+    }
+    let release = run_as(&sandbox, "beta", &["release"]);
+    release.expect(0, "");
+    assert!(
+        release.stdout.contains("nothing to release"),
+        "{}",
+        release.stdout
+    );
     // The turn never waits behind the wrapper lock (which `setup` holds for
     // long): with both taken, beta fails at once with 7, not 124.
     let wrapper = fs::File::create(sandbox.runtime.join(".lock")).unwrap();
     let wrapper = nix::fcntl::Flock::lock(wrapper, nix::fcntl::FlockArg::LockExclusiveNonblock)
         .map_err(|(_, e)| e)
         .unwrap();
-    let mut beta = as_agent(&sandbox, "beta", &["goto", "https://example.test/"]);
+    let mut beta = as_agent(&sandbox, "beta", &["disconnect"]);
     beta.env("MY_CHROME_LOCK_WAIT_SECS", "1");
     let busy = Running::start(beta).wait();
     busy.expect(7, "agent alpha's `snapshot` has been running");
     assert!(busy.stderr.contains("ran nothing"), "{}", busy.stderr);
     drop(wrapper);
-    // connect, disconnect, ensure and the tab commands wait their turn too.
-    for args in [
-        &["connect"][..],
-        &["disconnect"],
-        &["ensure"],
-        &["release"],
-        &["tab-claim", "t1"],
-    ] {
-        run_as(&sandbox, "beta", args).expect(7, "agent alpha's `snapshot`");
-    }
+    // connect waits its turn too (a browser command with a session does:
+    // tests/faults.rs).
+    run_as(&sandbox, "beta", &["connect"]).expect(7, "agent alpha's `snapshot`");
     // Commands that do not touch the browser never wait.
     assert_eq!(run_as(&sandbox, "beta", &["doctor"]).code, 0);
     assert_eq!(run_as(&sandbox, "beta", &["list"]).code, 0);
@@ -246,13 +258,13 @@ fn a_command_in_flight_holds_others_up_to_the_bound_then_exit_7_naming_it() {
 
     // Waiting: the waiter says for whom, and goes as soon as it is free.
     sandbox.set("MY_CHROME_LEASE_WAIT_SECS", "60");
-    let waiter = Running::start(as_agent(&sandbox, "gamma", &["tab-list"]));
+    let waiter = Running::start(as_agent(&sandbox, "gamma", &["disconnect"]));
     waiter.wait_for_stderr(
         "agent alpha's `snapshot` is running on the browser; waiting up to 60 s as agent gamma",
     );
     drop(held);
     let _ = fs::remove_file(sandbox.runtime.join("lease.json"));
-    waiter.wait().expect(4, "my-chrome connect");
+    waiter.wait().expect(0, "");
 
     let log = entries(&sandbox);
     let events: Vec<String> = log
@@ -262,19 +274,13 @@ fn a_command_in_flight_holds_others_up_to_the_bound_then_exit_7_naming_it() {
     assert_eq!(
         events,
         [
-            "RAN alpha tab-list",
-            "RAN beta snapshot",
-            "TIMEOUT beta goto",
-            "TIMEOUT beta connect",
             "TIMEOUT beta disconnect",
-            "TIMEOUT beta ensure",
-            "TIMEOUT beta release",
-            "TIMEOUT beta tab-claim",
-            "RAN gamma tab-list",
+            "TIMEOUT beta connect",
+            "RAN gamma disconnect",
         ]
     );
-    assert_eq!(log[2].fields["holder"], "alpha");
-    assert!(log[8].fields.contains_key("waited"), "{:?}", log[8]);
+    assert_eq!(log[0].fields["holder"], "alpha");
+    assert!(log[2].fields.contains_key("waited"), "{:?}", log[2]);
 }
 
 #[test]
@@ -282,7 +288,7 @@ fn a_killed_command_leaves_no_turn_behind() {
     let mut sandbox = Sandbox::installed();
     sandbox.set("MY_CHROME_LEASE_WAIT_SECS", "60");
     let held = hold_turn(&sandbox, "alpha");
-    let mut waiter = Running::start(as_agent(&sandbox, "doomed", &["tab-list"]));
+    let mut waiter = Running::start(as_agent(&sandbox, "doomed", &["disconnect"]));
     waiter.wait_for_stderr("as agent doomed");
     waiter.child.kill().unwrap();
     waiter.child.wait().unwrap();
@@ -295,8 +301,9 @@ fn a_killed_command_leaves_no_turn_behind() {
     });
     fs::write(&lease, stale.to_string()).unwrap();
     assert_eq!(running(&sandbox), serde_json::Value::Null);
-    run_as(&sandbox, "beta", &["tab-list"]).expect(4, "my-chrome connect");
+    run_as(&sandbox, "beta", &["disconnect"]).expect(0, "");
     assert!(!entries(&sandbox).iter().any(|e| e.agent == "doomed"));
+    assert!(entries(&sandbox).iter().any(|e| e.agent == "beta"));
 }
 
 #[test]
@@ -317,7 +324,7 @@ fn a_corrupted_or_foreign_lease_file_is_refused_with_the_way_out() {
     ] {
         fs::write(&lease, junk).unwrap();
         private(&lease, 0o600);
-        let run = sandbox.run(&["tab-list"]);
+        let run = sandbox.run(&["disconnect"]);
         run.expect(6, "is not a lease file of my-chrome");
         assert!(
             run.stderr.contains(&format!("rm {}", lease.display())),
@@ -350,13 +357,13 @@ fn a_corrupted_or_foreign_lease_file_is_refused_with_the_way_out() {
     }
     fs::write(&lease, "{}").unwrap();
     private(&lease, 0o644);
-    sandbox.run(&["tab-list"]).expect(6, "has mode 0644");
+    sandbox.run(&["disconnect"]).expect(6, "has mode 0644");
     fs::remove_file(&lease).unwrap();
     let elsewhere = sandbox.home.path().join("elsewhere.json");
     fs::write(&elsewhere, "{}").unwrap();
     private(&elsewhere, 0o600);
     symlink(&elsewhere, &lease).unwrap();
-    sandbox.run(&["tab-list"]).expect(6, "is a symbolic link");
+    sandbox.run(&["disconnect"]).expect(6, "is a symbolic link");
     assert_eq!(
         fs::read_to_string(&elsewhere).unwrap(),
         "{}",
@@ -368,40 +375,53 @@ fn a_corrupted_or_foreign_lease_file_is_refused_with_the_way_out() {
     fs::write(&log, "").unwrap();
     private(&log, 0o644);
     sandbox
-        .run(&["tab-list"])
+        .run(&["disconnect"])
         .expect(6, "lease.log: has mode 0644");
     fs::remove_file(&log).unwrap();
     // Following the instruction recovers.
-    sandbox.run(&["tab-list"]).expect(4, "my-chrome connect");
+    sandbox.run(&["disconnect"]).expect(0, "");
     assert_eq!(entries(&sandbox).last().unwrap().agent, "alpha");
 }
 
 #[test]
 fn the_log_names_commands_only_and_rotates() {
-    let mut sandbox = Sandbox::installed();
+    let mut w = world();
+    let _chrome = w.chrome();
+    w.sandbox.run(&["connect"]).expect(0, "");
+    let sandbox = &mut w.sandbox;
     sandbox.set("MY_CHROME_AGENT", "alpha");
     let canary = "CANARY-7f3a9";
-    let url = format!("https://secret.example/{canary}?q={canary}");
-    sandbox.run(&["goto", &url]).expect(4, "connect");
+    let site = Site::start();
+    let url = site.url(&format!("/agent/{canary}?q={canary}"));
+    sandbox.run(&["goto", &url]).expect(0, "");
     // A word that is no command is refused before the lease is taken.
     sandbox
         .run(&[&url])
         .expect(2, "not a command my-chrome forwards");
-    sandbox.run(&["fill", "e1", canary]).expect(4, "connect");
+    // No such element: it runs, and fails, in the browser.
+    sandbox.run(&["fill", "e1", canary]).expect(1, "");
     // A token-shaped argument is refused before anything else happens.
     let token = fresh_token();
     let refused = sandbox.run(&["fill", "e1", &token]);
     refused.expect(2, "looks like the extension token");
+    // Another agent's tab, named: refused under its turn, logged as such.
+    sandbox
+        .run(&["--agent", "beta", "snapshot", "--tab", "t1"])
+        .expect(7, "is agent alpha's");
     let text = fs::read_to_string(sandbox.runtime.join("lease.log")).unwrap();
     assert!(
-        !text.contains(canary) && !text.contains("secret.example"),
+        !text.contains(canary) && !text.contains("127.0.0.1"),
         "{text}"
     );
-    let commands: Vec<String> = entries(&sandbox)
+    let events: Vec<String> = entries(sandbox)
         .iter()
-        .map(|e| e.fields["command"].clone())
+        .filter(|e| e.fields["command"] != "connect")
+        .map(|e| format!("{} {} {}", e.event, e.agent, e.fields["command"]))
         .collect();
-    assert_eq!(commands, ["goto", "fill"]);
+    assert_eq!(
+        events,
+        ["RAN alpha goto", "RAN alpha fill", "REFUSED beta snapshot"]
+    );
     assert_eq!(
         fs::metadata(sandbox.runtime.join("lease.log"))
             .unwrap()
@@ -412,7 +432,7 @@ fn the_log_names_commands_only_and_rotates() {
     );
     let tail = sandbox.run(&["agents", "--log", "2"]);
     assert_eq!(tail.stdout.lines().count(), 2, "{}", tail.stdout);
-    assert!(tail.stdout.contains("RAN agent=alpha command=fill"));
+    assert!(tail.stdout.contains("RAN agent=alpha command=fill tab=t"));
 
     // Rotation, through the library with a small bound.
     let location = my_chrome::config::RuntimeLocation {
@@ -438,6 +458,7 @@ fn the_log_names_commands_only_and_rotates() {
     sorted.sort();
     assert_eq!(numbers, sorted, "oldest first, none lost in between");
     assert_nowhere(&token, sandbox.home.path(), &[&refused, &tail]);
+    assert_nowhere(&w.token, w.sandbox.home.path(), &[&refused, &tail]);
 }
 
 #[test]

@@ -48,9 +48,10 @@ pub fn claim(config: &Config, raw: &str, name: Option<&str>) -> Result<(), Error
         return Err(crate::policy::tabs::TabArgError::BadRef(raw.into()).into());
     };
     let name = name.map(label).transpose()?;
-    let mut started = Start::new(config, Check::Supported)
-        .turn("tab-claim")
-        .open()?;
+    // No session: nothing to claim, and no turn taken for it.
+    let started = Start::new(config, Check::Supported).on_session().open()?;
+    started.require_live()?;
+    let mut started = started.take_turn("tab-claim")?;
     let mut desk = desk(&started)?;
     desk.touch("tab-claim");
     let agent = desk.agent.clone();
@@ -70,16 +71,17 @@ pub fn claim(config: &Config, raw: &str, name: Option<&str>) -> Result<(), Error
 /// `my-chrome release [--tab TAB] [--keep]`.
 pub fn release(config: &Config, tab: Option<&str>, keep: bool) -> Result<(), Error> {
     let only = tab.map(TabRef::parse).transpose()?;
-    let mut started = Start::new(config, Check::Supported)
-        .turn("release")
-        .open()?;
-    let mut desk = match desk(&started) {
+    // No session: nothing to release, and no turn taken for it.
+    let started = Start::new(config, Check::Supported).on_session().open()?;
+    match started.require_live() {
         Err(Error::Session(SessionError::Missing)) => {
             println!("my-chrome: no session is attached; nothing to release");
             return Ok(());
         }
         other => other?,
     };
+    let mut started = started.take_turn("release")?;
+    let mut desk = desk(&started)?;
     let agent = desk.agent.clone();
     let only = only.map(|r| desk.resolve(&r)).transpose()?;
     let mine: Vec<u64> = desk

@@ -14,7 +14,7 @@ use zeroize::Zeroizing;
 use crate::browser::{self, Chosen};
 use crate::child::{ChildCommand, Spawned};
 use crate::chrome::{self, Exposure};
-use crate::command::start::Start;
+use crate::command::start::{Start, Started};
 use crate::config::Config;
 use crate::error::{CommandRefusal, Error};
 use crate::exit::Exit;
@@ -126,17 +126,32 @@ pub enum ConnectError {
         cleaned: String,
         next: &'static str,
     },
+    /// Attached, but which browser could not be recorded.
+    #[error(
+        "which browser the session is attached to could not be recorded ({why}), so {}; run \
+         `my-chrome connect` again",
+        if *.detached {
+            "the session was detached"
+        } else {
+            "the session could not be detached either: run `my-chrome disconnect` first"
+        }
+    )]
+    Unrecorded { why: String, detached: bool },
     /// Attached, but the private bootstrap output stayed.
     #[error("attached, but {0}")]
     Unscrubbed(String),
-    /// The session is attached to another browser than the one chosen.
+    /// The session is attached to another browser than the one chosen, or
+    /// to one nobody recorded.
     #[error(
-        "the session is attached to the browser at {}, not to {chosen}; nothing was changed. \
-         `my-chrome disconnect`, then `my-chrome connect` (with the user's approval) to use {chosen}",
-        .attached.display()
+        "the session is attached to {}, not to {chosen}; nothing was changed. `my-chrome \
+         disconnect`, then `my-chrome connect` (with the user's approval) to use {chosen}",
+        match .attached {
+            Some(path) => format!("the browser at {}", path.display()),
+            None => "a browser my-chrome did not record".to_string(),
+        }
     )]
     OtherBrowser {
-        attached: std::path::PathBuf,
+        attached: Option<std::path::PathBuf>,
         chosen: String,
     },
     /// The user data directory is not the running browser's.
@@ -188,17 +203,27 @@ pub fn connect(config: &Config) -> Result<(), Error> {
     let cli = started.cli()?;
 
     match started.session_state() {
-        SessionState::Ready(_) => {
-            // Reused only for the browser chosen now: never another quietly.
+        SessionState::Ready(entry) => {
+            // Reused only for the browser chosen now, and recorded: never
+            // another quietly.
             let chosen = browser::resolve(config)?;
-            if let Some(attached) = browser::attached(runtime)?
-                && attached != chosen.executable
-            {
-                return Err(ConnectError::OtherBrowser {
-                    attached,
-                    chosen: chosen.display(),
+            match browser::attached(runtime)? {
+                Some(attached) if attached == chosen.executable => {}
+                attached => {
+                    return Err(ConnectError::OtherBrowser {
+                        attached,
+                        chosen: chosen.display(),
+                    }
+                    .into());
                 }
-                .into());
+            }
+            // A daemon that takes connections but does not answer (stopped,
+            // stuck) is no session to reuse.
+            let budget = crate::session::pinned::housekeeping(config.command_timeout);
+            if let Err(e) =
+                connect_tab::close_all(&entry.socket_path, &started.daemon_cwd()?, &budget)
+            {
+                return Err(super::ensure::not_kept(e, &cli));
             }
             // A session attached before the door was shut has it open.
             if let Err(error) = bound::close(runtime, &config.home) {
@@ -329,30 +354,48 @@ pub fn connect(config: &Config) -> Result<(), Error> {
         })
     });
     // The connect tab keeps the token in its address: no session page may.
+    // One housekeeping bound for all that follows (the connect tab, the
+    // tab book).
+    let budget = crate::session::pinned::housekeeping(config.command_timeout);
     let outcome = outcome.and_then(|()| {
+        let after_delivery =
+            |exit: Exit, message: String| AttachError::AfterDelivery { exit, message };
         let socket = match started.session_state() {
-            SessionState::Ready(entry) => Ok(entry.socket_path),
-            other => Err(format!("the session is {}", other.name())),
+            SessionState::Ready(entry) => entry.socket_path,
+            other => {
+                return Err(after_delivery(
+                    Exit::Failure,
+                    format!("the session is {} after the attach.", other.name()),
+                ));
+            }
         };
-        socket
-            .and_then(|socket| {
-                let cwd = started.daemon_cwd().map_err(|e| e.to_string())?;
-                let budget = crate::session::pinned::housekeeping(config.command_timeout);
-                connect_tab::close_all(&socket, &cwd, &budget).map_err(|e| match e {
-                    connect_tab::ConnectTabError::Seen(why) => why,
-                    other => other.to_string(),
-                })
-            })
-            .map_err(|why| AttachError::AfterDelivery {
-                exit: Exit::Failure,
-                message: format!(
+        let cwd = started
+            .daemon_cwd()
+            .map_err(|e| after_delivery(Exit::Failure, format!("{e}.")))?;
+        connect_tab::close_all(&socket, &cwd, &budget).map_err(|e| match e {
+            connect_tab::ConnectTabError::Seen(why) => after_delivery(
+                Exit::Failure,
+                format!(
                     "the extension's connect tab, whose address carries the token, could not be \
                      taken out of the session ({why})."
                 ),
-            })
+            ),
+            // Nothing was seen of the tabs: only that.
+            connect_tab::ConnectTabError::Daemon(e) => after_delivery(e.exit(), format!("{e}.")),
+            e @ connect_tab::ConnectTabError::Unlisted(_) => after_delivery(
+                Exit::Failure,
+                format!("{e}, and a session whose tabs cannot be checked is not kept."),
+            ),
+        })
     });
     if let Err(error) = outcome {
-        let detached = cli.detach();
+        // A daemon that does not answer would hold a detach for its whole
+        // bound: it is stopped instead, found by exactly what it is.
+        let detached = if error.exit() == Exit::Timeout {
+            stop_unanswering(&started, &config.session) || cli.detach()
+        } else {
+            cli.detach()
+        };
         // The daemon is gone: so is what it left (a failure leaves the
         // record, for the next connect).
         if detached {
@@ -382,13 +425,20 @@ pub fn connect(config: &Config) -> Result<(), Error> {
         .into());
     }
     bootstrap.scrub().map_err(ConnectError::Unscrubbed)?;
+    // Which browser the session is attached to: a reusing connect and a
+    // rotation go by it, so a session without it is not kept.
     if let Err(e) = browser::record_attached(runtime, &browser) {
-        eprintln!("my-chrome: which browser the session is attached to was not recorded ({e})");
+        let detached = cli.detach();
+        return Err(ConnectError::Unrecorded {
+            why: e.to_string(),
+            detached,
+        }
+        .into());
     }
-    // The new session's tab book, for `agents`; the next command makes it
-    // if this cannot.
+    // The new session's tab book, for `agents`, within what is left of the
+    // bound; the next command makes it if this cannot.
     if let SessionState::Ready(entry) = started.session_state()
-        && let Ok(desk) = started.desk(&entry.socket_path, true)
+        && let Ok(desk) = started.desk_within(&entry.socket_path, true, budget)
     {
         let _ = desk.save();
     }
@@ -398,6 +448,19 @@ pub fn connect(config: &Config) -> Result<(), Error> {
         config.session
     );
     Ok(())
+}
+
+/// Stops our session's daemon, found by exactly what it is (invariant 11);
+/// whether one was stopped.
+fn stop_unanswering(started: &Started, session: &str) -> bool {
+    let Ok(real) = started.daemon_cwd() else {
+        return false;
+    };
+    let Ok(table) = ProcessTable::read() else {
+        return false;
+    };
+    let pids = crate::session::daemon_process::ours(&table, &real, session);
+    !pids.is_empty() && crate::session::daemon_process::kill_all(&pids)
 }
 
 /// Everything between starting the attach and the last check.

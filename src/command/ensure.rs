@@ -3,36 +3,24 @@
 
 use crate::command::start::Start;
 use crate::config::Config;
+use crate::daemon::DaemonError;
 use crate::error::Error;
 use crate::helper::check::Check;
 use crate::session::SessionError;
 use crate::session::bound;
 use crate::session::connect_tab::{self, ConnectTabError};
-use crate::session::pinned;
+use crate::session::pinned::{self, PinnedCli};
 
 pub fn ensure(config: &Config) -> Result<(), Error> {
     // It may close and open tabs (`connect_tab::close_all`): that is acting on
-    // the browser, in its turn.
-    let started = Start::new(config, Check::Supported).turn("ensure").open()?;
+    // the browser, in its turn. No session: exit 4, and no turn taken.
+    let started = Start::new(config, Check::Supported).on_session().open()?;
+    started.require_ready()?;
+    let started = started.take_turn("ensure")?;
     let session = started.require_ready()?;
     let budget = pinned::housekeeping(config.command_timeout);
-    match connect_tab::close_all(&session.socket_path, &started.daemon_cwd()?, &budget) {
-        Ok(()) => {}
-        Err(ConnectTabError::Daemon(crate::daemon::DaemonError::Unreachable(why))) => {
-            return Err(crate::command::start::stale(why));
-        }
-        // Nothing answers: a detach would wait the same way (disconnect
-        // stops such a daemon), and nothing is known of its tabs.
-        Err(ConnectTabError::Daemon(e)) => return Err(SessionError::NoAnswer(e).into()),
-        // Fail closed: no agent may keep a session that may show the token.
-        Err(ConnectTabError::Unlisted(why)) => {
-            let detached = started.cli()?.detach();
-            return Err(SessionError::Unlisted { why, detached }.into());
-        }
-        Err(ConnectTabError::Seen(why)) => {
-            let detached = started.cli()?.detach();
-            return Err(SessionError::ConnectTab { why, detached }.into());
-        }
+    if let Err(e) = connect_tab::close_all(&session.socket_path, &started.daemon_cwd()?, &budget) {
+        return Err(not_kept(e, &started.cli()?));
     }
     if let Err(error) = bound::close(&started.runtime, &config.home) {
         let detached = started.cli()?.detach();
@@ -40,4 +28,27 @@ pub fn ensure(config: &Config) -> Result<(), Error> {
     }
     println!("my-chrome: ready (session {})", config.session);
     Ok(())
+}
+
+/// A session found ready whose connect tab could not be made sure of: its
+/// daemon gone (stale), not answering, or its tabs not listed or the
+/// connect tab seen (then detached: no agent may keep a session that may
+/// show the token). `ensure` and a reusing `connect` alike.
+pub fn not_kept(e: ConnectTabError, cli: &PinnedCli) -> Error {
+    match e {
+        ConnectTabError::Daemon(DaemonError::Unreachable(why)) => crate::command::start::stale(why),
+        // Nothing answers: a detach would wait the same way (disconnect
+        // stops such a daemon), and nothing is known of its tabs.
+        ConnectTabError::Daemon(e) => SessionError::NoAnswer(e).into(),
+        ConnectTabError::Unlisted(why) => SessionError::Unlisted {
+            why,
+            detached: cli.detach(),
+        }
+        .into(),
+        ConnectTabError::Seen(why) => SessionError::ConnectTab {
+            why,
+            detached: cli.detach(),
+        }
+        .into(),
+    }
 }

@@ -85,9 +85,10 @@ pub fn forward(config: &Config, raw: &[OsString]) -> Result<(), Error> {
         Some(name) if name != "list" => name,
         _ => return run_pinned(config, &start.open()?, &rest, false),
     };
-    // One browser command at a time: it waits for the one in flight.
-    let mut started = start.turn(name).open()?;
-    let session = started.require_registered()?;
+    // What runs nothing in the browser is decided before the session's
+    // turn is taken: a refusal, or no session, costs the agents waiting
+    // for the turn nothing.
+    let started = start.on_session().open()?;
     let cwd = started.daemon_cwd()?;
     let line = match request::plan(&rest, &cwd) {
         Plan::Run(line) => line,
@@ -97,8 +98,26 @@ pub fn forward(config: &Config, raw: &[OsString]) -> Result<(), Error> {
             print_redacted(&mut std::io::stderr(), &[&output.stderr], known.as_ref());
             return Err(Error::Silent(Exit::Code(1)));
         }
+        Plan::ObjectKey(option) => {
+            return Err(policy::Refusal::ObjectKey {
+                command: name.into(),
+                option,
+            }
+            .into());
+        }
+        // Help and version: the client prints them, the daemon is not asked.
         Plan::ClientOnly => return run_pinned(config, &started, &rest, true),
     };
+    started.require_live()?;
+    // One browser command at a time: it waits for the one in flight, and
+    // the session is read again once it has its turn.
+    let mut started = started.take_turn(name)?;
+    // Until it sends the browser something, the log calls it refused.
+    started
+        .lease_mut()
+        .expect("a browser command holds the turn")
+        .set_ran(false);
+    let session = started.require_registered()?;
     let mut desk = started
         .desk(&session.socket_path, false)
         .map_err(|e| match e {
@@ -192,7 +211,15 @@ fn run_for_agent(
     }
     // Every command runs on a tab of the agent's (a browser-wide one too:
     // its reply may describe the current page).
-    let id = desk.target(asked.tab)?;
+    let id = match asked.tab {
+        Some(named) => desk.resolve(named)?,
+        // The agent's own tab, or a new one opened for it.
+        None => {
+            held.set_ran(true);
+            desk.target(None)?
+        }
+    };
+    held.set_ran(true);
     desk.select(id)?;
     held.on_tab(id);
     let during = During {
@@ -228,26 +255,30 @@ fn run_for_agent(
         let argument = positional(asked.rest, asked.name);
         desk.book.note_hold(&agent, asked.name, argument.as_deref());
     }
-    match (after, reply) {
-        (Ok(()), reply) => print_reply(desk, reply, asked, false),
-        // An error reply shows no page: it is said whatever the list says.
-        (Err(_), reply @ Reply::Error(_)) => print_reply(desk, reply, asked, false),
+    match after {
+        Ok(()) => print_reply(desk, reply, asked, false),
+        // The session went away under the command (its browser quit or
+        // died, or its daemon did): its reply is shown as it came (the
+        // agent's tab was current when it ran, and no list after it says
+        // otherwise), but the command did not finish as asked, whatever
+        // the reply says: exit 4, as for any session that is gone.
+        Err(TabsError::Daemon(DaemonError::Unreachable(_))) => {
+            match print_reply(desk, reply, asked, false) {
+                Err(withheld @ Error::Tabs(TabsError::Withheld { .. })) => Err(withheld),
+                _ => Err(ended_during(asked.name)),
+            }
+        }
         // Without the list after it, nothing tells whose tab the reply
         // describes: none of it is shown.
-        (Err(TabsError::Daemon(DaemonError::Unreachable(_))), Reply::Text { .. }) => {
-            Err(ended_during(asked.name))
-        }
-        (Err(e), Reply::Text { .. }) => Err(unreachable_as_stale(e)),
+        Err(e) => Err(unreachable_as_stale(e)),
     }
 }
 
-/// The session went away while the command ran (its browser quit or died,
-/// or its daemon did): whatever the reply said, the command did not finish
-/// as asked. Exit 4, as for any session that is gone.
+/// The session went away while the command ran. Exit 4.
 fn ended_during(command: &str) -> Error {
     crate::session::SessionError::Stale(format!(
         "the session ended during the command: `{command}`'s browser or the session's daemon \
-         went away, so what it did is not known and its reply is not shown"
+         went away, so it did not finish as asked (its reply, if any, is above)"
     ))
     .into()
 }
@@ -263,6 +294,7 @@ fn tab_command(desk: &mut Desk, held: &mut HeldLease, asked: &Asked) -> Result<(
         _ => None,
     };
     let named = named.as_ref().or(asked.tab);
+    held.set_ran(true);
     match asked.name {
         "tab-new" => {
             let url = positional(asked.rest, asked.name);
@@ -322,7 +354,7 @@ fn print_reply(desk: &Desk, reply: Reply, asked: &Asked, tab_command: bool) -> R
     // The agent's tab closed during its command: the daemon's current tab,
     // which the reply describes (and which the command may even have run
     // on, if the tab closed just before it), is someone else's.
-    if !desk.current_is_own() && !matches!(reply, Reply::Error(_)) {
+    if !desk.current_is_own() {
         forget_snapshots(desk, &reply);
         return Err(TabsError::Withheld {
             own: listing::render(&own),

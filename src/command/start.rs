@@ -29,6 +29,7 @@ pub struct Start<'a> {
     config: &'a Config,
     check: Check,
     turn: Option<&'a str>,
+    on_session: bool,
     locked: bool,
 }
 
@@ -39,7 +40,18 @@ impl<'a> Start<'a> {
             config,
             check,
             turn: None,
+            on_session: false,
             locked: false,
+        }
+    }
+
+    /// The command will act on our session once it knows it runs
+    /// something (then it takes its turn, [`Started::take_turn`]): a
+    /// connect that died is recovered first all the same.
+    pub fn on_session(self) -> Start<'a> {
+        Start {
+            on_session: true,
+            ..self
         }
     }
 
@@ -99,7 +111,7 @@ impl<'a> Start<'a> {
             helper.verify(pin, node, &started.env, runtime.root())?;
             helper.record(runtime, node)?;
         }
-        if self.turn.is_some() {
+        if self.turn.is_some() || self.on_session {
             started.recover()?;
         }
         Ok(started)
@@ -183,6 +195,18 @@ impl Started {
         ready(self.session_state())
     }
 
+    /// What a command that has not taken its turn yet checks: the session
+    /// registered and a daemon listening on its socket (none: stale, exit
+    /// 4, with no turn taken). A daemon slow to accept is left to the
+    /// command's own bound, which says it does not answer.
+    pub fn require_live(&self) -> Result<SessionEntry, Error> {
+        let entry = self.require_registered()?;
+        match entry.refused() {
+            Some(why) => Err(stale(why)),
+            None => Ok(entry),
+        }
+    }
+
     /// The same, from the registry alone: the caller's own connection to
     /// the daemon tells whether it answers (if not, [`stale`]: exit 4).
     pub fn require_registered(&self) -> Result<SessionEntry, Error> {
@@ -192,6 +216,17 @@ impl Started {
             &self.config.session,
             Pin::shipped().core_version(),
         ))
+    }
+
+    /// Takes the session's turn now, for a command that first made sure
+    /// it will run something in the browser (a refusal, or no session,
+    /// costs the agents waiting nothing), and recovers a connect that died.
+    pub fn take_turn(mut self, command: &str) -> Result<Started, Error> {
+        if self.lease.is_none() {
+            self.lease = Some(lease::acquire(&self.config, &self.runtime, command)?);
+            self.recover()?;
+        }
+        Ok(self)
     }
 
     /// The session's turn this command holds (a start with `turn`).
@@ -207,6 +242,18 @@ impl Started {
         socket: &std::path::Path,
         after_connect: bool,
     ) -> Result<crate::tabs::Desk, Error> {
+        let budget = crate::session::pinned::housekeeping(self.config.command_timeout);
+        self.desk_within(socket, after_connect, budget)
+    }
+
+    /// The same, within what is left of a housekeeping bound the command
+    /// already spent some of.
+    pub fn desk_within(
+        &self,
+        socket: &std::path::Path,
+        after_connect: bool,
+        budget: crate::daemon::Housekeeping,
+    ) -> Result<crate::tabs::Desk, Error> {
         let held = self
             .lease
             .as_ref()
@@ -217,7 +264,7 @@ impl Started {
             socket,
             &self.daemon_cwd()?,
             crate::tabs::Bounds {
-                housekeeping: crate::session::pinned::housekeeping(self.config.command_timeout),
+                housekeeping: budget,
                 command: self.config.command_timeout,
                 gone_after: self.config.agent_gone,
             },

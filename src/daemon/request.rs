@@ -14,24 +14,6 @@ use crate::pinned_commands::{self, HelpEntry};
 /// The options the client removes before it sends (`program.js`).
 const GLOBAL_OPTIONS: [&str; 3] = ["json", "raw", "session"];
 
-/// Keys every JavaScript object already has: the client's minimist and
-/// `key in flags` treat them unlike any other key, so a command line that
-/// uses one is left to the client itself.
-const OBJECT_PROTOTYPE: [&str; 12] = [
-    "__proto__",
-    "__defineGetter__",
-    "__defineSetter__",
-    "__lookupGetter__",
-    "__lookupSetter__",
-    "constructor",
-    "hasOwnProperty",
-    "isPrototypeOf",
-    "propertyIsEnumerable",
-    "toLocaleString",
-    "toString",
-    "valueOf",
-];
-
 /// What the pinned client would do with a command line.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Plan {
@@ -40,8 +22,12 @@ pub enum Plan {
     /// The client refuses it itself; this is what it prints, exit 1.
     Refused(ClientOutput),
     /// The client answers it without the daemon (help, version, no or an
-    /// unknown command, a key of every JavaScript object).
+    /// unknown command).
     ClientOnly,
+    /// It names an option after a key every JavaScript object has: the
+    /// client would take it for a known option and send the line on, so it
+    /// is not built (the forwarder refuses it).
+    ObjectKey(String),
 }
 
 /// What the client prints when it refuses a line.
@@ -73,12 +59,12 @@ pub fn plan(args: &[String], cwd: &Path) -> Plan {
             });
         }
     };
-    if parsed
+    if let Some((key, _)) = parsed
         .options
         .iter()
-        .any(|(key, _)| OBJECT_PROTOTYPE.contains(&key))
+        .find(|(key, _)| crate::policy::OBJECT_KEYS.contains(key))
     {
-        return Plan::ClientOnly;
+        return Plan::ObjectKey(key.to_string());
     }
     // my-chrome ran the client as `-s=<session> …`, so `s` was always
     // truthy there (our name, or a list starting with it) and became the
@@ -245,12 +231,24 @@ mod tests {
             &[],
             &["--json"],
             &["frobnicate"],
-            &["snapshot", "--toString", "x"],
         ] {
             assert_eq!(
                 plan(&words(client_only), Path::new("/")),
                 Plan::ClientOnly,
                 "{client_only:?}"
+            );
+        }
+        // Every spelling minimist reads as such a key.
+        for (line, key) in [
+            (&["snapshot", "--toString", "x"][..], "toString"),
+            (&["click", "e1", "--no-constructor"], "constructor"),
+            (&["eval", "1", "--valueOf=2"], "valueOf"),
+            (&["eval", "1", "--__proto__", "3"], "__proto__"),
+        ] {
+            assert_eq!(
+                plan(&words(line), Path::new("/")),
+                Plan::ObjectKey(key.into()),
+                "{line:?}"
             );
         }
     }

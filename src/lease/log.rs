@@ -19,6 +19,9 @@ pub enum Event<'a> {
         tab: Option<u64>,
         waited: Option<Duration>,
     },
+    /// Took its turn and ran nothing in the browser (its tab refused, news
+    /// of its tabs, a session found gone).
+    Refused { waited: Option<Duration> },
     /// Gave up waiting for `holder`'s command.
     Timeout { holder: &'a str, waited: Duration },
     /// Took the user's tab.
@@ -51,6 +54,7 @@ pub fn line(at: SystemTime, agent: &str, command: Option<&str>, event: &Event) -
     let mut out = format!("{} ", humantime::format_rfc3339_millis(at));
     out.push_str(match event {
         Event::Ran { .. } => "RAN",
+        Event::Refused { .. } => "REFUSED",
         Event::Timeout { .. } => "TIMEOUT",
         Event::Claimed { .. } => "CLAIMED",
         Event::Released { .. } => "RELEASED",
@@ -65,6 +69,11 @@ pub fn line(at: SystemTime, agent: &str, command: Option<&str>, event: &Event) -
             if let Some(tab) = tab {
                 let _ = write!(out, " tab=t{tab}");
             }
+            if let Some(waited) = waited {
+                let _ = write!(out, " waited={:.1}s", waited.as_secs_f64());
+            }
+        }
+        Event::Refused { waited } => {
             if let Some(waited) = waited {
                 let _ = write!(out, " waited={:.1}s", waited.as_secs_f64());
             }

@@ -165,6 +165,8 @@ pub struct HeldLease {
     waited: Option<Duration>,
     /// The tab the command ran on, for the log.
     tab: Option<u64>,
+    /// Whether it sent the browser anything (else the log says REFUSED).
+    ran: bool,
     /// Dropped after the drop's own work: the log line is written first.
     _lock: FileLock,
 }
@@ -173,6 +175,12 @@ impl HeldLease {
     /// Names the tab the command runs on, for the log.
     pub fn on_tab(&mut self, id: u64) {
         self.tab = Some(id);
+    }
+
+    /// A browser command says what it did: `false` until it sends the
+    /// browser something (a wrapper command always acts).
+    pub fn set_ran(&mut self, ran: bool) {
+        self.ran = ran;
     }
 
     /// Writes events while the turn is held.
@@ -189,13 +197,19 @@ impl Drop for HeldLease {
     fn drop(&mut self) {
         // Best effort, even after a signal: a record left behind is ignored
         // once its process is gone.
-        let ran = Event::Ran {
-            tab: self.tab,
-            waited: self.waited,
+        let done = if self.ran {
+            Event::Ran {
+                tab: self.tab,
+                waited: self.waited,
+            }
+        } else {
+            Event::Refused {
+                waited: self.waited,
+            }
         };
         let _ = log::append(
             &self.runtime,
-            &[event(&self.agent, Some(&self.command), &ran)],
+            &[event(&self.agent, Some(&self.command), &done)],
         );
         let _ = write(&self.runtime, None);
     }
@@ -253,6 +267,7 @@ pub fn acquire(config: &Config, runtime: &Runtime, command: &str) -> Result<Held
         command,
         waited: (waited >= Duration::from_millis(100)).then_some(waited),
         tab: None,
+        ran: true,
         _lock: lock,
     })
 }

@@ -9,8 +9,8 @@ pub mod files;
 pub mod tabs;
 
 use crate::exit::Exit;
-use crate::pinned_commands;
 use crate::token::shape::{looks_like_token, redact_runs};
+use crate::{minimist, pinned_commands};
 
 /// Why a command line is not forwarded. Every refusal is a usage error
 /// (exit 2); its text names the rule and what to do instead. Whatever it
@@ -59,6 +59,13 @@ pub enum Refusal {
         redact_runs(.scheme)
     )]
     Scheme { command: String, scheme: String },
+    #[error(
+        "the option {:?} of `{command}` is refused: no command has it, and the pinned client \
+         would take it for one it knows (every JavaScript object has a key of that name) and \
+         send the line on unchecked",
+        redact_runs(.option)
+    )]
+    ObjectKey { command: String, option: String },
     /// The line cannot be read as the pinned client reads it.
     #[error("{}", redact_runs(.0))]
     Unreadable(String),
@@ -86,6 +93,25 @@ impl Refusal {
         Exit::Usage
     }
 }
+
+/// Keys every JavaScript object already has: the pinned client's
+/// minimist and `key in flags` treat an option of such a name unlike any
+/// other (an unknown one passes its check, and the line goes to the
+/// daemon), and no command has one: refused.
+pub const OBJECT_KEYS: [&str; 12] = [
+    "__proto__",
+    "__defineGetter__",
+    "__defineSetter__",
+    "__lookupGetter__",
+    "__lookupSetter__",
+    "constructor",
+    "hasOwnProperty",
+    "isPrototypeOf",
+    "propertyIsEnumerable",
+    "toLocaleString",
+    "toString",
+    "valueOf",
+];
 
 /// Commands my-chrome refuses, and what to use instead.
 pub const BLOCKED: [(&str, &str); 13] = [
@@ -313,6 +339,18 @@ pub fn refusal(args: &[String], session: &str) -> Option<Refusal> {
     }
     if !FORWARDED.contains(&command) {
         return Some(Refusal::Undecided(command.to_string()));
+    }
+    // Read as the client reads it (a line it cannot read is its to refuse).
+    if let Ok(parsed) = minimist::parse(&rest, pinned_commands::booleans())
+        && let Some((key, _)) = parsed
+            .options
+            .iter()
+            .find(|(key, _)| OBJECT_KEYS.contains(key))
+    {
+        return Some(Refusal::ObjectKey {
+            command: command.to_string(),
+            option: key.to_string(),
+        });
     }
     if NAVIGATING.contains(&command) {
         let after = rest.iter().skip_while(|a| *a != command).skip(1);

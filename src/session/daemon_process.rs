@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 
-use crate::procs::ProcessTable;
+use crate::procs::{Proc, ProcessTable};
 
 /// The daemon's entry inside the verified tree.
 const DAEMON_ENTRY: &str = "cli/node_modules/playwright-core/lib/entry/cliDaemon.js";
@@ -22,18 +22,23 @@ const GONE_WITHIN: Duration = Duration::from_secs(3);
 /// The daemons of `session` that `runtime` (its real path) runs.
 pub fn ours(table: &ProcessTable, runtime: &Path, session: &str) -> Vec<u32> {
     let me = nix::unistd::geteuid().as_raw();
-    let entry = runtime.join(DAEMON_ENTRY);
     let mut pids: Vec<u32> = table
         .iter()
-        .filter(|p| p.uid == Some(me) && p.cwd == Some(runtime))
-        .filter(|p| {
-            p.cmd.get(1).is_some_and(|a| Path::new(a) == entry)
-                && p.cmd.get(2).is_some_and(|a| a == session)
-        })
+        .filter(|p| is_our_daemon(p, me, runtime, session))
         .map(|p| p.pid)
         .collect();
     pids.sort_unstable();
     pids
+}
+
+/// A process of user `me`, working in `runtime`, running the runtime's
+/// daemon entry for `session`: all four, or it is not ours to signal.
+fn is_our_daemon(p: &Proc, me: u32, runtime: &Path, session: &str) -> bool {
+    let entry = runtime.join(DAEMON_ENTRY);
+    p.uid == Some(me)
+        && p.cwd == Some(runtime)
+        && p.cmd.get(1).is_some_and(|a| Path::new(a) == entry)
+        && p.cmd.get(2).is_some_and(|a| a == session)
 }
 
 /// The daemons of `session` still running once a stopped one had
@@ -64,4 +69,46 @@ pub fn kill_all(pids: &[u32]) -> bool {
         std::thread::sleep(Duration::from_millis(20));
     }
     true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::ffi::OsString;
+
+    fn proc<'a>(uid: Option<u32>, cwd: Option<&'a Path>, cmd: &'a [OsString]) -> Proc<'a> {
+        Proc {
+            pid: 7,
+            start_time: 0,
+            uid,
+            exe: None,
+            cwd,
+            cmd,
+            environ: &[],
+        }
+    }
+
+    fn argv(entry: &Path, session: &str) -> Vec<OsString> {
+        vec!["node".into(), entry.into(), session.into()]
+    }
+
+    #[test]
+    fn only_our_users_daemon_of_our_session_in_our_runtime_is_ours() {
+        let runtime = Path::new("/home/u/.cache/my-chrome");
+        let ours = argv(&runtime.join(DAEMON_ENTRY), "mychrome");
+        let is = |p: &Proc| is_our_daemon(p, 1000, runtime, "mychrome");
+        assert!(is(&proc(Some(1000), Some(runtime), &ours)));
+        // Another user's, another folder's, another session's, another
+        // program's, or one whose owner or folder cannot be read: never.
+        assert!(!is(&proc(Some(1001), Some(runtime), &ours)));
+        assert!(!is(&proc(None, Some(runtime), &ours)));
+        assert!(!is(&proc(Some(1000), Some(Path::new("/tmp")), &ours)));
+        assert!(!is(&proc(Some(1000), None, &ours)));
+        let other_session = argv(&runtime.join(DAEMON_ENTRY), "other");
+        assert!(!is(&proc(Some(1000), Some(runtime), &other_session)));
+        let elsewhere = argv(Path::new("/opt/cli/lib/entry/cliDaemon.js"), "mychrome");
+        assert!(!is(&proc(Some(1000), Some(runtime), &elsewhere)));
+        let bare = vec![OsString::from("node")];
+        assert!(!is(&proc(Some(1000), Some(runtime), &bare)));
+    }
 }

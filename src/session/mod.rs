@@ -58,8 +58,8 @@ pub enum SessionError {
     NoAnswer(crate::daemon::DaemonError),
     /// The daemon answered, but its tabs could not be listed.
     #[error(
-        "{why}, so whether the extension's connect tab is among them is not known; {}. Ask the \
-         user to approve `my-chrome connect`",
+        "the session's tabs could not be listed ({why}), and a session whose tabs cannot be \
+         checked is not kept: {}. Ask the user to approve `my-chrome connect`",
         if *.detached {
             "the session was detached"
         } else {

@@ -37,6 +37,16 @@ impl SessionEntry {
     pub fn is_open(&self) -> bool {
         crate::socket::connect_within(&self.socket_path, PROBE).is_ok()
     }
+
+    /// Why no daemon listens on its socket, when none does (the socket is
+    /// gone or refuses): a daemon that is only slow to accept is not ruled
+    /// out here (its command's own bound says it does not answer).
+    pub fn refused(&self) -> Option<io::Error> {
+        match crate::socket::connect_within(&self.socket_path, PROBE) {
+            Err(crate::socket::ConnectError::Refused(why)) => Some(why),
+            _ => None,
+        }
+    }
 }
 
 /// Where every workspace's registry folder lies.

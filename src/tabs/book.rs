@@ -404,22 +404,31 @@ impl Book {
         };
         let id = self.next_id;
         self.next_id += 1;
-        let names: Vec<String> = candidates.iter().map(|&i| name_of(&known[i])).collect();
         let mut agents: Vec<&str> = candidates
             .iter()
             .filter_map(|&i| known[i].owner.agent())
             .collect();
         agents.sort_unstable();
         agents.dedup();
+        // Each agent hears of its own tabs only: another's ids and labels
+        // are not its to see.
         for agent in agents {
+            let own: Vec<String> = candidates
+                .iter()
+                .filter(|&&i| known[i].owner.agent() == Some(agent))
+                .map(|&i| name_of(&known[i]))
+                .collect();
+            let whose = if owner.agent() == Some(agent) {
+                "still yours".to_string()
+            } else {
+                format!("{}'s", owner.describe())
+            };
             notes.push((
                 agent.into(),
                 format!(
-                    "{} could not be told apart from {} after a tab closed or opened, so it \
-                     is now t{id}, {}'s",
-                    names.join(" or "),
-                    if maybe_new { "a new tab" } else { "each other" },
-                    owner.describe()
+                    "{} could not be told apart from another tab after a tab closed or opened, \
+                     so it is now t{id}, {whose}",
+                    own.join(" or "),
                 ),
             ));
         }
@@ -810,8 +819,12 @@ mod tests {
         b.current = Some(1);
         b.sync(&seen(&[y, x], 0), None);
         assert!(b.tabs.iter().all(|t| t.owner == Owner::User), "{b:#?}");
-        assert!(b.take_notices("a").iter().any(|n| n.contains("t1")));
-        assert!(b.take_notices("b").iter().any(|n| n.contains("t2")));
+        // Each hears of its own tab, and of nobody else's.
+        let told_a = b.take_notices("a").join("\n");
+        let told_b = b.take_notices("b").join("\n");
+        assert!(told_a.contains("t1") && !told_a.contains("t2"), "{told_a}");
+        assert!(told_b.contains("t2") && !told_b.contains("t1"), "{told_b}");
+        assert!(told_a.contains("the user's"), "{told_a}");
     }
 
     #[test]

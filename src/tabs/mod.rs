@@ -87,8 +87,8 @@ pub enum TabsError {
     LastTab(u64),
     #[error(
         "{path}: is not a tab book of my-chrome ({detail}); nothing was run. It records which \
-         agent owns which tab: remove it (rm {path}; every tab is then the user's until claimed) \
-         and run the command again"
+         agent owns which tab: remove it (rm {path}; every tab is then the user's until \
+         claimed, and ids go on from where they were) and run the command again"
     )]
     Malformed { path: PathBuf, detail: String },
     #[error(transparent)]
@@ -187,9 +187,31 @@ pub fn load(runtime: &Runtime) -> Result<Option<Book>, TabsError> {
     Ok(Some(book))
 }
 
+/// Writes the book, and its next id apart from it (ids are never reused,
+/// even when the book is removed).
 pub fn save(runtime: &Runtime, book: &Book) -> Result<(), RuntimeError> {
     let bytes = serde_json::to_vec(book).expect("the book serialises");
+    runtime.write_state(StateFile::TabIds, book.next_id.to_string().as_bytes())?;
     runtime.write_state(StateFile::Tabs, &bytes)
+}
+
+/// The id a new book starts at: the next one ever given in this runtime
+/// (1 when none was). Empty or zero-filled (a power loss): 1.
+pub fn first_free_id(runtime: &Runtime) -> Result<u64, TabsError> {
+    let Some(bytes) = runtime
+        .read_state(StateFile::TabIds)?
+        .filter(|bytes| !bytes.iter().all(|b| *b == 0 || b.is_ascii_whitespace()))
+    else {
+        return Ok(1);
+    };
+    std::str::from_utf8(&bytes)
+        .ok()
+        .and_then(|text| text.trim().parse::<u64>().ok())
+        .filter(|id| *id >= 1)
+        .ok_or_else(|| TabsError::Malformed {
+            path: runtime.root().join(StateFile::TabIds.file_name()),
+            detail: "not a tab id".into(),
+        })
 }
 
 /// How long a desk may take, and when an agent is gone.
@@ -252,7 +274,7 @@ impl Desk {
                 book
             }
             Some(earlier) => Book::after(&earlier, &key, &seen, after_connect),
-            None => Book::fresh(&key, 1, &seen, after_connect),
+            None => Book::fresh(&key, first_free_id(runtime)?, &seen, after_connect),
         };
         let now = lease::now_ms();
         let idle: Vec<(String, u64)> = desk

@@ -65,7 +65,10 @@ impl Agents {
             command: h.command,
             secs: now.saturating_sub(h.since) / 1000,
         });
-        if let Some(book) = load(&runtime)? {
+        if let Some(mut book) = load(&runtime)? {
+            // As the next browser command will find it: an agent gone quiet
+            // has left its tabs to the user (nothing is written here).
+            book.expire(now, config.agent_gone.as_millis() as u64);
             out.fill(&book, now);
         }
         Ok(out)

@@ -430,4 +430,16 @@ impl RealWorld {
     pub fn sandbox(&self) -> &Sandbox {
         &self.world.sandbox
     }
+
+    /// The user presses `keys` (`ctrl+w`) at the keyboard: X sends them to
+    /// the browser's focused window, whose front tab takes them.
+    pub fn user_presses(&self, keys: &str) {
+        let status = Command::new("/usr/bin/xdotool")
+            .env_clear()
+            .env("DISPLAY", &self._display.name)
+            .args(["key", "--clearmodifiers", keys])
+            .status()
+            .expect("xdotool is missing: scripts/test.sh installs it");
+        assert!(status.success(), "xdotool key {keys}: {status}");
+    }
 }

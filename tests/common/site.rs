@@ -123,9 +123,13 @@ impl Site {
                     other => match other.strip_prefix("/agent/") {
                         Some(name) => {
                             let text = agent_text(name);
+                            // A field to fill and a button to press:
+                            // what each agent did shows on its own page.
                             format!(
                                 "<!doctype html><html><head><title>Agent {name}</title></head>\
-                                 <body><h1>{text}</h1></body></html>"
+                                 <body><h1>{text}</h1><input id=\"note\" aria-label=\"note\">\
+                                 <button id=\"press\" onclick=\"this.textContent=\
+                                 'pressed on {name}'\">press</button></body></html>"
                             )
                         }
                         None => {
