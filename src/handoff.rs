@@ -36,7 +36,7 @@ pub enum HandoffError {
     #[error("a courier that is not ours reached the hand-off socket ({0}); nothing was delivered")]
     Impostor(String),
     #[error(
-        "a bare connect URL is refused: my-chrome hands the extension's connect page to Chrome \
+        "a bare connect URL is refused: my-chrome hands the extension's connect page to the browser \
          only for its own `my-chrome connect`"
     )]
     NoHandoff,
@@ -47,14 +47,14 @@ pub enum HandoffError {
     /// The courier refused the URL the relay gave it (the reason, never
     /// the URL).
     #[error(
-        "the pinned CLI's relay asked Chrome to open a connect URL that my-chrome refuses ({0}); \
-         nothing was sent to Chrome"
+        "the pinned CLI's relay asked the browser to open a connect URL that my-chrome refuses ({0}); \
+         nothing was sent to the browser"
     )]
     Refused(String),
     /// The same, for a URL that already carried a token.
     #[error(
-        "the pinned CLI's relay asked Chrome to open a connect URL that already carries a token \
-         (something gave the CLI one: PLAYWRIGHT_MCP_EXTENSION_TOKEN?); nothing was sent to Chrome"
+        "the pinned CLI's relay asked the browser to open a connect URL that already carries a token \
+         (something gave the CLI one: PLAYWRIGHT_MCP_EXTENSION_TOKEN?); nothing was sent to the browser"
     )]
     RefusedToken,
     #[error("the hand-off failed: {0}")]
@@ -292,7 +292,7 @@ pub fn courier(handoff: Option<&Path>, raw_url: &str) -> Result<(), HandoffError
         Ok(())
     } else {
         Err(HandoffError::Io(
-            "connect did not deliver the URL to Chrome".into(),
+            "connect did not deliver the URL to the browser".into(),
         ))
     }
 }

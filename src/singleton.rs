@@ -30,20 +30,22 @@ const SOCKET: &str = "SingletonSocket";
 #[derive(Debug, thiserror::Error)]
 pub enum DeliveryError {
     /// The URL would not reach Chrome as one URL.
-    #[error("refusing to hand Chrome {0}; nothing was sent")]
+    #[error("refusing to hand the browser {0}; nothing was sent")]
     BadUrl(&'static str),
     /// Chrome is not (or no longer) the one we checked, or its singleton is
     /// not in place.
-    #[error("Chrome's singleton {0}; nothing was sent to Chrome")]
+    #[error("the browser's process singleton {0}; nothing was sent to the browser")]
     NotChrome(String),
     /// Something in the way is not Chrome's, or not private.
-    #[error("Chrome's singleton socket cannot be trusted: {0}; nothing was sent to Chrome")]
+    #[error(
+        "the browser's singleton socket cannot be trusted: {0}; nothing was sent to the browser"
+    )]
     Untrusted(String),
     /// The URL was sent, and Chrome did not take it.
-    #[error("Chrome did not accept the URL it was sent ({0})")]
+    #[error("the browser did not accept the URL it was sent ({0})")]
     Refused(String),
     /// The URL was sent, and no answer came in time.
-    #[error("Chrome did not answer within {} s after the URL was sent", .0.as_secs())]
+    #[error("the browser did not answer within {} s after the URL was sent", .0.as_secs())]
     TimedOut(Duration),
 }
 
@@ -87,7 +89,7 @@ pub fn deliver(
             "socket {} refuses connections ({e})",
             socket.display()
         )),
-        other => DeliveryError::Refused(format!("Chrome's singleton socket: {other}")),
+        other => DeliveryError::Refused(format!("its singleton socket: {other}")),
     })?;
     check_peer(&stream, chrome_pid)?;
 
@@ -157,7 +159,7 @@ fn check_lock(user_data: &Path, chrome_pid: u32) -> Result<(), DeliveryError> {
     }
     if pid != chrome_pid.to_string() {
         return Err(DeliveryError::NotChrome(format!(
-            "lock names pid {pid}, not the Chrome we checked ({chrome_pid})"
+            "lock names pid {pid}, not the main process we checked ({chrome_pid})"
         )));
     }
     Ok(())
@@ -227,7 +229,7 @@ fn peer_is(pid: i32, uid: u32, chrome_pid: u32) -> Result<(), DeliveryError> {
     let me = nix::unistd::geteuid().as_raw();
     if uid != me || pid as u32 != chrome_pid {
         return Err(DeliveryError::Untrusted(format!(
-            "the socket is served by pid {pid} (uid {uid}), not by Chrome ({chrome_pid})"
+            "the socket is served by pid {pid} (uid {uid}), not by the browser ({chrome_pid})"
         )));
     }
     Ok(())

@@ -287,7 +287,7 @@ fn another_attached_session_or_an_entry_not_the_clis_stops_connect() {
     let other = w.sandbox.run(&["connect"]);
     other.expect(
         1,
-        "another Playwright session is attached to Chrome: theirs",
+        "another Playwright session is attached to the browser: theirs",
     );
     // Stopped before the token was read: connect records the token's
     // fingerprint as soon as it holds it.
@@ -326,7 +326,7 @@ fn two_chromes_are_refused_before_the_token_is_read() {
 /// for no rotation.
 fn assert_not_delivered(run: &Run) {
     assert!(
-        run.stderr.contains("nothing was sent to Chrome"),
+        run.stderr.contains("nothing was sent to the browser"),
         "{}",
         run.stderr
     );

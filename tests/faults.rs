@@ -233,7 +233,7 @@ fn five_connects_killed_and_disconnected_leave_what_one_leaves() {
         thread::sleep(Duration::from_millis(300));
         let seen = tree(&tmp);
         match &after_first {
-            None => after_first = Some(seen),
+            None => after_first = Some(seen.clone()),
             Some(first) => {
                 // Nothing piles up: what stays is what the first round left
                 // (the socket folders a daemon reuses), and after a
@@ -248,7 +248,18 @@ fn five_connects_killed_and_disconnected_leave_what_one_leaves() {
             }
         }
         if round % 3 != 0 {
+            // After a disconnect, no daemon's folder and no socket at all
+            // (a killed daemon's stays only until the next connect or
+            // disconnect).
             assert!(artifacts(&w.sandbox).is_empty(), "round {round}");
+            let sockets: Vec<&PathBuf> = seen
+                .iter()
+                .filter(|p| {
+                    fs::symlink_metadata(tmp.join(p))
+                        .is_ok_and(|m| std::os::unix::fs::FileTypeExt::is_socket(&m.file_type()))
+                })
+                .collect();
+            assert!(sockets.is_empty(), "round {round}: {sockets:?}");
         }
         assert!(artifacts(&w.sandbox).len() <= 1, "round {round}");
     }

@@ -148,7 +148,10 @@ fn a_courier_that_refuses_its_url_says_why_at_once() {
                     .contains("host is 10.0.0.1; the extension accepts only 127.0.0.1 and [::1]"),
                 "{message}"
             );
-            assert!(message.contains("nothing was sent to Chrome"), "{message}");
+            assert!(
+                message.contains("nothing was sent to the browser"),
+                "{message}"
+            );
         }
         Err(other) => panic!("expected the courier's refusal, got {other}"),
         Ok(_) => panic!("expected the courier's refusal, got a URL"),

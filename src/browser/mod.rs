@@ -174,6 +174,9 @@ pub struct Wanted<'a> {
     /// Where user data directories live (`platform::user_data_base`).
     pub base: &'a Path,
     pub home: &'a Path,
+    /// Where each browser lives: this platform's table (a test may give
+    /// the other's).
+    pub table: &'static [Places],
 }
 
 impl<'a> Wanted<'a> {
@@ -184,6 +187,7 @@ impl<'a> Wanted<'a> {
             user_data: config.chrome_user_data.as_deref(),
             base: &config.user_data_base,
             home: &config.home,
+            table: platform::BROWSERS,
         }
     }
 }
@@ -233,7 +237,11 @@ pub fn attached(runtime: &Runtime) -> Result<Option<PathBuf>, RuntimeError> {
 
 /// The table's entry for `browser` on this platform.
 pub fn places(browser: Browser) -> &'static Places {
-    platform::BROWSERS
+    places_in(platform::BROWSERS, browser)
+}
+
+fn places_in(table: &'static [Places], browser: Browser) -> &'static Places {
+    table
         .iter()
         .find(|p| p.browser == browser)
         .expect("every browser has its places")
@@ -247,7 +255,11 @@ fn under(root: &Path, path: &Path) -> PathBuf {
 /// Where `browser` is installed (under `root`): its first executable that
 /// is a file.
 pub fn installed_at(browser: Browser, root: &Path) -> Option<PathBuf> {
-    places(browser)
+    installed_at_in(platform::BROWSERS, browser, root)
+}
+
+fn installed_at_in(table: &'static [Places], browser: Browser, root: &Path) -> Option<PathBuf> {
+    places_in(table, browser)
         .executables
         .iter()
         .map(|exe| under(root, Path::new(exe)))
@@ -256,17 +268,30 @@ pub fn installed_at(browser: Browser, root: &Path) -> Option<PathBuf> {
 
 /// Every supported browser installed (under `root`), in the table's order.
 pub fn installed(root: &Path) -> Vec<(Browser, PathBuf)> {
+    installed_in(platform::BROWSERS, root)
+}
+
+fn installed_in(table: &'static [Places], root: &Path) -> Vec<(Browser, PathBuf)> {
     Browser::ALL
         .into_iter()
-        .filter_map(|b| installed_at(b, root).map(|exe| (b, exe)))
+        .filter_map(|b| installed_at_in(table, b, root).map(|exe| (b, exe)))
         .collect()
 }
 
 /// Confined packages of `browsers` found (under `root`).
 pub fn confined(browsers: &[Browser], root: &Path, home: &Path) -> Vec<(Browser, String, PathBuf)> {
+    confined_in(platform::BROWSERS, browsers, root, home)
+}
+
+fn confined_in(
+    table: &'static [Places],
+    browsers: &[Browser],
+    root: &Path,
+    home: &Path,
+) -> Vec<(Browser, String, PathBuf)> {
     let mut found = Vec::new();
     for browser in browsers {
-        for package in places(*browser).confined {
+        for package in places_in(table, *browser).confined {
             for folder in package.folders(home) {
                 let seen = under(root, &folder);
                 if seen.exists() {
@@ -287,14 +312,14 @@ pub fn choose(
     if let Some(executable) = wanted.executable {
         // The escape hatch: a known executable brings its own profile.
         let known = Browser::ALL.into_iter().find(|b| {
-            places(*b)
+            places_in(wanted.table, *b)
                 .executables
                 .iter()
                 .any(|exe| under(root, Path::new(exe)) == executable)
         });
         let user_data = match (wanted.user_data, known) {
             (Some(dir), _) => dir.to_path_buf(),
-            (None, Some(browser)) => wanted.base.join(places(browser).user_data),
+            (None, Some(browser)) => wanted.base.join(places_in(wanted.table, browser).user_data),
             (None, None) => return Err(BrowserError::UnknownExecutable(executable.into())),
         };
         return Ok(Chosen {
@@ -310,26 +335,26 @@ pub fn choose(
         (None, None) => None,
     };
     let (browser, executable, how) = match named {
-        Some((browser, how)) => match installed_at(browser, root) {
+        Some((browser, how)) => match installed_at_in(wanted.table, browser, root) {
             Some(exe) => (browser, exe, how),
             None => {
                 return Err(BrowserError::NotInstalled {
                     browser,
                     how,
-                    looked: places(browser)
+                    looked: places_in(wanted.table, browser)
                         .executables
                         .iter()
                         .map(PathBuf::from)
                         .collect(),
-                    confined: confined(&[browser], root, wanted.home),
+                    confined: confined_in(wanted.table, &[browser], root, wanted.home),
                 });
             }
         },
-        None => match installed(root).as_slice() {
+        None => match installed_in(wanted.table, root).as_slice() {
             [(browser, exe)] => (*browser, exe.clone(), How::OnlyInstalled),
             [] => {
                 return Err(BrowserError::NoneInstalled {
-                    confined: confined(&Browser::ALL, root, wanted.home),
+                    confined: confined_in(wanted.table, &Browser::ALL, root, wanted.home),
                 });
             }
             several => return Err(BrowserError::Several(several.to_vec())),
@@ -337,7 +362,7 @@ pub fn choose(
     };
     let user_data = match wanted.user_data {
         Some(dir) => dir.to_path_buf(),
-        None => wanted.base.join(places(browser).user_data),
+        None => wanted.base.join(places_in(wanted.table, browser).user_data),
     };
     Ok(Chosen {
         browser: Some(browser),
@@ -393,6 +418,7 @@ mod tests {
             user_data: None,
             base,
             home: Path::new("/home/u"),
+            table: platform::BROWSERS,
         }
     }
 
@@ -416,6 +442,87 @@ mod tests {
                 assert_eq!(chosen.user_data, base.join(places(browser).user_data));
             }
         }
+    }
+
+    /// Both systems' tables, each browser and each of its executables
+    /// installed alone (fake files under a temporary root): chosen by name,
+    /// by the record and as the one installed, with its own user data
+    /// directory, where its process singleton is looked for.
+    #[test]
+    fn every_name_on_both_systems_at_every_place_its_packages_use() {
+        use crate::platform::browsers::{LINUX, MACOS};
+        let base = Path::new("/home/u/base");
+        for table in [LINUX, MACOS] {
+            for places in table {
+                for exe in places.executables {
+                    let root = tempfile::tempdir().unwrap();
+                    let fake = under(root.path(), Path::new(exe));
+                    fs::create_dir_all(fake.parent().unwrap()).unwrap();
+                    fs::write(&fake, "").unwrap();
+                    let w = Wanted {
+                        table,
+                        ..wanted(None, base)
+                    };
+                    for (named, recorded, how) in [
+                        (Some(places.browser), None, How::Variable),
+                        (None, Some(places.browser), How::Recorded),
+                        (None, None, How::OnlyInstalled),
+                    ] {
+                        let w = Wanted { named, ..w };
+                        let chosen = choose(&w, recorded, root.path()).unwrap();
+                        assert_eq!(chosen.browser, Some(places.browser), "{exe}");
+                        assert_eq!(chosen.how, how);
+                        assert_eq!(chosen.executable, fake);
+                        assert_eq!(chosen.user_data, base.join(places.user_data));
+                    }
+                    // Named by its executable (the escape hatch), it brings
+                    // its own profile too.
+                    let by_path = Wanted {
+                        executable: Some(&fake),
+                        ..w
+                    };
+                    let chosen = choose(&by_path, None, root.path()).unwrap();
+                    assert_eq!(chosen.browser, Some(places.browser), "{exe}");
+                    assert_eq!(chosen.user_data, base.join(places.user_data));
+                    // Another browser named is not installed there.
+                    let other = Browser::ALL
+                        .into_iter()
+                        .find(|b| *b != places.browser)
+                        .unwrap();
+                    let err = choose(
+                        &Wanted {
+                            named: Some(other),
+                            ..w
+                        },
+                        None,
+                        root.path(),
+                    )
+                    .unwrap_err();
+                    assert_eq!(err.exit(), Exit::Chrome);
+                }
+            }
+        }
+        // The places Fedora's and Ubuntu's Chromium packages use.
+        let chromium = |table: &[Places]| -> Vec<&str> {
+            table
+                .iter()
+                .find(|p| p.browser == Browser::Chromium)
+                .unwrap()
+                .executables
+                .to_vec()
+        };
+        assert_eq!(
+            chromium(LINUX),
+            [
+                "/usr/lib/chromium/chromium",
+                "/usr/lib64/chromium-browser/chromium-browser",
+                "/usr/lib/chromium-browser/chromium-browser",
+            ]
+        );
+        assert_eq!(
+            chromium(MACOS),
+            ["/Applications/Chromium.app/Contents/MacOS/Chromium"]
+        );
     }
 
     #[test]

@@ -251,6 +251,7 @@ pub fn connect(config: &Config) -> Result<(), Error> {
     }
     // No daemon of ours is attached: what earlier ones left goes.
     crate::session::leftovers::remove_recorded(runtime)?;
+    crate::session::leftovers::remove_dead_socket(runtime, &config.home, &config.session);
 
     // The user's browser: exactly one normal main process of it, recognised
     // by an executable no other user can replace, whose singleton is in the
@@ -480,14 +481,14 @@ fn attach_and_check(
             return Err(AttachError::not_sent(
                 Exit::Failure,
                 format!(
-                    "the attach ended ({status}) before Chrome was asked; nothing was sent to Chrome."
+                    "the attach ended ({status}) before the browser was asked; nothing was sent to the browser."
                 ),
             ));
         }
         if Instant::now() >= deadline {
             return Err(AttachError::not_sent(
                 Exit::Timeout,
-                "the attach did not ask for Chrome in time; nothing was sent to Chrome.",
+                "the attach did not ask for the browser in time; nothing was sent to the browser.",
             ));
         }
         match handoff.accept(attach.pid(), Duration::from_millis(100)) {
@@ -527,13 +528,14 @@ fn attach_and_check(
     drop(url);
     courier.answer(delivery.is_ok());
     if let Err(e) = delivery {
-        // An interrupt cuts a wait on Chrome's socket short: say so.
+        // An interrupt cuts a wait on the browser's socket short: say so.
+        let name = browser.display();
         let (exit, message) = match signals::pending() {
             Some(signal) => (
                 Exit::from(signal),
-                format!("interrupted by {signal} ({e})."),
+                format!("interrupted by {signal} while handing {name} the URL ({e})."),
             ),
-            None => (e.exit(), format!("{e}.")),
+            None => (e.exit(), format!("handing {name} the URL: {e}.")),
         };
         return Err(if e.sent() {
             AttachError::AfterDelivery { exit, message }

@@ -79,14 +79,22 @@ fn detach(config: &Config, started: &Started) -> Result<(), Error> {
     let mut stopped = stop_if_unanswering(config, started, &real)?;
     let detached = started.cli()?.detach();
     // One that answered but did not let go is stopped too.
+    // (A daemon left after one was stopped is stopped too: nothing of
+    // ours may run on while what it left is removed.)
     let left = daemon_process::left_after_stop(&real, &config.session)?;
-    if !left.is_empty() && stopped.is_none() {
+    if !left.is_empty() {
         if !daemon_process::kill_all(&left) {
             return Err(DisconnectError::Unstoppable { pids: left }.into());
         }
-        stopped = Some(Stopped {
-            pids: left,
-            why: "it did not detach".into(),
+        stopped = Some(match stopped {
+            Some(mut earlier) => {
+                earlier.pids.extend(left);
+                earlier
+            }
+            None => Stopped {
+                pids: left,
+                why: "it did not detach".into(),
+            },
         });
     }
     for entry in fs::read_dir(runtime.root()).into_iter().flatten().flatten() {
@@ -116,6 +124,7 @@ fn detach(config: &Config, started: &Started) -> Result<(), Error> {
     };
     // Its daemon is gone: so is what it left in the runtime.
     leftovers::remove_recorded(runtime)?;
+    leftovers::remove_dead_socket(runtime, &config.home, &config.session);
     runtime.remove_state(StateFile::SessionBrowser)?;
     if let Some(Stopped { pids, why }) = stopped {
         println!(
@@ -190,7 +199,7 @@ fn stop_without_helper(config: &Config, changed: HelperError) -> Error {
     });
     let session = match stopped {
         Some(true) => {
-            "The session was stopped through its daemon's socket instead; Chrome keeps running."
+            "The session was stopped through its daemon's socket instead; the browser keeps running."
         }
         Some(false) => "The session's daemon could not be stopped through its socket either.",
         None => "No session was open.",

@@ -276,11 +276,21 @@ impl Started {
     /// output scrubbed under the wrapper lock, before anything else runs.
     fn recover(&self) -> Result<(), Error> {
         if self.lock.is_some() {
-            return bootstrap::recover(&self.runtime, &self.config.home, || self.cli());
+            return bootstrap::recover(
+                &self.runtime,
+                &self.config.home,
+                &self.config.session,
+                || self.cli(),
+            );
         }
         if self.runtime.read_state(StateFile::Bootstrap)?.is_some() {
             let _lock = self.runtime.wrapper_lock(self.config.lock_wait)?;
-            bootstrap::recover(&self.runtime, &self.config.home, || self.cli())?;
+            bootstrap::recover(
+                &self.runtime,
+                &self.config.home,
+                &self.config.session,
+                || self.cli(),
+            )?;
         }
         Ok(())
     }

@@ -145,8 +145,9 @@ pub fn mark_regenerated(config: &Config) -> Result<(), Error> {
     let (runtime, _lock) = locked_runtime(config)?;
     let pid = rotation::mark(config, &runtime, keyring::configured(config).as_ref())?;
     println!(
-        "my-chrome: new token recorded. Next: quit Chrome (pid {pid}) completely, open it again, \
-         then run `my-chrome rotation-status`"
+        "my-chrome: new token recorded. Next: quit {} (pid {pid}) completely, open it again, \
+         then run `my-chrome rotation-status`",
+        browser_name(config)
     );
     Ok(())
 }
@@ -155,13 +156,21 @@ pub fn mark_regenerated(config: &Config) -> Result<(), Error> {
 pub fn rotation_status(config: &Config) -> Result<(), Error> {
     let (runtime, _lock) = locked_runtime(config)?;
     let status = rotation::status(config, &runtime, keyring::configured(config).as_ref())?;
+    let browser = browser_name(config);
     println!("rotation: {}", status.line());
-    println!("next: {}", status.next_step());
+    println!("next: {}", status.next_step(&browser));
     if status == Status::Verified {
         println!("my-chrome: the rotation state was cleared");
     }
     match status.exit() {
         None => Ok(()),
-        Some(_) => Err(RotationError::Blocked(status).into()),
+        Some(_) => Err(RotationError::Blocked(status, browser).into()),
     }
+}
+
+/// The chosen browser's name for the user's next step (the rotation's
+/// own checks resolved it already; a choice that cannot be made now is
+/// "the browser").
+fn browser_name(config: &Config) -> String {
+    crate::browser::resolve(config).map_or_else(|_| "the browser".into(), |b| b.display())
 }

@@ -388,4 +388,48 @@ mod tests {
             assert!(parse_reply(bad.as_bytes()).is_err(), "{bad}");
         }
     }
+
+    #[test]
+    fn housekeeping_is_one_bound_for_all_its_requests() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("daemon.sock");
+        // A daemon that takes the connection and never answers.
+        let listener = std::os::unix::net::UnixListener::bind(&path).unwrap();
+        let budget = Housekeeping::new(Duration::from_millis(300));
+        let line = b"{}\n";
+        assert!(matches!(
+            budget.run(&path, line, 1024),
+            Err(DaemonError::NoAnswer(bound)) if bound == Duration::from_millis(300)
+        ));
+        let (_first, _) = listener.accept().unwrap();
+        // Spent: the next request is not sent at all.
+        assert!(matches!(
+            budget.run(&path, line, 1024),
+            Err(DaemonError::NoAnswer(_))
+        ));
+        listener.set_nonblocking(true).unwrap();
+        assert_eq!(
+            listener.accept().unwrap_err().kind(),
+            io::ErrorKind::WouldBlock,
+            "a second connection was made"
+        );
+        // A fresh one has its whole bound again, and an answer is read.
+        let answering = Housekeeping::new(Duration::from_secs(5));
+        let server = std::thread::spawn(move || {
+            listener.set_nonblocking(false).unwrap();
+            let (mut conn, _) = listener.accept().unwrap();
+            let mut buf = [0u8; 16];
+            let _ = conn.read(&mut buf).unwrap();
+            conn.write_all(b"{\"id\":1,\"result\":{\"text\":\"ok\"}}\n")
+                .unwrap();
+        });
+        assert_eq!(
+            answering.run(&path, line, 1024).unwrap(),
+            Reply::Text {
+                text: Some("ok".into()),
+                is_error: false
+            }
+        );
+        server.join().unwrap();
+    }
 }

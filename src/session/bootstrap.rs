@@ -162,6 +162,7 @@ fn remove_output(dir: &Path) -> Result<(), String> {
 pub fn recover<'a, E: From<BootstrapError>>(
     runtime: &Runtime,
     home: &Path,
+    session: &str,
     cli: impl FnOnce() -> Result<PinnedCli<'a>, E>,
 ) -> Result<(), E> {
     // Under the lock, any hand-off directory belongs to a connect that died.
@@ -185,6 +186,7 @@ pub fn recover<'a, E: From<BootstrapError>>(
     if let Some(before) = recorded_before(runtime)? {
         super::leftovers::remove_since(runtime, &before);
     }
+    super::leftovers::remove_dead_socket(runtime, home, session);
     // The browser its daemon bound, if it got that far; after the scrub,
     // which must not wait on it. The record stays until both are done.
     super::bound::close(runtime, home).map_err(BootstrapError::from)?;

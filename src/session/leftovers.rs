@@ -1,7 +1,8 @@
 //! What a daemon of ours leaves in the runtime when it ends: Playwright
 //! makes a `playwright-artifacts-*` folder in its TMPDIR (our private
 //! `<runtime>/tmp`) for each browser it attaches to, and leaves it however
-//! it ends. Each connect records the folders its attach made
+//! it ends; a daemon that is killed also leaves its socket (the registry
+//! names it; nothing listens on it), which goes with the folders. Each connect records the folders its attach made
 //! (`daemon-artifacts.json`, beside the other state files; a connect that
 //! died is known by the list its bootstrap record kept of those there
 //! before), and they are removed once that daemon is gone: by
@@ -84,6 +85,23 @@ pub fn remove_since(runtime: &Runtime, before: &[String]) -> usize {
         .iter()
         .filter(|name| !before.contains(name) && remove_one(runtime, name))
         .count()
+}
+
+/// The socket a daemon of ours left when it was killed (nothing listens
+/// on it; the registry entry of our session names it, inside our private
+/// TMPDIR): removed when it is a socket of ours. Whether one was.
+pub fn remove_dead_socket(runtime: &Runtime, home: &std::path::Path, session: &str) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    let Some(path) = super::state::dead_socket(home, runtime, session) else {
+        return false;
+    };
+    let me = nix::unistd::geteuid().as_raw();
+    match fs::symlink_metadata(&path) {
+        Ok(meta) if meta.file_type().is_socket() && meta.uid() == me => {
+            fs::remove_file(&path).is_ok()
+        }
+        _ => false,
+    }
 }
 
 /// One folder, when it is what a daemon of ours leaves: the name, directly

@@ -36,7 +36,7 @@ pub enum SessionError {
     )]
     Registry(String),
     #[error(
-        "another Playwright session is attached to Chrome: {0}; detach it first. Nothing was \
+        "another Playwright session is attached to the browser: {0}; detach it first. Nothing was \
          attached"
     )]
     OtherAttached(String),

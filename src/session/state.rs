@@ -82,7 +82,7 @@ fn classify(
     // An open daemon that is not attached to Chrome (a failed attach left
     // behind, say) is no session to use.
     if !entry.attached || entry.name.as_deref().is_some_and(|n| n != name) {
-        return SessionState::Stale("its daemon is not attached to Chrome".into());
+        return SessionState::Stale("its daemon is not attached to the browser".into());
     }
     SessionState::Ready(entry)
 }
@@ -94,6 +94,14 @@ pub fn open_socket(home: &Path, runtime: &Runtime, name: &str) -> Option<std::pa
     let entry = registry::read_entry(home, runtime.root(), name).ok()??;
     check_socket_dir(runtime, &entry.socket_path).ok()?;
     entry.is_open().then_some(entry.socket_path)
+}
+
+/// The socket our session's daemon left when nothing listens there any
+/// more (the daemon was killed): only inside our private TMPDIR.
+pub fn dead_socket(home: &Path, runtime: &Runtime, name: &str) -> Option<std::path::PathBuf> {
+    let entry = registry::read_entry(home, runtime.root(), name).ok()??;
+    check_socket_dir(runtime, &entry.socket_path).ok()?;
+    entry.refused().is_some().then_some(entry.socket_path)
 }
 
 /// The daemon puts its socket under our private TMPDIR: anywhere else, or

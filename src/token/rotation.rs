@@ -83,15 +83,16 @@ impl Status {
         }
     }
 
-    /// What the user should do next.
-    pub fn next_step(&self) -> String {
+    /// What the user should do next, with `browser` (its name) the one
+    /// the rotation is for.
+    pub fn next_step(&self, browser: &str) -> String {
         match self {
             Status::NotStarted => "nothing to do; start with `my-chrome begin-token-rotation` if the token may have leaked".into(),
             Status::Pending => "regenerate the token in the Playwright Extension, then `my-chrome token store`".into(),
-            Status::RegeneratedUnmarked => "run `my-chrome mark-token-regenerated` with Chrome open".into(),
-            Status::AwaitingRestart(pid) => format!("quit Chrome (pid {pid}) completely and open it again"),
-            Status::AwaitingReopen => "open Chrome again".into(),
-            Status::AmbiguousChrome(pids) => format!("several Chrome main processes run ({pids:?}); quit the extra ones"),
+            Status::RegeneratedUnmarked => format!("run `my-chrome mark-token-regenerated` with {browser} open"),
+            Status::AwaitingRestart(pid) => format!("quit {browser} (pid {pid}) completely and open it again"),
+            Status::AwaitingReopen => format!("open {browser} again"),
+            Status::AmbiguousChrome(pids) => format!("several {browser} main processes run ({pids:?}); quit the extra ones"),
             Status::RotatedProcessExposed(pids) => format!("processes {pids:?} still carry a token: quit them"),
             Status::TokenMissing => "store the regenerated token with `my-chrome token store`".into(),
             Status::InvalidBaseline(invalid) | Status::InvalidRegenerationMarker(invalid) => {
@@ -161,9 +162,10 @@ pub enum RotationError {
          Run `my-chrome rotation-status` for the next step"
     )]
     UnderWay,
-    /// `rotation-status` found something in the way (it printed the status).
-    #[error("rotation is {}: {}", .0.line(), .0.next_step())]
-    Blocked(Status),
+    /// `rotation-status` found something in the way (it printed the
+    /// status); the browser's name, for the next step.
+    #[error("rotation is {}: {}", .0.line(), .0.next_step(.1))]
+    Blocked(Status, String),
     #[error(
         "the stored token is still the one recorded when the rotation began; regenerate it in the \
          Playwright Extension and store it with `my-chrome token store`, then mark it"
@@ -185,7 +187,7 @@ impl RotationError {
             RotationError::NotStarted | RotationError::Invalid(_) | RotationError::UnderWay => {
                 Exit::Usage
             }
-            RotationError::Blocked(status) => status.exit().unwrap_or(Exit::Failure),
+            RotationError::Blocked(status, _) => status.exit().unwrap_or(Exit::Failure),
         }
     }
 }
