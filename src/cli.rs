@@ -11,7 +11,7 @@ use crate::token::shape::redact_runs;
 #[command(
     name = "my-chrome",
     version,
-    about = "Let coding agents drive your own running, signed-in Chrome through the Playwright Extension.",
+    about = "Let coding agents drive your own running, signed-in browser (Chrome, Chromium, Edge or Brave) through the Playwright Extension.",
     long_about = None
 )]
 pub struct Cli {
@@ -48,7 +48,7 @@ pub enum Command {
     Connect,
     /// Is the session ready? Never attaches (exit 4 when a connect is needed).
     Ensure,
-    /// Detach from Chrome and remove the private output; Chrome keeps running.
+    /// Detach from the browser and remove the private output; the browser keeps running.
     #[command(visible_aliases = ["detach", "close"])]
     Disconnect,
     /// Every agent's tab ids and labels, its last command and when, the

@@ -92,12 +92,13 @@ impl StateFile {
     }
 
     /// Whether a write must reach the disk before it counts. The lease and
-    /// the tab book (with its next id) are rewritten by every browser
-    /// command and mean nothing after a restart (the session is gone then),
-    /// so they are not synced: after a power loss any may be gone, empty or
-    /// zero-filled, which reads as none.
+    /// the tab book are rewritten by every browser command and mean nothing
+    /// after a restart (the session is gone then), so they are not synced:
+    /// after a power loss either may be gone, empty or zero-filled, which
+    /// reads as none. The next tab id is (it is written only when a new tab
+    /// appears): ids given before a power loss are not given again.
     fn durable(self) -> bool {
-        !matches!(self, StateFile::Lease | StateFile::Tabs | StateFile::TabIds)
+        !matches!(self, StateFile::Lease | StateFile::Tabs)
     }
 }
 

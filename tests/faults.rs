@@ -137,6 +137,8 @@ fn a_command_whose_browser_died_under_it_does_not_exit_0() {
         "{}",
         died.stdout
     );
+    // Only that: no list after it says whose page the rest would be.
+    assert_eq!(died.stdout.matches("### ").count(), 1, "{}", died.stdout);
     assert_nowhere(&w.token, w.sandbox.home.path(), &[&died]);
 }
 

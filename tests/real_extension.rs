@@ -663,6 +663,8 @@ fn a_wrong_token_is_named_as_the_likely_cause(real: &mut RealWorld, runs: &mut V
     let refused = real.sandbox().run(&["connect"]);
     refused.expect(124, "Invalid token provided.");
     for needle in [
+        "Chromium opened the Playwright Extension's connect page",
+        "not installed or not enabled in Chromium",
         "stored token is not the extension's current one",
         "my-chrome token store",
     ] {

@@ -284,6 +284,41 @@ fn a_command_in_flight_holds_others_up_to_the_bound_then_exit_7_naming_it() {
 }
 
 #[test]
+fn a_command_during_a_connect_waits_for_it_instead_of_saying_there_is_none() {
+    let mut sandbox = Sandbox::installed();
+    sandbox.set("MY_CHROME_LEASE_WAIT_SECS", "0");
+    // A connect under way: its turn, the wrapper lock, and its record out.
+    let _turn = hold_turn(&sandbox, "person");
+    let lease = serde_json::json!({
+        "version": 2,
+        "holder": {
+            "agent": "person",
+            "command": "connect",
+            "since": my_chrome::lease::now_ms(),
+            "process": my_chrome::procs::ProcessId::current().unwrap(),
+        }
+    });
+    fs::write(sandbox.runtime.join("lease.json"), lease.to_string()).unwrap();
+    let wrapper = fs::File::create(sandbox.runtime.join(".lock")).unwrap();
+    let _wrapper = nix::fcntl::Flock::lock(wrapper, nix::fcntl::FlockArg::LockExclusiveNonblock)
+        .map_err(|(_, e)| e)
+        .unwrap();
+    let output = sandbox.runtime.join("session-output.under-way");
+    fs::create_dir(&output).unwrap();
+    let record = sandbox.runtime.join("bootstrap.json");
+    fs::write(&record, serde_json::json!({"dir": output}).to_string()).unwrap();
+    fs::set_permissions(&record, fs::Permissions::from_mode(0o600)).unwrap();
+    // No session yet, but one is being made: the command waits for the
+    // connect's turn (here: none at all, so exit 7 naming it), never
+    // "not connected" while the user's connect runs.
+    for args in [&["tab-list"][..], &["ensure"], &["tab-claim", "t1"]] {
+        run_as(&sandbox, "beta", args).expect(7, "agent person's `connect`");
+    }
+    // The record is the connect's: nothing was recovered under it.
+    assert!(record.exists() && output.exists());
+}
+
+#[test]
 fn a_killed_command_leaves_no_turn_behind() {
     let mut sandbox = Sandbox::installed();
     sandbox.set("MY_CHROME_LEASE_WAIT_SECS", "60");

@@ -50,8 +50,10 @@ pub fn claim(config: &Config, raw: &str, name: Option<&str>) -> Result<(), Error
     let name = name.map(label).transpose()?;
     // No session: nothing to claim, and no turn taken for it.
     let started = Start::new(config, Check::Supported).on_session().open()?;
-    started.require_live()?;
+    started.session_before_turn()?;
     let mut started = started.take_turn("tab-claim")?;
+    let held = started.lease_mut().expect("the command holds the turn");
+    held.set_ran(false);
     let mut desk = desk(&started)?;
     desk.touch("tab-claim");
     let agent = desk.agent.clone();
@@ -62,6 +64,7 @@ pub fn claim(config: &Config, raw: &str, name: Option<&str>) -> Result<(), Error
     }
     desk.save()?;
     let held = started.lease_mut().expect("the command holds the turn");
+    held.set_ran(true);
     held.on_tab(id);
     held.log(None, &[Event::Claimed { tab: id }])?;
     print!("### Result\n{}", listing::render(&desk.shown()));
@@ -73,15 +76,31 @@ pub fn release(config: &Config, tab: Option<&str>, keep: bool) -> Result<(), Err
     let only = tab.map(TabRef::parse).transpose()?;
     // No session: nothing to release, and no turn taken for it.
     let started = Start::new(config, Check::Supported).on_session().open()?;
-    match started.require_live() {
-        Err(Error::Session(SessionError::Missing)) => {
-            println!("my-chrome: no session is attached; nothing to release");
+    let no_session = |e: &Error| matches!(e, Error::Session(SessionError::Missing));
+    let nothing = || println!("my-chrome: no session is attached; nothing to release");
+    match started.session_before_turn() {
+        Err(e) if no_session(&e) => {
+            nothing();
             return Ok(());
         }
         other => other?,
     };
     let mut started = started.take_turn("release")?;
-    let mut desk = desk(&started)?;
+    started
+        .lease_mut()
+        .expect("release holds the turn")
+        .set_ran(false);
+    let mut desk = match desk(&started) {
+        Err(e) if no_session(&e) => {
+            nothing();
+            return Ok(());
+        }
+        other => other?,
+    };
+    started
+        .lease_mut()
+        .expect("release holds the turn")
+        .set_ran(true);
     let agent = desk.agent.clone();
     let only = only.map(|r| desk.resolve(&r)).transpose()?;
     let mine: Vec<u64> = desk

@@ -228,14 +228,14 @@ pub fn design() -> Vec<Statement> {
     vec![
         Statement {
             name: "pid-continuity",
-            statement: "connect compares Chrome's PID set before the token is read, before \
-                        delivery and after the attach (docs/DESIGN.md, invariant 3)"
+            statement: "connect compares the browser's PID set before the token is read, \
+                        before delivery and after the attach (docs/DESIGN.md, invariant 4)"
                 .into(),
         },
         Statement {
             name: "missing-chrome-behaviour",
-            statement: "connect never launches a browser: with no Chrome, or more than one, it \
-                        stops (exit 5) before the token is read"
+            statement: "connect never launches a browser: with none of the chosen one running, \
+                        or more than one, it stops (exit 5) before the token is read"
                 .into(),
         },
         Statement {
@@ -248,8 +248,8 @@ pub fn design() -> Vec<Statement> {
         Statement {
             name: "detach-only-disconnect",
             statement: "only `my-chrome disconnect` ends the session: it detaches ours and \
-                        leaves Chrome running; close, detach, close-all and kill-all are refused, \
-                        and nothing is killed by name (invariant 11)"
+                        leaves the browser running; close, detach, close-all and kill-all are \
+                        refused, and nothing is killed by name (invariant 11)"
                 .into(),
         },
     ]

@@ -16,6 +16,7 @@ use crate::child::{ChildCommand, Spawned};
 use crate::chrome::{self, Exposure};
 use crate::command::start::{Start, Started};
 use crate::config::Config;
+use crate::daemon::DaemonError;
 use crate::error::{CommandRefusal, Error};
 use crate::exit::Exit;
 use crate::handoff::{Handoff, HandoffError};
@@ -42,7 +43,7 @@ enum AttachError {
     NotSent { exit: Exit, message: String },
     /// Chrome has the connect page, and the extension never connected: it
     /// refused the token, or it is not there.
-    NoAnswer { waited: Duration },
+    NoAnswer { waited: Duration, browser: String },
     /// Chrome has the connect page (and the token), then something failed.
     AfterDelivery { exit: Exit, message: String },
     /// Chrome's processes changed, or a process carries the token.
@@ -84,23 +85,23 @@ impl AttachError {
     fn explain(&self) -> (String, &'static str) {
         match self {
             AttachError::NotSent { message, .. } => (message.clone(), ""),
-            AttachError::NoAnswer { waited } => (
+            AttachError::NoAnswer { waited, browser } => (
                 format!(
-                    "Chrome opened the Playwright Extension's connect page, but the extension never \
-                     connected within {} s. Most likely the stored token is not the extension's \
-                     current one (that tab then says \"Invalid token provided.\"), or the \
-                     extension is not installed or not enabled in this Chrome.",
+                    "{browser} opened the Playwright Extension's connect page, but the extension \
+                     never connected within {} s. Most likely the stored token is not the \
+                     extension's current one (that tab then says \"Invalid token provided.\"), or \
+                     the extension is not installed or not enabled in {browser}.",
                     waited.as_secs()
                 ),
                 " Open the extension's status page (its toolbar icon), copy the token shown \
                  there, store it with `my-chrome token store`, close that connect tab, and run \
-                 `my-chrome connect` again. The token went only to your own Chrome: no rotation \
-                 is needed.",
+                 `my-chrome connect` again. The token went only to your own browser: no \
+                 rotation is needed.",
             ),
             AttachError::AfterDelivery { message, .. } => (
                 message.clone(),
-                " The token went only to your own Chrome; close the extension's connect tab there \
-                 if it is still open.",
+                " The token went only to your own browser; close the extension's connect tab \
+                 there if it is still open.",
             ),
             AttachError::Exposed(message) => (message.clone(), ROTATE_ADVICE),
         }
@@ -358,6 +359,9 @@ pub fn connect(config: &Config) -> Result<(), Error> {
     // One housekeeping bound for all that follows (the connect tab, the
     // tab book).
     let budget = crate::session::pinned::housekeeping(config.command_timeout);
+    // Set only when the daemon itself does not answer there: the one case in
+    // which connect stops it (invariant 11).
+    let unanswering = std::cell::Cell::new(false);
     let outcome = outcome.and_then(|()| {
         let after_delivery =
             |exit: Exit, message: String| AttachError::AfterDelivery { exit, message };
@@ -382,7 +386,10 @@ pub fn connect(config: &Config) -> Result<(), Error> {
                 ),
             ),
             // Nothing was seen of the tabs: only that.
-            connect_tab::ConnectTabError::Daemon(e) => after_delivery(e.exit(), format!("{e}.")),
+            connect_tab::ConnectTabError::Daemon(e) => {
+                unanswering.set(matches!(e, DaemonError::NoAnswer(_)));
+                after_delivery(e.exit(), format!("{e}."))
+            }
             e @ connect_tab::ConnectTabError::Unlisted(_) => after_delivery(
                 Exit::Failure,
                 format!("{e}, and a session whose tabs cannot be checked is not kept."),
@@ -392,7 +399,7 @@ pub fn connect(config: &Config) -> Result<(), Error> {
     if let Err(error) = outcome {
         // A daemon that does not answer would hold a detach for its whole
         // bound: it is stopped instead, found by exactly what it is.
-        let detached = if error.exit() == Exit::Timeout {
+        let detached = if unanswering.get() {
             stop_unanswering(&started, &config.session) || cli.detach()
         } else {
             cli.detach()
@@ -451,8 +458,8 @@ pub fn connect(config: &Config) -> Result<(), Error> {
     Ok(())
 }
 
-/// Stops our session's daemon, found by exactly what it is (invariant 11);
-/// whether one was stopped.
+/// Stops our session's daemon, found by exactly what it is (invariant 11),
+/// and removes the socket it leaves; whether one was stopped.
 fn stop_unanswering(started: &Started, session: &str) -> bool {
     let Ok(real) = started.daemon_cwd() else {
         return false;
@@ -461,7 +468,15 @@ fn stop_unanswering(started: &Started, session: &str) -> bool {
         return false;
     };
     let pids = crate::session::daemon_process::ours(&table, &real, session);
-    !pids.is_empty() && crate::session::daemon_process::kill_all(&pids)
+    let stopped = !pids.is_empty() && crate::session::daemon_process::kill_all(&pids);
+    if stopped {
+        crate::session::leftovers::remove_dead_socket(
+            &started.runtime,
+            &started.config().home,
+            session,
+        );
+    }
+    stopped
 }
 
 /// Everything between starting the attach and the last check.
@@ -567,6 +582,7 @@ fn attach_and_check(
         if Instant::now() >= deadline {
             return Err(AttachError::NoAnswer {
                 waited: config.attach_timeout,
+                browser: browser.display(),
             });
         }
         std::thread::sleep(Duration::from_millis(20));

@@ -15,9 +15,15 @@ pub fn ensure(config: &Config) -> Result<(), Error> {
     // It may close and open tabs (`connect_tab::close_all`): that is acting on
     // the browser, in its turn. No session: exit 4, and no turn taken.
     let started = Start::new(config, Check::Supported).on_session().open()?;
-    started.require_ready()?;
-    let started = started.take_turn("ensure")?;
+    started.session_before_turn()?;
+    let mut started = started.take_turn("ensure")?;
+    let held = started.lease_mut().expect("ensure holds the turn");
+    held.set_ran(false);
     let session = started.require_ready()?;
+    started
+        .lease_mut()
+        .expect("ensure holds the turn")
+        .set_ran(true);
     let budget = pinned::housekeeping(config.command_timeout);
     if let Err(e) = connect_tab::close_all(&session.socket_path, &started.daemon_cwd()?, &budget) {
         return Err(not_kept(e, &started.cli()?));

@@ -108,7 +108,7 @@ pub fn forward(config: &Config, raw: &[OsString]) -> Result<(), Error> {
         // Help and version: the client prints them, the daemon is not asked.
         Plan::ClientOnly => return run_pinned(config, &started, &rest, true),
     };
-    started.require_live()?;
+    started.session_before_turn()?;
     // One browser command at a time: it waits for the one in flight, and
     // the session is read again once it has its turn.
     let mut started = started.take_turn(name)?;
@@ -219,6 +219,7 @@ fn run_for_agent(
             desk.target(None)?
         }
     };
+    // (Named: it runs from here.)
     held.set_ran(true);
     desk.select(id)?;
     held.on_tab(id);
@@ -258,15 +259,14 @@ fn run_for_agent(
     match after {
         Ok(()) => print_reply(desk, reply, asked, false),
         // The session went away under the command (its browser quit or
-        // died, or its daemon did): its reply is shown as it came (the
-        // agent's tab was current when it ran, and no list after it says
-        // otherwise), but the command did not finish as asked, whatever
-        // the reply says: exit 4, as for any session that is gone.
+        // died, or its daemon did): it did not finish as asked, whatever
+        // the reply says: exit 4, as for any session that is gone. No list
+        // after it tells whose tab the reply describes (the agent's tab may
+        // have closed first, as when the user quits the browser): only the
+        // error it reports is shown, never a page.
         Err(TabsError::Daemon(DaemonError::Unreachable(_))) => {
-            match print_reply(desk, reply, asked, false) {
-                Err(withheld @ Error::Tabs(TabsError::Withheld { .. })) => Err(withheld),
-                _ => Err(ended_during(asked.name)),
-            }
+            print_error_only(desk, &reply, asked.mode)?;
+            Err(ended_during(asked.name))
         }
         // Without the list after it, nothing tells whose tab the reply
         // describes: none of it is shown.
@@ -278,9 +278,39 @@ fn run_for_agent(
 fn ended_during(command: &str) -> Error {
     crate::session::SessionError::Stale(format!(
         "the session ended during the command: `{command}`'s browser or the session's daemon \
-         went away, so it did not finish as asked (its reply, if any, is above)"
+         went away, so it did not finish as asked (the error it reported, if any, is above; \
+         nothing of a page is shown)"
     ))
     .into()
+}
+
+/// What a reply reports as its error, and nothing else of it: the
+/// `### Error` section of a text reply, or the daemon's own error. A reply
+/// in `--json` or `--raw` form, or with no error, shows nothing.
+fn print_error_only(desk: &Desk, reply: &Reply, mode: Mode) -> Result<(), Error> {
+    let known = fingerprint::recorded(desk.runtime())?;
+    match reply {
+        Reply::Text {
+            text: Some(text), ..
+        } if mode == Mode::Text => {
+            if let Some(error) = listing::section(text, "Error") {
+                print_redacted(
+                    &mut std::io::stdout(),
+                    &["### Error\n", error],
+                    known.as_ref(),
+                );
+            }
+        }
+        Reply::Error(message) => {
+            print_redacted(
+                &mut std::io::stderr(),
+                &["Error: ", message, "\n"],
+                known.as_ref(),
+            );
+        }
+        _ => {}
+    }
+    Ok(())
 }
 
 /// `tab-list`, `tab-new`, `tab-select`, `tab-close`, on the agent's own
@@ -294,9 +324,9 @@ fn tab_command(desk: &mut Desk, held: &mut HeldLease, asked: &Asked) -> Result<(
         _ => None,
     };
     let named = named.as_ref().or(asked.tab);
-    held.set_ran(true);
     match asked.name {
         "tab-new" => {
+            held.set_ran(true);
             let url = positional(asked.rest, asked.name);
             let leading: Vec<String> = match asked.mode {
                 Mode::Json => vec!["--json".into()],
@@ -310,6 +340,7 @@ fn tab_command(desk: &mut Desk, held: &mut HeldLease, asked: &Asked) -> Result<(
         "tab-select" => {
             let reference = named.ok_or(TabArgError::Missing("tab-select <tab>"))?;
             let id = desk.resolve(reference)?;
+            held.set_ran(true);
             desk.select(id)?;
             desk.set_current(id);
             held.on_tab(id);
@@ -319,10 +350,11 @@ fn tab_command(desk: &mut Desk, held: &mut HeldLease, asked: &Asked) -> Result<(
                 Some(reference) => desk.resolve(reference)?,
                 None => desk.target(None)?,
             };
+            held.set_ran(true);
             desk.close(id)?;
             held.on_tab(id);
         }
-        _ => {}
+        _ => held.set_ran(true),
     }
     let own = desk.shown();
     let text = match asked.mode {

@@ -90,7 +90,7 @@ impl<'a> Start<'a> {
             helper.check(pin, self.check)?;
         }
         let env = ChildEnv::new(config, &runtime.tmp_dir());
-        let started = Started {
+        let mut started = Started {
             runtime,
             helper,
             node: OnceCell::new(),
@@ -98,6 +98,7 @@ impl<'a> Start<'a> {
             config: config.clone(),
             lease,
             lock,
+            connect_under_way: false,
         };
         // Before any of its code runs: the tree must be what the last full
         // check recorded (exit 6 otherwise). Without a record (an install of
@@ -111,8 +112,10 @@ impl<'a> Start<'a> {
             helper.verify(pin, node, &started.env, runtime.root())?;
             helper.record(runtime, node)?;
         }
-        if self.turn.is_some() || self.on_session {
+        if self.turn.is_some() {
             started.recover()?;
+        } else if self.on_session {
+            started.connect_under_way = !started.recover_if_free()?;
         }
         Ok(started)
     }
@@ -148,9 +151,17 @@ pub struct Started {
     config: Config,
     lease: Option<HeldLease>,
     lock: Option<FileLock>,
+    /// A connect held the wrapper lock with its record out when this
+    /// command started: it decides about the session under its turn.
+    connect_under_way: bool,
 }
 
 impl Started {
+    /// The configuration this command started with.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
     /// The trusted node, found (by running candidates' `--version`) the
     /// first time it is needed.
     pub fn node(&self) -> Result<&Node, Error> {
@@ -270,6 +281,39 @@ impl Started {
             },
             after_connect,
         )?)
+    }
+
+    /// Before the session's turn: a connect that died is recovered when
+    /// the wrapper lock is free at once. `false`: a connect holds it with
+    /// its record out (under way, or recovering): the turn waits for it,
+    /// and recovers under it.
+    fn recover_if_free(&self) -> Result<bool, Error> {
+        if self.runtime.read_state(StateFile::Bootstrap)?.is_none() {
+            return Ok(true);
+        }
+        let _lock = match self.runtime.wrapper_lock(std::time::Duration::ZERO) {
+            Ok(lock) => lock,
+            Err(crate::runtime::RuntimeError::LockTimeout { .. }) => return Ok(false),
+            Err(e) => return Err(e.into()),
+        };
+        bootstrap::recover(
+            &self.runtime,
+            &self.config.home,
+            &self.config.session,
+            || self.cli(),
+        )?;
+        Ok(true)
+    }
+
+    /// What a command checks before it takes its turn: no session (or one
+    /// whose daemon is gone) is refused at once, exit 4, with no turn taken
+    /// — unless a connect is under way, whose turn it then waits for,
+    /// deciding under it.
+    pub fn session_before_turn(&self) -> Result<(), Error> {
+        if self.connect_under_way {
+            return Ok(());
+        }
+        self.require_live().map(|_| ())
     }
 
     /// A connect that died left its record: its attach is stopped and its

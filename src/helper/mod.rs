@@ -36,7 +36,7 @@ pub enum HelperError {
     #[error(
         "my-chrome was upgraded: the @playwright/cli in {} is {installed}, installed by an earlier \
          my-chrome, and this one pins {pinned}; nothing was run. Run `my-chrome disconnect` (it \
-         lets a session of the old copy go; Chrome keeps running), then `my-chrome setup`, then \
+         lets a session of the old copy go; the browser keeps running), then `my-chrome setup`, then \
          `my-chrome connect` (after the user's approval)",
         .dir.display()
     )]

@@ -32,7 +32,7 @@ pub enum Refusal {
         why: &'static str,
     },
     #[error(
-        "`{0}` is `my-chrome disconnect` (it detaches and leaves Chrome running); run that, with \
+        "`{0}` is `my-chrome disconnect` (it detaches and leaves the browser running); run that, with \
          no options before it"
     )]
     Disconnect(&'static str),

@@ -121,6 +121,73 @@ fn remove_one(runtime: &Runtime, name: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+    use std::os::unix::net::UnixListener;
+    use std::path::Path;
+
+    /// Our session's registry entry, naming `socket`.
+    fn name_socket(home: &Path, runtime: &Runtime, socket: &Path) {
+        let dir = super::super::registry::daemon_dir(home, runtime.root()).unwrap();
+        fs::create_dir_all(&dir).unwrap();
+        let entry = serde_json::json!({"socketPath": socket, "attached": true});
+        fs::write(dir.join("mychrome.session"), entry.to_string()).unwrap();
+    }
+
+    /// A socket file nothing listens on any more (its listener dropped).
+    fn dead(path: &Path) {
+        drop(UnixListener::bind(path).unwrap());
+        assert!(path.exists());
+    }
+
+    #[test]
+    fn only_the_dead_socket_our_entry_names_in_our_tmpdir_goes() {
+        let home = tempfile::tempdir().unwrap();
+        let location = crate::config::RuntimeLocation {
+            path: home.path().join("runtime"),
+        };
+        let runtime = Runtime::open(&location).unwrap();
+        let dir = runtime.tmp_dir().join("pw-test/cli");
+        fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(&dir)
+            .unwrap();
+        let socket = dir.join("mychrome.sock");
+        let gone = |home: &Path| remove_dead_socket(&runtime, home, "mychrome");
+        // No entry: nothing.
+        assert!(!gone(home.path()));
+        // A daemon still listening: its socket stays.
+        let listening = UnixListener::bind(&socket).unwrap();
+        name_socket(home.path(), &runtime, &socket);
+        assert!(!gone(home.path()));
+        assert!(socket.exists());
+        // Killed: nothing listens, the socket goes.
+        drop(listening);
+        assert!(gone(home.path()) && !socket.exists());
+        // Dead, but outside our TMPDIR: not ours to remove.
+        let outside = home.path().join("outside.sock");
+        dead(&outside);
+        name_socket(home.path(), &runtime, &outside);
+        assert!(!gone(home.path()) && outside.exists());
+        // A link in our TMPDIR to a dead socket: not followed, left.
+        let link = dir.join("link.sock");
+        std::os::unix::fs::symlink(&outside, &link).unwrap();
+        name_socket(home.path(), &runtime, &link);
+        assert!(!gone(home.path()));
+        assert!(fs::symlink_metadata(&link).is_ok() && outside.exists());
+        // In a folder others could enter: not trusted, left.
+        let open = runtime.tmp_dir().join("pw-open");
+        fs::create_dir(&open).unwrap();
+        fs::set_permissions(&open, fs::Permissions::from_mode(0o755)).unwrap();
+        let exposed = open.join("mychrome.sock");
+        dead(&exposed);
+        name_socket(home.path(), &runtime, &exposed);
+        assert!(!gone(home.path()) && exposed.exists());
+        // A plain file where the socket was: not a socket, left.
+        fs::write(&socket, "").unwrap();
+        name_socket(home.path(), &runtime, &socket);
+        assert!(!gone(home.path()) && socket.exists());
+    }
 
     #[test]
     fn only_node_mkdtemp_names_count() {

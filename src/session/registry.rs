@@ -39,11 +39,19 @@ impl SessionEntry {
     }
 
     /// Why no daemon listens on its socket, when none does (the socket is
-    /// gone or refuses): a daemon that is only slow to accept is not ruled
-    /// out here (its command's own bound says it does not answer).
+    /// gone, or nothing listens on it): a daemon that is only slow to
+    /// accept, or a connect that failed otherwise, is not ruled out here
+    /// (its command's own bound says it does not answer).
     pub fn refused(&self) -> Option<io::Error> {
         match crate::socket::connect_within(&self.socket_path, PROBE) {
-            Err(crate::socket::ConnectError::Refused(why)) => Some(why),
+            Err(crate::socket::ConnectError::Refused(why))
+                if matches!(
+                    why.kind(),
+                    io::ErrorKind::ConnectionRefused | io::ErrorKind::NotFound
+                ) =>
+            {
+                Some(why)
+            }
             _ => None,
         }
     }

@@ -184,10 +184,16 @@ impl Book {
     }
 
     /// A book for the session that follows `earlier` (a reconnect): ids go
-    /// on from where it stopped, and its agents hear, once, that their tabs
-    /// went with it.
-    pub fn after(earlier: &Book, session: &str, seen: &[Seen], blank_is_spare: bool) -> Book {
-        let mut book = Book::fresh(session, earlier.next_id, seen, blank_is_spare);
+    /// on from where it stopped (or from `next_id`, when later), and its
+    /// agents hear, once, that their tabs went with it.
+    pub fn after(
+        earlier: &Book,
+        next_id: u64,
+        session: &str,
+        seen: &[Seen],
+        blank_is_spare: bool,
+    ) -> Book {
+        let mut book = Book::fresh(session, next_id.max(earlier.next_id), seen, blank_is_spare);
         for (name, agent) in &earlier.agents {
             let ids: Vec<String> = earlier.own(name).iter().map(|t| name_of(t)).collect();
             let mut notices = agent.notices.clone();
@@ -910,8 +916,11 @@ mod tests {
     #[test]
     fn a_reconnect_tells_every_agent_its_tabs_went() {
         let book = two_agents();
-        let next = Book::after(&book, "s2", &seen(&[BLANK], 0), true);
+        let next = Book::after(&book, 1, "s2", &seen(&[BLANK], 0), true);
         assert_eq!(next.first_id, book.next_id);
+        // A later id recorded apart wins.
+        let later = Book::after(&book, book.next_id + 5, "s2", &seen(&[BLANK], 0), true);
+        assert_eq!(later.first_id, book.next_id + 5);
         for agent in ["a", "b"] {
             let told = &next.agents[agent].notices;
             assert!(told[0].contains("connected again"), "{told:?}");

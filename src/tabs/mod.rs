@@ -91,6 +91,12 @@ pub enum TabsError {
          claimed, and ids go on from where they were) and run the command again"
     )]
     Malformed { path: PathBuf, detail: String },
+    #[error(
+        "{path}: is not my-chrome's record of the next tab id; nothing was run. Remove it (rm \
+         {path}) and run the command again: ids given before may then be given again, so ask \
+         the agents to list their tabs (`my-chrome tab-list`) before naming one"
+    )]
+    BadIds { path: PathBuf },
     #[error(transparent)]
     Runtime(#[from] RuntimeError),
     #[error(transparent)]
@@ -112,7 +118,7 @@ impl TabsError {
             TabsError::OthersHaveTabs { .. } => Exit::Busy,
             TabsError::Moved | TabsError::Unlisted(_) => Exit::Failure,
             TabsError::LastTab(_) => Exit::Usage,
-            TabsError::Malformed { .. } => Exit::Security,
+            TabsError::Malformed { .. } | TabsError::BadIds { .. } => Exit::Security,
             TabsError::Runtime(e) => e.exit(),
             TabsError::Daemon(e) => e.exit(),
             TabsError::Lease(e) => e.exit(),
@@ -187,11 +193,14 @@ pub fn load(runtime: &Runtime) -> Result<Option<Book>, TabsError> {
     Ok(Some(book))
 }
 
-/// Writes the book, and its next id apart from it (ids are never reused,
-/// even when the book is removed).
+/// Writes the book, and its next id apart from it when that moved on (ids
+/// are never reused, even when the book is removed).
 pub fn save(runtime: &Runtime, book: &Book) -> Result<(), RuntimeError> {
+    let recorded = first_free_id(runtime).ok();
+    if recorded != Some(book.next_id) {
+        runtime.write_state(StateFile::TabIds, book.next_id.to_string().as_bytes())?;
+    }
     let bytes = serde_json::to_vec(book).expect("the book serialises");
-    runtime.write_state(StateFile::TabIds, book.next_id.to_string().as_bytes())?;
     runtime.write_state(StateFile::Tabs, &bytes)
 }
 
@@ -208,9 +217,8 @@ pub fn first_free_id(runtime: &Runtime) -> Result<u64, TabsError> {
         .ok()
         .and_then(|text| text.trim().parse::<u64>().ok())
         .filter(|id| *id >= 1)
-        .ok_or_else(|| TabsError::Malformed {
+        .ok_or_else(|| TabsError::BadIds {
             path: runtime.root().join(StateFile::TabIds.file_name()),
-            detail: "not a tab id".into(),
         })
 }
 
@@ -273,7 +281,13 @@ impl Desk {
                 book.sync(&seen, None);
                 book
             }
-            Some(earlier) => Book::after(&earlier, &key, &seen, after_connect),
+            Some(earlier) => Book::after(
+                &earlier,
+                first_free_id(runtime)?.max(earlier.next_id),
+                &key,
+                &seen,
+                after_connect,
+            ),
             None => Book::fresh(&key, first_free_id(runtime)?, &seen, after_connect),
         };
         let now = lease::now_ms();
