@@ -174,14 +174,7 @@ impl FileRules {
                     prefix.display()
                 ));
             }
-            // Another user who can change a folder on the way could swap
-            // what lies in it between this check and the daemon's use: only
-            // folders of ours or root's, writable by others only when
-            // root's and sticky (`/tmp`).
-            let owner_ok = meta.uid() == me || meta.uid() == 0;
-            let shared = meta.mode() & 0o022 != 0;
-            let sticky_roots = meta.uid() == 0 && meta.mode() & 0o1000 != 0;
-            if meta.is_dir() && (!owner_ok || (shared && !sticky_roots)) {
+            if meta.is_dir() && others_can_change(meta.uid(), meta.mode(), me) {
                 return Err(format!(
                     "{} is a folder another user can change (owner uid {}, mode {:o})",
                     prefix.display(),
@@ -251,6 +244,17 @@ fn looks_like_a_profile(dir: &Path) -> bool {
     PROFILE_MARKERS
         .iter()
         .any(|marker| fs::symlink_metadata(dir.join(marker)).is_ok())
+}
+
+/// Whether another user than `me` could change a folder owned by `uid`
+/// with `mode`, and so swap what lies in it between this check and the
+/// daemon's use: only folders of ours or root's pass, writable by others
+/// only when root's and sticky (`/tmp`).
+fn others_can_change(uid: u32, mode: u32, me: u32) -> bool {
+    let owner_ok = uid == me || uid == 0;
+    let shared = mode & 0o022 != 0;
+    let sticky_roots = uid == 0 && mode & 0o1000 != 0;
+    !owner_ok || (shared && !sticky_roots)
 }
 
 #[cfg(test)]
@@ -633,5 +637,76 @@ mod tests {
         ] {
             assert!(rules.refusal(&args(line)).is_some(), "{line:?} passed");
         }
+        // Each spelling is the runtime by its name, whichever the path
+        // starts with (`via/runtime/../runtime` is `via/runtime` in the text).
+        let inside = format!(
+            "it would land inside my-chrome's private runtime ({})",
+            configured.display()
+        );
+        for raw in [&real_path, &via] {
+            assert_eq!(rules.check(&raw.display().to_string()), Err(inside.clone()));
+        }
+    }
+
+    #[test]
+    fn a_profile_configured_through_a_link_is_known_by_its_identity() {
+        // MY_CHROME_USER_DATA_DIR names the profile through a link; the file
+        // names its real path, which no refused path's text starts with.
+        let place = Place::new();
+        let home = place.path("home");
+        symlink(&home, place.path("via")).unwrap();
+        let rules = rules_for(
+            &[
+                ("HOME", Path::new(&home)),
+                (
+                    "MY_CHROME_RUNTIME_DIR",
+                    Path::new(&place.path("home/runtime")),
+                ),
+                (
+                    "MY_CHROME_USER_DATA_DIR",
+                    Path::new(&place.path("via/profile")),
+                ),
+            ],
+            Some(Path::new(&home)),
+        );
+        assert_eq!(
+            rules.check(&format!("{home}/profile/Default/Cookies")),
+            Err("it lies in a browser's user data directory".into())
+        );
+    }
+
+    #[test]
+    fn a_path_through_a_file_cannot_be_checked() {
+        // Not "does not exist yet": an answer other than that is no answer.
+        let place = Place::new();
+        let work = place.path("home/work");
+        fs::write(format!("{work}/a.txt"), "x").unwrap();
+        assert_eq!(
+            place.rules.check(&format!("{work}/a.txt/x.png")),
+            Err(format!(
+                "{work}/a.txt/x.png cannot be checked (Not a directory (os error 20))"
+            ))
+        );
+    }
+
+    #[test]
+    fn only_our_folders_and_roots_pass_and_roots_shared_ones_only_sticky() {
+        // As a user other than root (1000): its own and root's folders.
+        let me = 1000;
+        assert!(!others_can_change(1000, 0o40700, me));
+        assert!(!others_can_change(0, 0o40755, me));
+        assert!(!others_can_change(0, 0o41777, me), "/tmp");
+        // Another user's, or shared without root's sticky bit: no.
+        assert!(others_can_change(1001, 0o40700, me));
+        assert!(others_can_change(1000, 0o40775, me));
+        assert!(
+            others_can_change(1000, 0o41777, me),
+            "ours, sticky: not root's"
+        );
+        assert!(others_can_change(0, 0o40777, me));
+        assert!(others_can_change(0, 0o40757, me));
+        // As root, the same rules.
+        assert!(!others_can_change(0, 0o40700, 0));
+        assert!(others_can_change(1000, 0o40700, 0));
     }
 }

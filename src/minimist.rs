@@ -414,6 +414,68 @@ mod tests {
         assert_eq!(parsed.options["a"], Value::Bool(true));
     }
 
+    /// The whole parse: positional words and options in their order.
+    fn exact(positional: &[&str], options: &[(&str, Value)]) -> Parsed {
+        Parsed {
+            positional: texts(positional),
+            options: Options(
+                options
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), v.clone()))
+                    .collect(),
+            ),
+        }
+    }
+
+    #[test]
+    fn options_contains_exactly_the_keys_set() {
+        // minimist.js: {"_":["x"],"a":false}
+        let parsed = parse(&words(&["x", "--no-a"]), &[]).unwrap();
+        assert_eq!(parsed, exact(&["x"], &[("a", Value::Bool(false))]));
+        // A key set to false is still there; one never set is not.
+        assert!(parsed.options.contains("a"));
+        assert!(!parsed.options.contains("x"));
+        assert!(!parsed.options.contains("b"));
+    }
+
+    #[test]
+    fn options_are_empty_only_when_none_is_set() {
+        // minimist.js: {"_":["x"],"a":false} and {"_":["x"]}
+        let parsed = parse(&words(&["x", "--no-a"]), &[]).unwrap();
+        assert!(!parsed.options.is_empty());
+        let parsed = parse(&words(&["x"]), &[]).unwrap();
+        assert_eq!(parsed, exact(&["x"], &[]));
+        assert!(parsed.options.is_empty());
+    }
+
+    #[test]
+    fn a_repeated_boolean_keeps_its_last_value_even_a_text() {
+        // A short boolean can still be given a text (`-r5`); set again, it
+        // is replaced, never made a list. minimist.js, boolean ["r"]:
+        // {"_":["x"],"r":"6"}; not boolean: {"_":["x"],"r":["5","6"]}.
+        let parsed = parse(&words(&["-r5", "-r6", "x"]), &["r"]).unwrap();
+        assert_eq!(parsed, exact(&["x"], &[("r", text("6"))]));
+        let parsed = parse(&words(&["-r5", "-r6", "x"]), &[]).unwrap();
+        let list = Value::List(vec![text("5"), text("6")]);
+        assert_eq!(parsed, exact(&["x"], &[("r", list)]));
+    }
+
+    #[test]
+    fn a_short_boolean_takes_true_or_false_after_it() {
+        // minimist.js, boolean ["r"]: {"_":["x"],"r":false} and
+        // {"_":["x"],"a":true,"r":true}: the word is taken, not positional.
+        let parsed = parse(&words(&["-r", "false", "x"]), &["r"]).unwrap();
+        assert_eq!(parsed, exact(&["x"], &[("r", Value::Bool(false))]));
+        let parsed = parse(&words(&["-ar", "true", "x"]), &["r"]).unwrap();
+        assert_eq!(
+            parsed,
+            exact(
+                &["x"],
+                &[("a", Value::Bool(true)), ("r", Value::Bool(true))]
+            )
+        );
+    }
+
     #[test]
     fn a_number_at_the_end() {
         for yes in ["5", "a5", "-5", "1.5", "1.", "2e10", "2e-3", "x.5"] {

@@ -45,6 +45,7 @@ fn refused_lines() -> Vec<(Vec<String>, &'static str)> {
     add(&["--json", "open", "https://example.test/"], "Blocked");
     for line in [
         &["-s=other", "tab-list"][..],
+        &["-sother", "tab-list"],
         &["--session", "other", "tab-list"],
         &["tab-list", "-s", "x"],
         &["tab-list", "--no-s"],
@@ -95,8 +96,9 @@ fn refused_lines() -> Vec<(Vec<String>, &'static str)> {
 }
 
 /// Lines that pass the policy (what the daemon then does is another test's).
-const PASSING: [&[&str]; 13] = [
+const PASSING: [&[&str]; 14] = [
     &["-s=mychrome", "tab-list"],
+    &["-smychrome", "tab-list"],
     &["--json", "tab-list"],
     &["list"],
     &["--raw", "eval", "1"],
@@ -126,6 +128,29 @@ fn the_policy_refuses_each_line_with_its_rule() {
         let line: Vec<String> = line.iter().map(|s| s.to_string()).collect();
         assert_eq!(refusal(&line, SESSION), None, "{line:?}");
     }
+}
+
+#[test]
+fn the_refused_commands_are_the_ones_docs_design_names() {
+    // What the table above refuses and `safety-audit` lists.
+    assert_eq!(
+        blocked_commands().collect::<Vec<_>>(),
+        [
+            "open",
+            "attach",
+            "show",
+            "install",
+            "install-browser",
+            "close-all",
+            "kill-all",
+            "delete-data",
+            "run-code",
+            "video-start",
+            "state-load",
+            "recording-start",
+            "recording-stop",
+        ]
+    );
 }
 
 #[test]

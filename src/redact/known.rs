@@ -81,3 +81,43 @@ impl Stage for Known {
         out
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A fingerprint of `len` bytes (base 3) with this rolling hash and an
+    /// all-zero SHA-256, which no value has: nothing is ever the token.
+    fn matching_nothing(len: usize, rolling: u64) -> Fingerprint {
+        let record = format!(
+            "my-chrome token fingerprint v1\nlength {len}\nsalt {}\nsha256 {}\nbase 3\nrolling {rolling}\n",
+            "00".repeat(16),
+            "00".repeat(32),
+        );
+        Fingerprint::from_record(record.as_bytes()).unwrap()
+    }
+
+    #[test]
+    fn a_feed_holds_back_exactly_len_minus_one_bytes() {
+        // The module promises at most len - 1: every window starting
+        // earlier is whole, so decided, and its first byte may go.
+        let mut stage = Known::new(matching_nothing(32, 0));
+        let run = "a".repeat(100);
+        assert_eq!(stage.feed(run.as_bytes()), &run.as_bytes()[..100 - 31]);
+        assert_eq!(stage.feed(b"b"), b"a");
+        assert_eq!(stage.finish(), format!("{}b", &run[..30]).as_bytes());
+    }
+
+    #[test]
+    fn a_rolling_hash_hit_alone_is_not_the_token() {
+        // A window with the token's rolling hash (a collision, forged here)
+        // but not its SHA-256 stays: the digest decides.
+        let window = "w".repeat(32);
+        let hash = matching_nothing(32, 0).hash(window.as_bytes());
+        let mut stage = Known::new(matching_nothing(32, hash));
+        let text = format!("x {window} y");
+        let mut out = stage.feed(text.as_bytes());
+        out.extend(stage.finish());
+        assert_eq!(out, text.as_bytes());
+    }
+}

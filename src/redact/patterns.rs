@@ -504,11 +504,35 @@ pub(crate) mod tests {
 
     #[test]
     fn output_stays_only_a_hold_back_behind() {
+        // Exactly 370 bytes: LONGEST (320) + OPENING_LIMIT (32) +
+        // LONGEST_OPENER (16) + 2, the bound the module's split-read proof
+        // rests on. Fewer voids the proof; more only delays the output.
         let mut r = Patterns::default();
         assert!(r.feed(b"Waiting for the extension...\n").is_empty());
         let long = "x".repeat(1000);
-        assert_eq!(r.feed(long.as_bytes()).len(), 1029 - HOLD_BACK);
-        assert_eq!(r.finish().len(), HOLD_BACK);
+        assert_eq!(r.feed(long.as_bytes()).len(), 1029 - 370);
+        assert_eq!(r.finish().len(), 370);
+    }
+
+    #[test]
+    fn after_equals_any_value_goes_but_after_a_colon_only_a_word() {
+        // `=` assigns: a value opening with no token character (base64 may
+        // start with `+` or `/`) still goes, in any spelling of `=`. After
+        // `:` the same text is what follows a label, and stays.
+        assert_eq!(redacted("token=+abc/def next"), "token=<redacted> next");
+        assert_eq!(redacted("token&#61;/abc next"), "token&#61;<redacted> next");
+        assert_eq!(redacted("token: +abc/def next"), "token: +abc/def next");
+    }
+
+    #[test]
+    fn an_opening_at_the_limit_is_kept_and_one_byte_more_is_overlong() {
+        // OPENING_LIMIT bytes of spaces: the value after them goes and what
+        // follows the value stays.
+        let at_limit = format!("token={}abc def\nnext", " ".repeat(OPENING_LIMIT));
+        assert_eq!(redacted(&at_limit), "token=<redacted> def\nnext");
+        // One byte more: overlong, the rest of the line goes.
+        let over = format!("token={}abc def\nnext", " ".repeat(OPENING_LIMIT + 1));
+        assert_eq!(redacted(&over), "token=<redacted>\nnext");
     }
 
     #[test]

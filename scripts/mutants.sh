@@ -1,0 +1,158 @@
+#!/usr/bin/env bash
+# Mutation testing of the modules that keep the user safe (docs/TESTING.md):
+# cargo-mutants bends each line of a safeguard (a comparison flipped, a
+# branch taken away, a function returning early) and runs the tests that
+# cover that module and are cheap and safe to run many times; a mutant no
+# test notices is a safeguard the suite does not guard.
+#
+# Usage: scripts/mutants.sh [MODULE...]      (default: every module below)
+#        scripts/mutants.sh --in-diff FILE [MODULE...]   (only the lines FILE's diff changed)
+#        scripts/mutants.sh --list-modules
+#
+# It installs cargo-mutants $VERSION (cargo install --locked) when it is
+# missing. It never edits the working tree: it copies the tree (tracked and
+# untracked files, not what .gitignore names) to target/mutants/tree, whose
+# own target/ is kept between runs so that a second run builds only what
+# changed, and mutates that copy in place, one mutant at a time (the build
+# takes both cores). Then it prints caught / missed / unviable / timed out
+# per module, and where the missed ones are listed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+VERSION=27.0.0
+say() { printf 'mutants.sh: %s\n' "$*"; }
+
+# The safeguard modules: their files, and the tests each mutant of them runs
+# (every unit test, plus the integration tests that cover the module, take
+# seconds, and make their own sandboxes; only turns.rs starts a browser,
+# for one test of the log).
+ORDER=(redact minimist file-args policy tabs token-shape lease runtime handoff manifest request cleanup-record)
+declare -A FILES=(
+  [redact]="src/redact/mod.rs src/redact/patterns.rs src/redact/known.rs src/redact/controls.rs"
+  [minimist]="src/minimist.rs"
+  [file-args]="src/policy/files.rs src/file_args.rs"
+  [policy]="src/policy/mod.rs"
+  [tabs]="src/policy/tabs.rs src/tabs/book.rs src/tabs/align.rs src/tabs/listing.rs"
+  [token-shape]="src/token/shape.rs"
+  [lease]="src/lease/mod.rs"
+  [runtime]="src/runtime.rs"
+  [handoff]="src/handoff.rs"
+  [manifest]="src/helper/manifest.rs"
+  [request]="src/daemon/request.rs"
+  [cleanup-record]="src/session/bootstrap.rs src/session/leftovers.rs"
+)
+declare -A TESTS=(
+  [redact]="--lib"
+  [minimist]="--lib --test minimist"
+  [file-args]="--lib --test policy"
+  [policy]="--lib --test policy --test scope"
+  [tabs]="--lib --test scope"
+  [token-shape]="--lib --test token --test policy"
+  [lease]="--lib --test turns"
+  [runtime]="--lib --test runtime --test helper"
+  [handoff]="--lib --test handoff"
+  [manifest]="--lib --test helper"
+  [request]="--lib --test minimist"
+  [cleanup-record]="--lib --test bound"
+)
+
+in_diff=()
+modules=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --list-modules)
+      for m in "${ORDER[@]}"; do printf '%-15s %-70s tests: %s\n' "$m" "${FILES[$m]}" "${TESTS[$m]}"; done
+      exit 0 ;;
+    --in-diff)
+      [ $# -ge 2 ] || { say "--in-diff needs a diff file (git diff main > /tmp/changes.diff)" >&2; exit 2; }
+      [ -f "$2" ] || { say "--in-diff: no such file: $2" >&2; exit 2; }
+      in_diff=(--in-diff "$(realpath "$2")"); shift 2 ;;
+    -*) say "unknown option $1 (the usage is at the top of $0)" >&2; exit 2 ;;
+    *)
+      if [ -z "${FILES[$1]+x}" ]; then
+        say "unknown module '$1'; the modules are: ${ORDER[*]}" >&2
+        exit 2
+      fi
+      modules+=("$1"); shift ;;
+  esac
+done
+[ ${#modules[@]} -gt 0 ] || modules=("${ORDER[@]}")
+
+if ! cargo mutants --version 2>/dev/null | grep -qx "cargo-mutants $VERSION"; then
+  say "installing cargo-mutants $VERSION (cargo install --locked; a few minutes)"
+  if ! cargo install --locked --quiet cargo-mutants --version "$VERSION"; then
+    say "could not install cargo-mutants $VERSION (is crates.io reachable?); nothing was run or changed" >&2
+    exit 1
+  fi
+fi
+
+# The copy: the working tree as it is now, over the previous copy's sources
+# (its target/ stays).
+work=$PWD/target/mutants
+copy=$work/tree
+mkdir -p "$copy"
+find "$copy" -mindepth 1 -maxdepth 1 ! -name target -exec rm -rf {} +
+# (-m: every file copied counts as changed now, so cargo never takes a
+# build of a mutated file for a build of the original.)
+git ls-files -z --cached --others --exclude-standard |
+  tar --null -T - -cf - | tar -xmf - -C "$copy"
+
+start=$(date +%s)
+status=0
+for m in "${modules[@]}"; do
+  files=()
+  for f in ${FILES[$m]}; do files+=(--file "$f"); done
+  # Given to every cargo command (the build as well as the run), so that
+  # each mutant builds only the targets its tests need.
+  tests=()
+  for t in ${TESTS[$m]}; do
+    case "$t" in
+      --lib) tests+=(--cargo-arg=--lib) ;;
+      --test) ;;
+      *) tests+=(--cargo-arg=--test="$t") ;;
+    esac
+  done
+  say "$m: ${FILES[$m]} (tests: ${TESTS[$m]})"
+  rm -rf "$work/$m"
+  # --timeout: these tests take seconds; a mutant that loops is stopped.
+  # (In place, in the copy: one mutant at a time.)
+  code=0
+  (cd "$copy" && cargo mutants --in-place --no-shuffle --timeout 120 \
+    --profile mutants --output "$work/$m" "${in_diff[@]}" "${files[@]}" "${tests[@]}") ||
+    code=$?
+  # 2: mutants missed, 3: timed out; anything else: the run itself failed
+  # (said, and the next module runs).
+  case $code in
+    0) ;;
+    2 | 3) [ "$status" -ne 0 ] || status=$code ;;
+    *) say "cargo mutants failed for $m (exit $code): see $work/$m" >&2; status=$code ;;
+  esac
+  # The copy's sources back as they were, whatever cargo-mutants left, and
+  # newer than any build of a mutant.
+  git ls-files -z --cached --others --exclude-standard -- ${FILES[$m]} |
+    tar --null -T - -cf - | tar -xmf - -C "$copy"
+done
+took=$(( $(date +%s) - start ))
+
+python3 - "$work" "$took" "${modules[@]}" <<'EOF'
+import json, os, sys
+work, took, modules = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
+kinds = {"CaughtMutant": "caught", "MissedMutant": "missed", "Unviable": "unviable", "Timeout": "timeout"}
+print(f"{'module':15} {'caught':>6} {'missed':>6} {'unviable':>8} {'timeout':>7} {'caught %':>8}")
+for m in modules:
+    path = os.path.join(work, m, "mutants.out", "outcomes.json")
+    if not os.path.exists(path):
+        print(f"{m:15} (no outcomes: see {os.path.join(work, m)})")
+        continue
+    n = {k: 0 for k in kinds.values()}
+    for o in json.load(open(path))["outcomes"]:
+        if isinstance(o.get("scenario"), dict) and kinds.get(o.get("summary")):
+            n[kinds[o["summary"]]] += 1
+    viable = n["caught"] + n["missed"] + n["timeout"]
+    # A mutant whose tests never finish (a loop that no longer ends) is
+    # caught too: they fail at the bound, as CI's would (docs/TESTING.md).
+    share = f"{100 * (n['caught'] + n['timeout']) / viable:.1f}%" if viable else "-"
+    print(f"{m:15} {n['caught']:6} {n['missed']:6} {n['unviable']:8} {n['timeout']:7} {share:>8}")
+print(f"took {took // 60} min {took % 60} s; missed mutants: {work}/<module>/mutants.out/missed.txt")
+EOF
+exit "$status"
