@@ -93,9 +93,13 @@ copy=$work/tree
 mkdir -p "$copy"
 find "$copy" -mindepth 1 -maxdepth 1 ! -name target -exec rm -rf {} +
 # (-m: every file copied counts as changed now, so cargo never takes a
-# build of a mutated file for a build of the original.)
+# build of a mutated file for a build of the original.) The sources as
+# they were are kept aside too, for the restores between modules: the
+# working tree may change meanwhile.
+pristine=$work/pristine.tar
 git ls-files -z --cached --others --exclude-standard |
-  tar --null -T - -cf - | tar -xmf - -C "$copy"
+  tar --null -T - -cf "$pristine"
+tar -xmf "$pristine" -C "$copy"
 
 start=$(date +%s)
 status=0
@@ -127,10 +131,9 @@ for m in "${modules[@]}"; do
     2 | 3) [ "$status" -ne 0 ] || status=$code ;;
     *) say "cargo mutants failed for $m (exit $code): see $work/$m" >&2; status=$code ;;
   esac
-  # The copy's sources back as they were, whatever cargo-mutants left, and
-  # newer than any build of a mutant.
-  git ls-files -z --cached --others --exclude-standard -- ${FILES[$m]} |
-    tar --null -T - -cf - | tar -xmf - -C "$copy"
+  # The copy's sources back as they were when the run began, whatever
+  # cargo-mutants left, and newer than any build of a mutant.
+  tar -xmf "$pristine" -C "$copy" ${FILES[$m]}
 done
 took=$(( $(date +%s) - start ))
 

@@ -293,6 +293,13 @@ mod tests {
     }
 
     #[test]
+    fn a_tab_reference_is_shown_as_what_it_names() {
+        assert_eq!(TabRef::Id(7).to_string(), "t7");
+        assert_eq!(TabRef::Index(0).to_string(), "index 0");
+        assert_eq!(TabRef::Label("cart".into()).to_string(), "label \"cart\"");
+    }
+
+    #[test]
     fn tab_options_are_taken_out_of_the_line_up_to_a_double_dash() {
         let got = split_tab_args(&words("--json snapshot --tab t3 --depth 2")).unwrap();
         assert_eq!(got.tab, Some(TabRef::Id(3)));

@@ -336,4 +336,31 @@ mod tests {
         let forged = "[x](https://a.test/](https://b.test/)";
         assert!(!same_page(forged, B) && !same_page(forged, A));
     }
+
+    #[test]
+    fn three_tabs_of_one_page_that_stay_keep_their_places() {
+        // Nothing changed: each is the tab it was, not one of two.
+        let known = [A, A, A];
+        let got = align(&rules(&known, Some(0)), &seen(&[A, A, A], 0));
+        assert_eq!(got.kept, 3);
+        assert_eq!(got.candidates, vec![vec![0], vec![1], vec![2]]);
+        assert_eq!(got.maybe_new, vec![false, false, false]);
+        assert_eq!(
+            (got.certain(0), got.certain(1), got.certain(2)),
+            (Some(0), Some(1), Some(2))
+        );
+    }
+
+    #[test]
+    fn a_known_tab_two_seen_tabs_may_be_is_certain_for_neither() {
+        // `align` never leaves one candidate shared so; `certain` still
+        // refuses it rather than give one tab's id to two.
+        let got = Alignment {
+            kept: 2,
+            candidates: vec![vec![0], vec![0, 1]],
+            maybe_new: vec![false, false],
+        };
+        assert_eq!((got.certain(0), got.certain(1)), (None, None));
+        assert_eq!(got.certain(2), None, "past the kept tabs");
+    }
 }

@@ -947,4 +947,191 @@ mod tests {
         labelled.tabs[0].label = Some("two words".into());
         assert!(!labelled.well_formed());
     }
+
+    #[test]
+    fn each_hold_says_what_it_is_and_what_ends_it() {
+        assert_eq!(
+            HoldKind::Tracing.describe(),
+            "tracing running (it records every tab; `tracing-stop` ends it)"
+        );
+        assert_eq!(
+            HoldKind::Routes.describe(),
+            "routes set (they rewrite every tab's requests; a bare `unroute` ends them)"
+        );
+        assert_eq!(
+            HoldKind::Network.describe(),
+            "the network set offline for every tab (`network-state-set online` ends it)"
+        );
+    }
+
+    #[test]
+    fn the_daemons_index_of_a_tab_is_its_place_now() {
+        let mut book = two_agents();
+        ran(&mut book, &opens("b", 2), &seen(&[A, B, C], 1));
+        assert_eq!(
+            (book.index_of(1), book.index_of(2), book.index_of(3)),
+            (Some(0), Some(1), Some(2))
+        );
+        assert_eq!(book.index_of(4), None, "one past the last: no index");
+        // The user closes a's t1: b's tabs move down, t1 has no index.
+        book.sync(&seen(&[B, C], 0), None);
+        assert_eq!(
+            (book.index_of(1), book.index_of(2), book.index_of(3)),
+            (None, Some(0), Some(1))
+        );
+    }
+
+    #[test]
+    fn a_current_tab_no_longer_listed_as_current_was_closed() {
+        // b's t2 is current; the user closes it (the daemon makes a's t1
+        // current) and opens b's page again: that tab is new, the user's.
+        let mut book = two_agents();
+        assert_eq!(book.current, Some(2));
+        assert!(book.sync(&seen(&[A, B], 0), None).is_empty());
+        let got: Vec<(u64, Owner)> = book.tabs.iter().map(|t| (t.id, t.owner.clone())).collect();
+        assert_eq!(got, vec![(1, Owner::Agent("a".into())), (3, Owner::User)]);
+        assert_eq!(book.current, Some(1));
+        assert_eq!(book.resolve("b", &TabRef::Id(2)), Err(Refused::Gone(2)));
+        assert_eq!(
+            book.resolve("b", &TabRef::Id(3)),
+            Err(Refused::Foreign {
+                id: 3,
+                owner: Owner::User
+            })
+        );
+        assert_eq!(
+            book.take_notices("b"),
+            vec![
+                "tab t2 (mine) was closed (by the user, or by its page), or its page left for \
+                 another site, so it is no longer yours"
+                    .to_string()
+            ]
+        );
+        assert!(book.take_notices("a").is_empty());
+    }
+
+    #[test]
+    fn an_agents_current_tab_stays_its_current_while_it_lives() {
+        let mut book = two_agents();
+        assert_eq!(book.agents["a"].current, Some(1));
+        assert_eq!(book.agents["b"].current, Some(2));
+        // b's click opened a popup (t3): b's commands still run on t2.
+        ran(&mut book, &opens("b", 2), &seen(&[A, B, C], 1));
+        assert_eq!(book.agents["b"].current, Some(2));
+        assert_eq!(book.default_tab("b"), Some(2));
+        assert_eq!(book.default_tab("a"), Some(1));
+        // The user closes t2 (the daemon makes t3 current): b's current is
+        // forgotten, and its next command runs on its latest tab, t3.
+        book.sync(&seen(&[A, C], 1), None);
+        assert_eq!(book.agents["b"].current, None);
+        assert_eq!(book.agents["a"].current, Some(1));
+        assert_eq!(book.default_tab("b"), Some(3));
+        assert_eq!(book.default_tab("a"), Some(1));
+    }
+
+    /// The book of a second session, after `two_agents`' (ids 1 and 2):
+    /// t3 (blank) closed, t4 the user's; `first_id` 3, `next_id` 5.
+    fn second_session() -> Book {
+        let earlier = two_agents();
+        let mut book = Book::after(&earlier, 1, "s2", &seen(&[BLANK, A], 0), true);
+        book.sync(&seen(&[A], 0), None);
+        assert_eq!((book.first_id, book.next_id), (3, 5));
+        let ids: Vec<u64> = book.tabs.iter().map(|t| t.id).collect();
+        assert_eq!(ids, vec![4]);
+        book
+    }
+
+    #[test]
+    fn an_id_is_refused_as_earlier_gone_or_unknown_at_the_exact_bounds() {
+        let book = second_session();
+        let expected = [
+            (1, Refused::Earlier(1)),
+            (2, Refused::Earlier(2)),
+            // The first id of this session: closed, not an earlier one's.
+            (3, Refused::Gone(3)),
+            // The next id: not given yet.
+            (5, Refused::Unknown(TabRef::Id(5))),
+            (6, Refused::Unknown(TabRef::Id(6))),
+        ];
+        for (id, refused) in &expected {
+            assert_eq!(
+                book.resolve("a", &TabRef::Id(*id)),
+                Err(refused.clone()),
+                "t{id}"
+            );
+        }
+        let mut claimed = book.clone();
+        for (id, refused) in expected {
+            assert_eq!(claimed.claim("a", id, Some("x")), Err(refused), "t{id}");
+            assert_eq!(claimed, book, "a refused claim changes nothing");
+        }
+        claimed.claim("a", 4, Some("x")).unwrap();
+        assert_eq!(claimed.tab(4).unwrap().owner, Owner::Agent("a".into()));
+        assert_eq!(claimed.tab(4).unwrap().label.as_deref(), Some("x"));
+        assert_eq!(claimed.resolve("a", &TabRef::Id(4)), Ok(4));
+    }
+
+    #[test]
+    fn an_agent_may_claim_its_own_tab_again_to_label_it() {
+        let mut book = two_agents();
+        ran(&mut book, &opens("b", 2), &seen(&[A, B, C], 1));
+        assert_eq!(book.claim("b", 3, Some("popup")), Ok(()));
+        let tab = book.tab(3).unwrap();
+        assert_eq!(tab.owner, Owner::Agent("b".into()));
+        assert_eq!(tab.label.as_deref(), Some("popup"));
+        assert!(tab.opened, "still b's to close on release");
+        assert_eq!(book.agents["b"].current, Some(3));
+        // Without a label, the one it has stays.
+        assert_eq!(book.claim("b", 2, None), Ok(()));
+        assert_eq!(book.tab(2).unwrap().label.as_deref(), Some("mine"));
+        assert_eq!(book.agents["b"].current, Some(2));
+        assert_eq!(book.release("b", None, false), vec![3]);
+    }
+
+    #[test]
+    fn release_of_one_tab_touches_that_tab_only() {
+        let mut book = two_agents();
+        ran(&mut book, &opens("b", 2), &seen(&[A, B, C], 1));
+        // b releases its popup t3: closed; t2 stays b's, labelled, current.
+        assert_eq!(book.release("b", Some(3), false), vec![3]);
+        assert_eq!(book.tab(3).unwrap().owner, Owner::User);
+        assert_eq!(book.tab(2).unwrap().owner, Owner::Agent("b".into()));
+        assert_eq!(book.tab(2).unwrap().label.as_deref(), Some("mine"));
+        assert_eq!(book.agents["b"].current, Some(2));
+        assert_eq!(book.default_tab("b"), Some(2));
+        // b releases t2, its current (claimed from the user: not closed),
+        // keeping t3: its next command runs on t3, never on the user's t2.
+        let mut book = two_agents();
+        ran(&mut book, &opens("b", 2), &seen(&[A, B, C], 1));
+        assert_eq!(book.release("b", Some(2), false), Vec::<u64>::new());
+        let t2 = book.tab(2).unwrap();
+        assert_eq!((&t2.owner, t2.label.as_deref()), (&Owner::User, None));
+        assert_eq!(book.agents["b"].current, None);
+        assert_eq!(book.default_tab("b"), Some(3));
+        assert_eq!(
+            book.resolve("b", &TabRef::Id(2)),
+            Err(Refused::Foreign {
+                id: 2,
+                owner: Owner::User
+            })
+        );
+        assert_eq!(book.tab(1).unwrap().owner, Owner::Agent("a".into()));
+    }
+
+    #[test]
+    fn release_of_every_tab_of_the_session_keeps_the_last() {
+        // a took the spare tab and its page opened t2: a opened both.
+        let mut book = Book::fresh("s", 1, &seen(&[BLANK], 0), true);
+        assert_eq!(book.default_tab("a"), Some(1));
+        ran(&mut book, &opens("a", 1), &seen(&[A, B], 0));
+        assert!(book.tabs.iter().all(|t| t.opened));
+        assert_eq!(book.release("a", None, false), vec![1]);
+        let got: Vec<(u64, Owner, bool)> = book
+            .tabs
+            .iter()
+            .map(|t| (t.id, t.owner.clone(), t.opened))
+            .collect();
+        assert_eq!(got, vec![(1, Owner::User, false), (2, Owner::User, false)]);
+        assert!(!book.agents.contains_key("a"));
+    }
 }

@@ -195,6 +195,71 @@ mod tests {
         assert_eq!(parse_list("### Error\nError: Browser closed\n"), None);
         assert_eq!(parse_list("- 1: [A](https://a.test/)\n"), None, "gap");
         assert_eq!(parse_list("- 0: A\n"), None);
+        // A header is `[title](url)` at both ends, or the list is unread.
+        assert_eq!(parse_list("- 0: [A](https://a.test/\n"), None);
+        assert_eq!(parse_list("- 0: A](https://a.test/)\n"), None);
+        // Only the Result section is the list: the Page section's lines are
+        // no tabs.
+        let reply =
+            "### Result\n- 0: [A](https://a.test/)\n### Page\n- Page URL: https://a.test/\n";
+        assert_eq!(
+            parse_list(reply),
+            Some(vec![Seen {
+                header: "[A](https://a.test/)".into(),
+                current: false
+            }])
+        );
+    }
+
+    #[test]
+    fn a_reply_is_cut_at_its_section_lines_and_nothing_is_lost() {
+        assert_eq!(
+            sections("intro\n### A\n### B\nbody\n"),
+            vec![(None, "intro\n"), (Some("A"), ""), (Some("B"), "body\n")]
+        );
+        assert_eq!(sections("### A\nbody"), vec![(Some("A"), "body")]);
+        assert_eq!(sections("### A\n"), vec![(Some("A"), "")]);
+        assert_eq!(
+            sections("Error: no session"),
+            vec![(None, "Error: no session")]
+        );
+        assert!(sections("").is_empty());
+        let reply =
+            "### Result\n- 0: [A](https://a.test/)\n### Page\n- Page URL: https://a.test/\n";
+        assert_eq!(
+            section(reply, "Page"),
+            Some("- Page URL: https://a.test/\n")
+        );
+        assert_eq!(
+            section(reply, "Result"),
+            Some("- 0: [A](https://a.test/)\n")
+        );
+        assert_eq!(section(reply, "Error"), None);
+        // A reply with no sections passes through as it is.
+        let how = Rewrite {
+            own: &[],
+            tab_command: true,
+        };
+        assert_eq!(rewrite_text("Error: no session", &how), "Error: no session");
+    }
+
+    #[test]
+    fn the_json_list_is_the_agents_tabs_only() {
+        let own = [
+            Shown::new(0, 3, Some("cart"), true, "[A](https://a.test/)"),
+            Shown::new(1, 7, None, false, "[](about:blank)"),
+        ];
+        let got: serde_json::Value = serde_json::from_str(&render_json(&own)).unwrap();
+        assert_eq!(
+            got,
+            serde_json::json!({ "tabs": [
+                { "index": 0, "id": "t3", "label": "cart", "current": true, "title": "A",
+                  "url": "https://a.test/" },
+                { "index": 1, "id": "t7", "label": null, "current": false, "title": "",
+                  "url": "about:blank" },
+            ] })
+        );
+        assert_eq!(render_json(&[]), "{\n  \"tabs\": []\n}");
     }
 
     #[test]
@@ -235,6 +300,9 @@ mod tests {
             got,
             "### Result\n- 0: t3 cart (current) [A](https://a.test/)\n- 1: t7 [](about:blank)\n### Page\n- x\n"
         );
+        // A page command's Result is its own (an `eval` value): kept.
+        let value = "### Result\n\"- 0: t9\"\n### Page\n- x\n";
+        assert_eq!(rewrite_text(value, &how), value);
         // The reply's last line break, or its lack, stays.
         let last = rewrite_text("### Open tabs\n- 0: [B](https://b.test/)", &how);
         assert_eq!(
