@@ -238,6 +238,20 @@ mod tests {
                 "{client_only:?}"
             );
         }
+        // An option's text counts as JavaScript counts it: `-h=` (minimist
+        // gives `h: ""`) asks for no help, an empty string being falsy, so
+        // the line is the client's to check; `-h5` (`h: "5"`) asks for it.
+        assert!(
+            !matches!(
+                plan(&words(&["snapshot", "-h="]), Path::new("/")),
+                Plan::ClientOnly
+            ),
+            "an empty -h is no request for help"
+        );
+        assert_eq!(
+            plan(&words(&["snapshot", "-h5"]), Path::new("/")),
+            Plan::ClientOnly
+        );
         // Every spelling minimist reads as such a key.
         for (line, key) in [
             (&["snapshot", "--toString", "x"][..], "toString"),
