@@ -7,6 +7,7 @@
 #
 # Usage: scripts/mutants.sh [MODULE...]      (default: every module below)
 #        scripts/mutants.sh --in-diff FILE [MODULE...]   (only the lines FILE's diff changed)
+#        scripts/mutants.sh --iterate [MODULE...]   (only what the last run did not catch)
 #        scripts/mutants.sh --list-modules
 #
 # It installs cargo-mutants $VERSION (cargo install --locked) when it is
@@ -57,6 +58,7 @@ declare -A TESTS=(
 )
 
 in_diff=()
+iterate=()
 modules=()
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -67,6 +69,10 @@ while [ $# -gt 0 ]; do
       [ $# -ge 2 ] || { say "--in-diff needs a diff file (git diff main > /tmp/changes.diff)" >&2; exit 2; }
       [ -f "$2" ] || { say "--in-diff: no such file: $2" >&2; exit 2; }
       in_diff=(--in-diff "$(realpath "$2")"); shift 2 ;;
+    # Tests only added since the last run: the mutants it caught stay
+    # caught, and only the missed and timed-out ones are run again
+    # (cargo-mutants' --iterate; the counts below add both runs).
+    --iterate) iterate=(--iterate); shift ;;
     -*) say "unknown option $1 (the usage is at the top of $0)" >&2; exit 2 ;;
     *)
       if [ -z "${FILES[$1]+x}" ]; then
@@ -117,12 +123,20 @@ for m in "${modules[@]}"; do
     esac
   done
   say "$m: ${FILES[$m]} (tests: ${TESTS[$m]})"
-  rm -rf "$work/$m"
+  if [ ${#iterate[@]} -eq 0 ]; then
+    rm -rf "$work/$m"
+  elif [ -f "$work/$m/mutants.out/unviable.txt" ]; then
+    # cargo-mutants lists the earlier caught and unviable ones together;
+    # which were unviable is kept here, over every iteration.
+    cat "$work/$m/mutants.out/unviable.txt" "$work/$m/unviable.all" 2>/dev/null |
+      sort -u >"$work/$m/unviable.new"
+    mv "$work/$m/unviable.new" "$work/$m/unviable.all"
+  fi
   # --timeout: these tests take seconds; a mutant that loops is stopped.
   # (In place, in the copy: one mutant at a time.)
   code=0
   (cd "$copy" && cargo mutants --in-place --no-shuffle --timeout 120 \
-    --profile mutants --output "$work/$m" "${in_diff[@]}" "${files[@]}" "${tests[@]}") ||
+     --profile mutants --output "$work/$m" "${in_diff[@]}" "${iterate[@]}" "${files[@]}" "${tests[@]}") ||
     code=$?
   # 2: mutants missed, 3: timed out; anything else: the run itself failed
   # (said, and the next module runs).
@@ -151,6 +165,14 @@ for m in modules:
     for o in json.load(open(path))["outcomes"]:
         if isinstance(o.get("scenario"), dict) and kinds.get(o.get("summary")):
             n[kinds[o["summary"]]] += 1
+    # After --iterate: what earlier runs caught or found unviable.
+    def lines(name):
+        f = os.path.join(work, m, name)
+        return set(open(f).read().splitlines()) if os.path.exists(f) else set()
+    earlier = lines("mutants.out/previously_caught.txt")
+    unviable = lines("unviable.all")
+    n["unviable"] += len(earlier & unviable)
+    n["caught"] += len(earlier - unviable)
     viable = n["caught"] + n["missed"] + n["timeout"]
     # A mutant whose tests never finish (a loop that no longer ends) is
     # caught too: they fail at the bound, as CI's would (docs/TESTING.md).

@@ -309,6 +309,27 @@ mod tests {
     }
 
     #[test]
+    fn a_listener_that_fails_is_an_error_at_once_not_a_wait() {
+        let dir = tempfile::tempdir().unwrap();
+        let listener = UnixListener::bind(dir.path().join("socket")).unwrap();
+        // The listener's descriptor now names a plain file: accept fails
+        // with ENOTSOCK, which is no "nobody yet".
+        let mut fd = std::os::fd::OwnedFd::from(listener);
+        let file = std::fs::File::create(dir.path().join("plain")).unwrap();
+        nix::unistd::dup2(&file, &mut fd).unwrap();
+        let handoff = Handoff {
+            dir,
+            listener: UnixListener::from(fd),
+        };
+        let result = handoff.accept(std::process::id(), Duration::from_secs(3));
+        assert!(
+            matches!(result, Err(HandoffError::Io(_))),
+            "{:?}",
+            result.err().map(|e| e.to_string())
+        );
+    }
+
+    #[test]
     fn the_relays_url_is_accepted() {
         let raw = url(&format!(
             "mcpRelayUrl={RELAY}&client=%7B%22name%22%3A%22x%22%7D&protocolVersion=2"

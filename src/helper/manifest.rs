@@ -239,4 +239,72 @@ mod tests {
         let d = changed(&|p| fs::write(p.join("z.js"), "x").unwrap());
         assert_eq!(d.path, ".");
     }
+
+    /// The record with its lines edited: the tree stays as it was, so only
+    /// the entries' paths differ, and the walk's order has to name them.
+    fn compared_with(edit: &dyn Fn(Vec<String>) -> Vec<String>) -> Result<(), Difference> {
+        let dir = tree();
+        let taken = String::from_utf8(Manifest::take(dir.path()).unwrap().to_bytes()).unwrap();
+        let lines = edit(taken.lines().map(str::to_string).collect());
+        let record = Manifest::from_bytes(format!("{}\n", lines.join("\n")).as_bytes()).unwrap();
+        record.compare(dir.path())
+    }
+
+    fn without(path: &'static str) -> impl Fn(Vec<String>) -> Vec<String> {
+        move |lines| {
+            lines
+                .into_iter()
+                .filter(|l| !l.ends_with(&format!(" {path}")))
+                .collect()
+        }
+    }
+
+    fn with(path: &'static str) -> impl Fn(Vec<String>) -> Vec<String> {
+        move |mut lines| {
+            let line = format!("f 100644 4 1 0.0 0.0 {path}");
+            let at = lines
+                .iter()
+                .position(|l| l.rsplit(' ').next().unwrap() > path)
+                .unwrap_or(lines.len());
+            lines.insert(at, line);
+            lines
+        }
+    }
+
+    #[test]
+    fn an_entry_the_record_lacks_was_added_and_one_the_tree_lacks_is_gone() {
+        assert_eq!(compared_with(&|lines| lines), Ok(()));
+        // The walk meets a/b/c.js where the record has a/d.json next.
+        assert_eq!(
+            compared_with(&without("a/b/c.js")),
+            Err(Difference {
+                path: "a/b/c.js".into(),
+                what: "was added"
+            })
+        );
+        // The record's a/a.js sorts before the a/b the walk meets.
+        assert_eq!(
+            compared_with(&with("a/a.js")),
+            Err(Difference {
+                path: "a/a.js".into(),
+                what: "is gone"
+            })
+        );
+        // After everything the walk met, the record still has one.
+        assert_eq!(
+            compared_with(&with("zz.js")),
+            Err(Difference {
+                path: "zz.js".into(),
+                what: "is gone"
+            })
+        );
+    }
+
+    #[test]
+    fn a_record_is_never_empty() {
+        let dir = tree();
+        let manifest = Manifest::take(dir.path()).unwrap();
+        assert!(!manifest.is_empty());
+        assert_eq!(Manifest::from_bytes(b""), None);
+    }
 }
