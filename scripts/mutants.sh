@@ -128,8 +128,8 @@ for m in "${modules[@]}"; do
   elif [ -f "$work/$m/mutants.out/unviable.txt" ]; then
     # cargo-mutants lists the earlier caught and unviable ones together;
     # which were unviable is kept here, over every iteration.
-    cat "$work/$m/mutants.out/unviable.txt" "$work/$m/unviable.all" 2>/dev/null |
-      sort -u >"$work/$m/unviable.new"
+    touch "$work/$m/unviable.all"
+    sort -u "$work/$m/mutants.out/unviable.txt" "$work/$m/unviable.all" >"$work/$m/unviable.new"
     mv "$work/$m/unviable.new" "$work/$m/unviable.all"
   fi
   # --timeout: these tests take seconds; a mutant that loops is stopped.
