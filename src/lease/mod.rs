@@ -314,3 +314,238 @@ fn busy_or(
         you: agent.to_string(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::RuntimeLocation;
+    use std::ffi::OsString;
+    use std::fs;
+
+    /// A runtime of its own, and the configuration of `agent` waiting up
+    /// to `wait` seconds for the turn.
+    struct Place {
+        _home: tempfile::TempDir,
+        runtime: Runtime,
+    }
+
+    impl Place {
+        fn new() -> Place {
+            let home = tempfile::tempdir().unwrap();
+            let location = RuntimeLocation {
+                path: home.path().join("runtime"),
+            };
+            let runtime = Runtime::open(&location).unwrap();
+            Place {
+                _home: home,
+                runtime,
+            }
+        }
+
+        fn config(&self, agent: &str, wait: u64) -> Config {
+            let vars = [
+                ("HOME", self.runtime.root().parent().unwrap().as_os_str()),
+                ("MY_CHROME_RUNTIME_DIR", self.runtime.root().as_os_str()),
+                ("MY_CHROME_AGENT", agent.as_ref()),
+                ("MY_CHROME_LEASE_WAIT_SECS", wait.to_string().as_ref()),
+            ]
+            .map(|(k, v)| (OsString::from(k), v.to_os_string()));
+            Config::from_vars(vars).unwrap()
+        }
+
+        fn take(&self, agent: &str, wait: u64, command: &str) -> Result<HeldLease, LeaseError> {
+            acquire(&self.config(agent, wait), &self.runtime, command)
+        }
+
+        fn record(&self, bytes: &[u8]) {
+            self.runtime.write_state(StateFile::Lease, bytes).unwrap();
+        }
+
+        fn log(&self) -> Vec<String> {
+            let text = fs::read_to_string(self.runtime.root().join("lease.log")).unwrap();
+            // Each line without its time.
+            text.lines()
+                .map(|l| l.split_once(' ').unwrap().1.to_string())
+                .collect()
+        }
+    }
+
+    fn holder_named(agent: &str, command: &str, process: ProcessId) -> Holder {
+        Holder {
+            agent: agent.into(),
+            command: command.into(),
+            since: now_ms(),
+            process,
+        }
+    }
+
+    /// A process that was and is no more.
+    fn dead_process() -> ProcessId {
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let pid = child.id();
+        child.wait().unwrap();
+        ProcessId { pid, start: 0 }
+    }
+
+    #[test]
+    fn now_is_the_clocks_milliseconds_since_the_epoch() {
+        let ms = |t: SystemTime| {
+            t.duration_since(SystemTime::UNIX_EPOCH)
+                .unwrap()
+                .as_millis()
+        };
+        let before = ms(SystemTime::now());
+        let now = u128::from(now_ms());
+        let after = ms(SystemTime::now());
+        assert!(before <= now && now <= after, "{before} {now} {after}");
+    }
+
+    #[test]
+    fn a_record_that_holds_nothing_leaves_the_turn_free() {
+        let place = Place::new();
+        assert!(holder(&place.runtime).unwrap().is_none(), "no file");
+        for nothing in [
+            &b""[..],
+            b"\0\0\0\0",
+            b" \n\t ",
+            br#"{"version":1,"agent":"x"}"#,
+        ] {
+            place.record(nothing);
+            assert!(holder(&place.runtime).unwrap().is_none(), "{nothing:?}");
+        }
+        // A killed command's record names it, and holds nothing.
+        let killed = holder_named("alpha", "snapshot", dead_process());
+        write(&place.runtime, Some(killed.clone())).unwrap();
+        assert_eq!(recorded(&place.runtime).unwrap(), Some(killed));
+        assert!(holder(&place.runtime).unwrap().is_none());
+        // A running one holds the turn.
+        let running = holder_named("alpha", "snapshot", ProcessId::current().unwrap());
+        write(&place.runtime, Some(running.clone())).unwrap();
+        assert_eq!(holder(&place.runtime).unwrap(), Some(running));
+    }
+
+    #[test]
+    fn a_record_that_is_not_ours_is_refused_with_exit_6() {
+        let place = Place::new();
+        let pid = std::process::id();
+        let with = |agent: &str, command: &str| {
+            format!(
+                r#"{{"version":2,"holder":{{"agent":"{agent}","command":"{command}","since":1,"process":{{"pid":{pid},"start":0}}}}}}"#
+            )
+        };
+        let longest = "a".repeat(64);
+        let too_long = "a".repeat(65);
+        for bad in [
+            "not json".to_string(),
+            r#"{"version":3,"holder":null}"#.to_string(),
+            r#"{"version":2,"holder":null,"more":1}"#.to_string(),
+            with("", "snapshot"),
+            with(&too_long, "snapshot"),
+            with("alpha", ""),
+            with("alpha", &too_long),
+            with("al\\u001bpha", "snapshot"),
+            with("alpha", "snap\\nshot"),
+        ] {
+            place.record(bad.as_bytes());
+            let error = recorded(&place.runtime).unwrap_err();
+            assert!(matches!(error, LeaseError::Malformed { .. }), "{bad}");
+            assert_eq!(error.exit(), Exit::Security, "{bad}");
+        }
+        for good in [with(&longest, "snapshot"), with("alpha", &longest)] {
+            place.record(good.as_bytes());
+            assert!(recorded(&place.runtime).unwrap().is_some(), "{good}");
+        }
+    }
+
+    #[test]
+    fn a_turn_records_its_holder_while_it_lives_and_logs_what_it_did() {
+        let place = Place::new();
+        let mut held = place.take("alpha", 0, "snapshot").unwrap();
+        let holding = holder(&place.runtime).unwrap().unwrap();
+        assert_eq!(
+            (holding.agent.as_str(), holding.command.as_str()),
+            ("alpha", "snapshot")
+        );
+        assert_eq!(holding.process, ProcessId::current().unwrap());
+        assert!(now_ms().abs_diff(holding.since) < 60_000);
+        held.on_tab(3);
+        drop(held);
+        assert_eq!(recorded(&place.runtime).unwrap(), None, "the turn is free");
+        // A command that sent the browser nothing says so; a name that is
+        // not a command's is logged as `other`.
+        let mut held = place.take("beta", 0, "https://example.test/").unwrap();
+        held.set_ran(false);
+        drop(held);
+        assert_eq!(
+            place.log(),
+            [
+                "RAN agent=alpha command=snapshot tab=t3",
+                "REFUSED agent=beta command=other",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_busy_turn_is_refused_with_exit_7_naming_its_holder() {
+        let place = Place::new();
+        let _held = place.take("alpha", 0, "snapshot").unwrap();
+        // The holder started 7 s ago.
+        let mut earlier = holder(&place.runtime).unwrap().unwrap();
+        earlier.since -= 7_000;
+        write(&place.runtime, Some(earlier)).unwrap();
+        for wait in [0, 2] {
+            let Err(error) = place.take("beta", wait, "click") else {
+                panic!("beta took the turn alpha holds");
+            };
+            let LeaseError::Busy {
+                holder,
+                command,
+                running,
+                waited,
+                you,
+            } = &error
+            else {
+                panic!("{error}");
+            };
+            assert_eq!(
+                (holder.as_str(), command.as_str(), *waited, you.as_str()),
+                ("alpha", "snapshot", wait, "beta")
+            );
+            assert!((7..=9).contains(running), "{running}");
+            assert_eq!(error.exit(), Exit::Busy);
+        }
+        assert_eq!(
+            place.log(),
+            [
+                "TIMEOUT agent=beta command=click holder=alpha waited=0s",
+                "TIMEOUT agent=beta command=click holder=alpha waited=2s",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_waiter_gets_the_turn_when_the_command_in_flight_ends() {
+        let place = Place::new();
+        let held = place.take("alpha", 0, "snapshot").unwrap();
+        let ender = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(1_500));
+            drop(held);
+        });
+        let waiter = place.take("beta", 30, "click").unwrap();
+        ender.join().unwrap();
+        drop(waiter);
+        let log = place.log();
+        assert_eq!(log[0], "RAN agent=alpha command=snapshot");
+        assert!(
+            log[1].starts_with("RAN agent=beta command=click waited="),
+            "{log:?}"
+        );
+    }
+
+    #[test]
+    fn an_interrupted_wait_ends_with_the_signals_exit() {
+        let error = LeaseError::Interrupted(Signal::SIGTERM);
+        assert_eq!(error.exit(), Exit::from(Signal::SIGTERM));
+        assert_ne!(error.exit(), Exit::Failure);
+    }
+}
