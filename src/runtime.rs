@@ -569,3 +569,136 @@ fn ensure_private_subdir(path: &Path) -> Result<(), RuntimeError> {
         _ => check_private_dir(path),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::RuntimeLocation;
+    use std::os::unix::fs::{PermissionsExt, symlink};
+
+    fn opened() -> (tempfile::TempDir, Runtime) {
+        let home = tempfile::tempdir().unwrap();
+        let location = RuntimeLocation {
+            path: home.path().join("runtime"),
+        };
+        let runtime = Runtime::open(&location).unwrap();
+        (home, runtime)
+    }
+
+    fn is_unsafe(result: Result<impl std::fmt::Debug, RuntimeError>) -> bool {
+        matches!(result, Err(RuntimeError::Unsafe { .. }))
+    }
+
+    #[test]
+    fn the_bound_registry_is_a_folder_of_the_private_tmpdir() {
+        let (_home, runtime) = opened();
+        let registry = bound_registry(&runtime.tmp_dir());
+        assert_eq!(registry.parent(), Some(runtime.tmp_dir().as_path()));
+    }
+
+    #[test]
+    fn only_the_lease_and_the_tab_book_may_be_lost_at_a_power_loss() {
+        use StateFile::*;
+        let lost = [Lease, Tabs];
+        for file in [
+            RotationBaseline,
+            RotationMarker,
+            Bootstrap,
+            Lease,
+            Tabs,
+            HelperManifest,
+            TokenFingerprint,
+            NodeRecord,
+            Browser,
+            Artifacts,
+            SessionBrowser,
+            TabIds,
+        ] {
+            assert_eq!(file.durable(), !lost.contains(&file), "{file:?}");
+        }
+    }
+
+    #[test]
+    fn a_runtime_that_cannot_be_inspected_is_an_error_not_a_new_one() {
+        // Under a plain file: ENOTDIR, which is no "does not exist".
+        let home = tempfile::tempdir().unwrap();
+        fs::write(home.path().join("file"), "x").unwrap();
+        let location = RuntimeLocation {
+            path: home.path().join("file/runtime"),
+        };
+        assert!(matches!(
+            Runtime::open(&location),
+            Err(RuntimeError::Io {
+                action: "inspect",
+                ..
+            })
+        ));
+        assert!(matches!(
+            Runtime::inspect(&location),
+            Err(RuntimeError::Io {
+                action: "inspect",
+                ..
+            })
+        ));
+        let missing = RuntimeLocation {
+            path: home.path().join("none"),
+        };
+        assert!(Runtime::inspect(&missing).unwrap().is_none());
+    }
+
+    #[test]
+    fn a_state_file_of_exactly_the_bound_is_read_and_one_byte_more_is_refused() {
+        let (_home, runtime) = opened();
+        let at_bound = vec![b'x'; STATE_LIMIT as usize];
+        runtime.write_state(StateFile::Lease, &at_bound).unwrap();
+        assert_eq!(
+            runtime.read_state(StateFile::Lease).unwrap(),
+            Some(at_bound)
+        );
+        let over = vec![b'x'; STATE_LIMIT as usize + 1];
+        runtime.write_state(StateFile::Lease, &over).unwrap();
+        assert!(is_unsafe(runtime.read_state(StateFile::Lease)));
+    }
+
+    #[test]
+    fn the_log_grows_to_its_bound_then_becomes_its_older_generation() {
+        let (_home, runtime) = opened();
+        let log = |name: &str| fs::read_to_string(runtime.root().join(name)).ok();
+        assert_eq!(runtime.read_log(LogFile::Lease, 1000).unwrap(), "");
+        // A first line longer than the bound is still written, in place.
+        runtime
+            .append_log(LogFile::Lease, b"0123456789012345678901234\n", 20)
+            .unwrap();
+        assert_eq!(log("lease.log.1"), None);
+        fs::remove_file(runtime.root().join("lease.log")).unwrap();
+        // Up to the bound exactly, one file.
+        runtime
+            .append_log(LogFile::Lease, b"aaaaaaaaa\n", 20)
+            .unwrap();
+        runtime
+            .append_log(LogFile::Lease, b"bbbbbbbbb\n", 20)
+            .unwrap();
+        assert_eq!(log("lease.log.1"), None);
+        assert_eq!(log("lease.log").unwrap(), "aaaaaaaaa\nbbbbbbbbb\n");
+        // One byte past it: the log moves aside, the line starts anew.
+        runtime.append_log(LogFile::Lease, b"c\n", 20).unwrap();
+        assert_eq!(log("lease.log.1").unwrap(), "aaaaaaaaa\nbbbbbbbbb\n");
+        assert_eq!(log("lease.log").unwrap(), "c\n");
+        assert_eq!(
+            runtime.read_log(LogFile::Lease, 1000).unwrap(),
+            "aaaaaaaaa\nbbbbbbbbb\nc\n"
+        );
+    }
+
+    #[test]
+    fn a_log_that_is_a_link_is_neither_followed_nor_skipped() {
+        let (home, runtime) = opened();
+        let elsewhere = home.path().join("elsewhere");
+        fs::write(&elsewhere, "theirs\n").unwrap();
+        fs::set_permissions(&elsewhere, fs::Permissions::from_mode(0o600)).unwrap();
+        symlink(&elsewhere, runtime.root().join("lease.log")).unwrap();
+        assert!(is_unsafe(runtime.append_log(LogFile::Lease, b"x\n", 1000)));
+        assert_eq!(fs::read_to_string(&elsewhere).unwrap(), "theirs\n");
+        assert!(is_unsafe(runtime.read_log(LogFile::Lease, 1000)));
+    }
+}

@@ -332,8 +332,17 @@ fn waiting_for_the_lock_is_bounded_and_interruptible() {
         .wrapper_lock(std::time::Duration::from_secs(1))
         .unwrap();
 
+    // Told once, after a second of waiting: a wait that ends at 1 s says
+    // nothing, one of 3 s says it once.
+    let waiting = "waiting for another my-chrome command";
     sandbox.set("MY_CHROME_LOCK_WAIT_SECS", "1");
-    sandbox.run(&["setup"]).expect(124, "held the lock");
+    let short = sandbox.run(&["setup"]);
+    short.expect(124, "held the lock");
+    assert!(!short.stderr.contains(waiting), "{}", short.stderr);
+    sandbox.set("MY_CHROME_LOCK_WAIT_SECS", "3");
+    let long = sandbox.run(&["setup"]);
+    long.expect(124, "held the lock");
+    assert_eq!(long.stderr.matches(waiting).count(), 1, "{}", long.stderr);
 
     sandbox.set("MY_CHROME_LOCK_WAIT_SECS", "60");
     let setup = common::Running::start(sandbox.command(&["setup"]));
