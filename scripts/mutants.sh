@@ -107,6 +107,40 @@ git ls-files -z --cached --others --exclude-standard |
   tar --null -T - -cf "$pristine"
 tar -xmf "$pristine" -C "$copy"
 
+# The integration tests share one install of the pinned CLI, the golden
+# runtime in the copy's target/tmp, and each test binary runs the (mutated)
+# `my-chrome setup` on it: a mutant of the runtime or the helper checks can
+# leave it in a state the next mutants' tests fail on, which would count
+# them caught. So cargo is called through a wrapper: each module's baseline
+# (the unmutated code) makes the golden afresh and it is kept; before every
+# later test run it is put back exactly as kept.
+golden=$copy/target/tmp/golden-runtime
+kept=$work/golden.tar
+wrapper=$work/cargo
+real_cargo=$(command -v cargo)
+cat >"$wrapper" <<WRAPPER
+#!/usr/bin/env bash
+set -euo pipefail
+if [ "\${1:-}" = test ] && [[ " \$* " != *" --no-run "* ]]; then
+  if [ -f "$kept" ]; then
+    rm -rf "$golden"
+    tar -xpf "$kept" -C "$(dirname "$golden")"
+  else
+    code=0
+    "$real_cargo" "\$@" || code=\$?
+    if [ "\$code" -eq 0 ] && [ -d "$golden" ]; then
+      # Without its record of the tree (inodes change on the way back):
+      # the first check of each run makes it anew.
+      tar -cpf "$kept" --exclude="$(basename "$golden")/cli-manifest.txt" \\
+        -C "$(dirname "$golden")" "$(basename "$golden")"
+    fi
+    exit "\$code"
+  fi
+fi
+exec "$real_cargo" "\$@"
+WRAPPER
+chmod 700 "$wrapper"
+
 start=$(date +%s)
 status=0
 for m in "${modules[@]}"; do
@@ -135,7 +169,10 @@ for m in "${modules[@]}"; do
   # --timeout: these tests take seconds; a mutant that loops is stopped.
   # (In place, in the copy: one mutant at a time.)
   code=0
-  (cd "$copy" && cargo mutants --in-place --no-shuffle --timeout 120 \
+  rm -rf "$golden" "$kept"
+  # cargo-mutants itself (as `cargo mutants`, cargo would set CARGO to
+  # itself): it calls whatever CARGO names.
+  (cd "$copy" && CARGO=$wrapper cargo-mutants mutants --in-place --no-shuffle --timeout 120 \
      --profile mutants --output "$work/$m" "${in_diff[@]}" "${iterate[@]}" "${files[@]}" "${tests[@]}") ||
     code=$?
   # 2: mutants missed, 3: timed out; anything else: the run itself failed

@@ -661,6 +661,23 @@ mod tests {
     }
 
     #[test]
+    fn removing_a_state_file_that_is_gone_is_done_and_one_that_cannot_go_is_an_error() {
+        let (_home, runtime) = opened();
+        runtime.remove_state(StateFile::Lease).unwrap();
+        runtime.write_state(StateFile::Lease, b"{}").unwrap();
+        runtime.remove_state(StateFile::Lease).unwrap();
+        assert_eq!(runtime.read_state(StateFile::Lease).unwrap(), None);
+        fs::create_dir(runtime.root().join(StateFile::Lease.file_name())).unwrap();
+        assert!(matches!(
+            runtime.remove_state(StateFile::Lease),
+            Err(RuntimeError::Io {
+                action: "remove",
+                ..
+            })
+        ));
+    }
+
+    #[test]
     fn the_log_grows_to_its_bound_then_becomes_its_older_generation() {
         let (_home, runtime) = opened();
         let log = |name: &str| fs::read_to_string(runtime.root().join(name)).ok();
