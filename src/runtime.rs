@@ -647,6 +647,37 @@ mod tests {
     }
 
     #[test]
+    fn a_runtime_someone_made_meanwhile_is_checked_not_claimed_and_a_failed_one_is_an_error() {
+        // The race create_root allows: the folder appeared after the look.
+        let home = tempfile::tempdir().unwrap();
+        let made = home.path().join("made");
+        fs::create_dir(&made).unwrap();
+        create_root(&made).unwrap();
+        assert!(!made.join(CLAIM_FILE).exists());
+        // mkdir in /proc fails (ENOENT): an error, never taken for made.
+        assert!(matches!(
+            create_root(Path::new("/proc/my-chrome-runtime")),
+            Err(RuntimeError::Io {
+                action: "create",
+                ..
+            })
+        ));
+    }
+
+    #[test]
+    fn a_claim_with_anything_after_it_is_not_ours() {
+        let (_home, runtime) = opened();
+        let location = RuntimeLocation {
+            path: runtime.root().to_path_buf(),
+        };
+        let claim = runtime.root().join(CLAIM_FILE);
+        let mut longer = fs::read(&claim).unwrap();
+        longer.push(b'x');
+        fs::write(&claim, longer).unwrap();
+        assert!(is_unsafe(Runtime::open(&location)));
+    }
+
+    #[test]
     fn a_state_file_of_exactly_the_bound_is_read_and_one_byte_more_is_refused() {
         let (_home, runtime) = opened();
         let at_bound = vec![b'x'; STATE_LIMIT as usize];
