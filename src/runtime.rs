@@ -665,6 +665,24 @@ mod tests {
     }
 
     #[test]
+    fn the_private_subfolders_are_made_private_and_a_shared_or_linked_one_refused() {
+        let (home, runtime) = opened();
+        let location = RuntimeLocation {
+            path: runtime.root().to_path_buf(),
+        };
+        for sub in [WORKSPACE_DIR, TMP_DIR] {
+            let meta = fs::symlink_metadata(runtime.root().join(sub)).unwrap();
+            assert!(meta.is_dir() && meta.mode() & 0o7777 == 0o700, "{sub}");
+        }
+        let tmp = runtime.tmp_dir();
+        fs::set_permissions(&tmp, fs::Permissions::from_mode(0o755)).unwrap();
+        assert!(is_unsafe(Runtime::open(&location)));
+        fs::remove_dir(&tmp).unwrap();
+        symlink(home.path(), &tmp).unwrap();
+        assert!(is_unsafe(Runtime::open(&location)));
+    }
+
+    #[test]
     fn a_claim_with_anything_after_it_is_not_ours() {
         let (_home, runtime) = opened();
         let location = RuntimeLocation {
