@@ -655,13 +655,16 @@ mod tests {
         create_root(&made).unwrap();
         assert!(!made.join(CLAIM_FILE).exists());
         // mkdir in /proc fails (ENOENT): an error, never taken for made.
-        assert!(matches!(
-            create_root(Path::new("/proc/my-chrome-runtime")),
-            Err(RuntimeError::Io {
-                action: "create",
-                ..
-            })
-        ));
+        let cannot = Path::new("/proc/my-chrome-runtime");
+        for result in [create_root(cannot), ensure_private_subdir(cannot)] {
+            assert!(matches!(
+                result,
+                Err(RuntimeError::Io {
+                    action: "create",
+                    ..
+                })
+            ));
+        }
     }
 
     #[test]
