@@ -265,3 +265,158 @@ fn stop_processes(pids: &[u32]) {
         let _ = kill(nix::unistd::Pid::from_raw(*pid as i32), Signal::SIGKILL);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::RuntimeLocation;
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    use std::os::unix::process::ExitStatusExt;
+
+    fn opened() -> (tempfile::TempDir, Runtime) {
+        let home = tempfile::tempdir().unwrap();
+        let location = RuntimeLocation {
+            path: home.path().join("runtime"),
+        };
+        let runtime = Runtime::open(&location).unwrap();
+        (home, runtime)
+    }
+
+    fn record(runtime: &Runtime, value: serde_json::Value) {
+        runtime
+            .write_state(StateFile::Bootstrap, value.to_string().as_bytes())
+            .unwrap();
+    }
+
+    #[test]
+    fn a_bootstrap_is_private_recorded_and_scrubbed_with_its_record() {
+        let (_home, runtime) = opened();
+        fs::create_dir(runtime.tmp_dir().join("playwright-artifacts-OLD111")).unwrap();
+        let bootstrap = Bootstrap::create(&runtime).unwrap();
+        let dir = bootstrap.dir.clone();
+        assert_eq!(dir.parent(), Some(runtime.root()));
+        assert_eq!(fs::metadata(&dir).unwrap().mode() & 0o7777, 0o700);
+        assert_eq!(recorded_dir(&runtime).unwrap(), Some(dir.clone()));
+        assert_eq!(
+            bootstrap.artifacts_before(),
+            ["playwright-artifacts-OLD111"]
+        );
+        assert_eq!(
+            recorded_before(&runtime).unwrap().unwrap(),
+            ["playwright-artifacts-OLD111"]
+        );
+        let output = runtime.root().join(SESSION_OUTPUT);
+        assert_eq!(fs::metadata(&output).unwrap().mode() & 0o7777, 0o700);
+        let config: serde_json::Value =
+            serde_json::from_slice(&fs::read(bootstrap.config()).unwrap()).unwrap();
+        assert_eq!(config, json!({"outputDir": output}));
+        drop(bootstrap.output().unwrap());
+        bootstrap.scrub().unwrap();
+        assert!(!dir.exists());
+        assert_eq!(recorded_dir(&runtime).unwrap(), None);
+        // Dropped after an early failure: scrubbed the same.
+        let bootstrap = Bootstrap::create(&runtime).unwrap();
+        let dir = bootstrap.dir.clone();
+        drop(bootstrap);
+        assert!(!dir.exists());
+        assert_eq!(runtime.read_state(StateFile::Bootstrap).unwrap(), None);
+    }
+
+    #[test]
+    fn a_shared_session_output_folder_stops_the_bootstrap() {
+        let (_home, runtime) = opened();
+        let output = runtime.root().join(SESSION_OUTPUT);
+        fs::create_dir(&output).unwrap();
+        fs::set_permissions(&output, fs::Permissions::from_mode(0o755)).unwrap();
+        let error = Bootstrap::create(&runtime).err().unwrap();
+        assert_eq!(error.exit(), Exit::Security, "{error}");
+    }
+
+    #[test]
+    fn a_record_naming_anything_but_a_bootstrap_folder_of_ours_is_refused() {
+        let (home, runtime) = opened();
+        let root = runtime.root().to_path_buf();
+        let ours = root.join(format!("{BOOTSTRAP_PREFIX}abc"));
+        fs::create_dir(&ours).unwrap();
+        record(&runtime, json!({"dir": ours}));
+        assert_eq!(recorded_dir(&runtime).unwrap(), Some(ours.clone()));
+        // Gone already: only the record is left to remove.
+        let gone = root.join(format!("{BOOTSTRAP_PREFIX}gone"));
+        record(&runtime, json!({"dir": gone}));
+        assert_eq!(recorded_dir(&runtime).unwrap(), Some(gone));
+        let link = root.join(format!("{BOOTSTRAP_PREFIX}link"));
+        std::os::unix::fs::symlink(home.path(), &link).unwrap();
+        let outside = home.path().join(format!("{BOOTSTRAP_PREFIX}abc"));
+        fs::create_dir(&outside).unwrap();
+        for bad in [
+            json!({"dir": link}),
+            json!({"dir": outside}),
+            json!({"dir": ours.join("deeper")}),
+            json!({"dir": root.join("tmp")}),
+            json!({"dir": 7}),
+            json!({}),
+        ] {
+            record(&runtime, bad.clone());
+            let error = recorded_dir(&runtime).unwrap_err();
+            assert!(matches!(error, BootstrapError::ForeignRecord(_)), "{bad}");
+            assert_eq!(error.exit(), Exit::Security);
+        }
+        runtime
+            .write_state(StateFile::Bootstrap, b"not json")
+            .unwrap();
+        assert!(matches!(
+            recorded_dir(&runtime),
+            Err(BootstrapError::ForeignRecord(_))
+        ));
+        // An earlier release's record lists no folders.
+        record(&runtime, json!({"dir": ours}));
+        assert_eq!(recorded_before(&runtime).unwrap(), None);
+        record(
+            &runtime,
+            json!({"dir": ours, "artifacts_before": ["a", 1, "b"]}),
+        );
+        assert_eq!(recorded_before(&runtime).unwrap().unwrap(), ["a", "b"]);
+    }
+
+    #[test]
+    fn output_already_gone_is_removed_and_output_that_cannot_go_is_said() {
+        let (_home, runtime) = opened();
+        assert_eq!(remove_output(&runtime.root().join("none")), Ok(()));
+        let file = runtime.root().join("a-file");
+        fs::write(&file, "x").unwrap();
+        let said = remove_output(&file).unwrap_err();
+        assert!(said.contains("could not be deleted"), "{said}");
+    }
+
+    /// A child reaped the moment it ends (as an orphan is by init), and how
+    /// it ended.
+    fn reaped(mut command: std::process::Command) -> (u32, std::thread::JoinHandle<Option<i32>>) {
+        let mut child = command.spawn().unwrap();
+        let pid = child.id();
+        let waiter = std::thread::spawn(move || child.wait().unwrap().signal());
+        (pid, waiter)
+    }
+
+    #[test]
+    fn what_a_dead_connect_started_gets_sigint_then_sigkill() {
+        let (polite, polite_end) = reaped({
+            let mut c = std::process::Command::new("sleep");
+            c.arg("30");
+            c
+        });
+        let (deaf, deaf_end) = reaped({
+            let mut c = std::process::Command::new("sh");
+            c.args(["-c", "trap '' INT; exec sleep 30"]);
+            c
+        });
+        // The shell has set its trap once it has become sleep.
+        let started = Instant::now();
+        while fs::read_to_string(format!("/proc/{deaf}/comm")).unwrap() != "sleep\n" {
+            assert!(started.elapsed() < Duration::from_secs(10));
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        stop_processes(&[polite, deaf]);
+        assert_eq!(polite_end.join().unwrap(), Some(nix::libc::SIGINT));
+        assert_eq!(deaf_end.join().unwrap(), Some(nix::libc::SIGKILL));
+    }
+}

@@ -201,8 +201,82 @@ mod tests {
             "pw-dc76e9f0",
             "bound-browsers",
             "playwright-artifacts-aaaaaaaaaaaaaaaaaaaa",
+            "playwright-artifacts-aaaaaaaaaaaaaaaaa",
+            "playwright-artifacts-abc_de",
         ] {
             assert!(!is_artifacts_name(bad), "{bad}");
         }
+        assert!(is_artifacts_name("playwright-artifacts-aaaaaaaaaaaaaaaa"));
+    }
+
+    fn folder(runtime: &Runtime, name: &str) {
+        fs::DirBuilder::new()
+            .mode(0o700)
+            .create(runtime.tmp_dir().join(name))
+            .unwrap();
+    }
+
+    fn exists(runtime: &Runtime, name: &str) -> bool {
+        fs::symlink_metadata(runtime.tmp_dir().join(name)).is_ok()
+    }
+
+    #[test]
+    fn an_attach_records_only_the_folders_it_made_and_they_go_with_its_daemon() {
+        let home = tempfile::tempdir().unwrap();
+        let location = crate::config::RuntimeLocation {
+            path: home.path().join("runtime"),
+        };
+        let runtime = Runtime::open(&location).unwrap();
+        folder(&runtime, "playwright-artifacts-OLD111");
+        folder(&runtime, "something-else");
+        let before = present(&runtime);
+        assert_eq!(before, ["playwright-artifacts-OLD111"]);
+        folder(&runtime, "playwright-artifacts-NEW222");
+        folder(&runtime, "playwright-artifacts-NEW111");
+        record_new(&runtime, &before).unwrap();
+        record_new(&runtime, &before).unwrap();
+        assert_eq!(
+            read(&runtime).unwrap().artifacts,
+            ["playwright-artifacts-NEW111", "playwright-artifacts-NEW222"],
+            "sorted, each once"
+        );
+        // One of them replaced by a link to a folder elsewhere: not followed.
+        let elsewhere = home.path().join("elsewhere");
+        fs::create_dir(&elsewhere).unwrap();
+        fs::remove_dir(runtime.tmp_dir().join("playwright-artifacts-NEW222")).unwrap();
+        std::os::unix::fs::symlink(
+            &elsewhere,
+            runtime.tmp_dir().join("playwright-artifacts-NEW222"),
+        )
+        .unwrap();
+        assert_eq!(remove_recorded(&runtime).unwrap(), 1);
+        assert!(!exists(&runtime, "playwright-artifacts-NEW111"));
+        assert!(exists(&runtime, "playwright-artifacts-NEW222") && elsewhere.exists());
+        assert!(exists(&runtime, "playwright-artifacts-OLD111"));
+        assert_eq!(runtime.read_state(StateFile::Artifacts).unwrap(), None);
+        // A record edited to name anything else removes nothing.
+        runtime
+            .write_state(
+                StateFile::Artifacts,
+                br#"{"artifacts":["something-else","../runtime"]}"#,
+            )
+            .unwrap();
+        assert_eq!(remove_recorded(&runtime).unwrap(), 0);
+        assert!(exists(&runtime, "something-else"));
+    }
+
+    #[test]
+    fn a_connect_that_died_leaves_only_the_folders_there_before_it() {
+        let home = tempfile::tempdir().unwrap();
+        let location = crate::config::RuntimeLocation {
+            path: home.path().join("runtime"),
+        };
+        let runtime = Runtime::open(&location).unwrap();
+        folder(&runtime, "playwright-artifacts-OLD111");
+        let before = present(&runtime);
+        folder(&runtime, "playwright-artifacts-NEW111");
+        folder(&runtime, "playwright-artifacts-NEW222");
+        assert_eq!(remove_since(&runtime, &before), 2);
+        assert_eq!(present(&runtime), before);
     }
 }
