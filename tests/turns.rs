@@ -247,6 +247,8 @@ fn a_command_in_flight_holds_others_up_to_the_bound_then_exit_7_naming_it() {
     let busy = Running::start(beta).wait();
     busy.expect(7, "agent alpha's `snapshot` has been running");
     assert!(busy.stderr.contains("ran nothing"), "{}", busy.stderr);
+    // A wait of 0 s is no wait, and says none.
+    assert!(!busy.stderr.contains("waiting up to"), "{}", busy.stderr);
     drop(wrapper);
     // connect waits its turn too (a browser command with a session does:
     // tests/faults.rs).

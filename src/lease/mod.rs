@@ -469,6 +469,8 @@ mod tests {
         assert_eq!(holding.process, ProcessId::current().unwrap());
         assert!(now_ms().abs_diff(holding.since) < 60_000);
         held.on_tab(3);
+        held.log(Some("tab-claim"), &[Event::Claimed { tab: 4 }])
+            .unwrap();
         drop(held);
         assert_eq!(recorded(&place.runtime).unwrap(), None, "the turn is free");
         // A command that sent the browser nothing says so; a name that is
@@ -479,6 +481,7 @@ mod tests {
         assert_eq!(
             place.log(),
             [
+                "CLAIMED agent=alpha command=tab-claim tab=t4",
                 "RAN agent=alpha command=snapshot tab=t3",
                 "REFUSED agent=beta command=other",
             ]
