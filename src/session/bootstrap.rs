@@ -379,6 +379,15 @@ mod tests {
     }
 
     #[test]
+    fn a_foreign_bound_browser_entry_keeps_its_own_exit() {
+        let foreign = BootstrapError::from(crate::session::bound::BoundError::Foreign {
+            paths: vec![PathBuf::from("/x")],
+            why: "not ours".into(),
+        });
+        assert_eq!(foreign.exit(), Exit::Security);
+    }
+
+    #[test]
     fn output_already_gone_is_removed_and_output_that_cannot_go_is_said() {
         let (_home, runtime) = opened();
         assert_eq!(remove_output(&runtime.root().join("none")), Ok(()));
