@@ -177,12 +177,19 @@ impl ProcessTable {
 
     /// PIDs of processes with an argument that mentions `dir/` anywhere
     /// (`--config=<dir>/file`, say). For a unique, private directory of ours
-    /// this names exactly the processes we started with it.
+    /// this names exactly the processes we started with it. A path that is
+    /// not one (empty, relative, `/` or a folder at the root) names none:
+    /// it would name nearly every process of the machine. Never this one.
     pub fn mentioning(&self, dir: &Path) -> Vec<u32> {
+        if !dir.is_absolute() || dir.components().count() < 3 {
+            return Vec::new();
+        }
         let mut needle = dir.as_os_str().as_bytes().to_vec();
         needle.push(b'/');
+        let me = std::process::id();
         let mut pids: Vec<u32> = self
             .iter()
+            .filter(|p| p.pid != me)
             .filter(|p| {
                 p.cmd.iter().any(|a| {
                     a.as_bytes()
@@ -236,5 +243,38 @@ impl ProcessTable {
             .collect();
         pids.sort_unstable();
         pids
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_folder_deep_in_the_tree_names_the_processes_that_mention_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let folder = dir.path().join("bootstrap");
+        std::fs::create_dir(&folder).unwrap();
+        std::fs::write(folder.join("attach-config.json"), "").unwrap();
+        let mut child = std::process::Command::new("tail")
+            .arg("-f")
+            .arg(folder.join("attach-config.json"))
+            .spawn()
+            .unwrap();
+        let started = std::time::Instant::now();
+        while std::fs::read_to_string(format!("/proc/{}/comm", child.id())).unwrap() != "tail\n" {
+            assert!(started.elapsed().as_secs() < 10, "tail never started");
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        let table = ProcessTable::read().unwrap();
+        assert_eq!(table.mentioning(&folder), [child.id()]);
+        // Its parent is mentioned as a folder too; a sibling is not.
+        assert_eq!(table.mentioning(dir.path()), [child.id()]);
+        assert!(table.mentioning(&dir.path().join("boot")).is_empty());
+        for none in ["", "/", "/tmp", "relative/folder/deep"] {
+            assert!(table.mentioning(Path::new(none)).is_empty(), "{none:?}");
+        }
+        child.kill().unwrap();
+        child.wait().unwrap();
     }
 }

@@ -409,8 +409,20 @@ mod tests {
     #[test]
     fn what_a_dead_connect_started_gets_sigint_then_sigkill() {
         let (polite, polite_end) = reaped({
+            use std::os::unix::process::CommandExt;
             let mut c = std::process::Command::new("sleep");
             c.arg("30");
+            // A test run started in the background ignores SIGINT, and a
+            // child inherits that: this one takes it as it comes.
+            // SAFETY: only an async-signal-safe call between fork and exec.
+            unsafe {
+                c.pre_exec(|| {
+                    use nix::sys::signal::{SigHandler, Signal, signal};
+                    signal(Signal::SIGINT, SigHandler::SigDfl)
+                        .map(drop)
+                        .map_err(std::io::Error::from)
+                });
+            }
             c
         });
         let (deaf, deaf_end) = reaped({
