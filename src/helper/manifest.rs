@@ -301,6 +301,22 @@ mod tests {
     }
 
     #[test]
+    fn the_first_field_that_differs_names_the_change() {
+        let recorded = "f 100644 4 17 10.5 20.5";
+        for (now, what) in [
+            ("d 100644 4 17 10.5 20.5", "changed its kind"),
+            ("f 100666 4 17 10.5 20.5", "changed its mode"),
+            ("f 100644 5 17 10.5 20.5", "changed its size"),
+            ("f 100644 4 18 10.5 20.5", "was replaced (another inode)"),
+            ("f 100644 4 17 11.5 21.5", "was modified"),
+            ("f 100644 4 17 10.5 21.5", "was changed (its ctime moved)"),
+            ("d 100666 5 18 11.5 21.5", "changed its kind"),
+        ] {
+            assert_eq!(what_changed(recorded, now), what, "{now}");
+        }
+    }
+
+    #[test]
     fn a_record_is_never_empty() {
         let dir = tree();
         let manifest = Manifest::take(dir.path()).unwrap();
