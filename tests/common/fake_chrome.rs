@@ -50,11 +50,14 @@ impl FakeChrome {
         uid: Option<u32>,
     ) -> u32 {
         use std::os::unix::process::CommandExt;
-        cmd.args(["-c", "while :; do sleep 1; done", "chrome"])
+        // It waits on a pipe we keep open (with the child), and never
+        // forks: a forked copy would carry its command line too, for a
+        // moment, and a scan would see two of it.
+        cmd.args(["-c", "read -r _", "chrome"])
             .args(args)
             .envs(env.iter().copied())
             .process_group(0)
-            .stdin(std::process::Stdio::null());
+            .stdin(std::process::Stdio::piped());
         if let Some(uid) = uid {
             cmd.uid(uid);
         }
@@ -79,7 +82,7 @@ impl FakeChrome {
         self.start_with(args, &[], None)
     }
 
-    /// Ends one process (and its `sleep`).
+    /// Ends one process (and its group).
     pub fn stop(&self, pid: u32) {
         let mut started = self.started.lock().unwrap();
         let at = started
