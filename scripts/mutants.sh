@@ -8,6 +8,7 @@
 # Usage: scripts/mutants.sh [MODULE...]      (default: every module below)
 #        scripts/mutants.sh --in-diff FILE [MODULE...]   (only the lines FILE's diff changed)
 #        scripts/mutants.sh --iterate [MODULE...]   (only what the last run did not catch)
+#        scripts/mutants.sh --summary [MODULE...]   (the last runs' counts; runs nothing)
 #        scripts/mutants.sh --list-modules
 #
 # It installs cargo-mutants $VERSION (cargo install --locked) when it is
@@ -59,6 +60,7 @@ declare -A TESTS=(
 
 in_diff=()
 iterate=()
+summary=
 modules=()
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -73,6 +75,7 @@ while [ $# -gt 0 ]; do
     # caught, and only the missed and timed-out ones are run again
     # (cargo-mutants' --iterate; the counts below add both runs).
     --iterate) iterate=(--iterate); shift ;;
+    --summary) summary=1; shift ;;
     -*) say "unknown option $1 (the usage is at the top of $0)" >&2; exit 2 ;;
     *)
       if [ -z "${FILES[$1]+x}" ]; then
@@ -84,6 +87,12 @@ while [ $# -gt 0 ]; do
 done
 [ ${#modules[@]} -gt 0 ] || modules=("${ORDER[@]}")
 
+work=$PWD/target/mutants
+took=0
+status=0
+# (--summary: straight to the counts.)
+if [ -z "$summary" ]; then
+
 if ! cargo mutants --version 2>/dev/null | grep -qx "cargo-mutants $VERSION"; then
   say "installing cargo-mutants $VERSION (cargo install --locked; a few minutes)"
   if ! cargo install --locked --quiet cargo-mutants --version "$VERSION"; then
@@ -94,7 +103,6 @@ fi
 
 # The copy: the working tree as it is now, over the previous copy's sources
 # (its target/ stays).
-work=$PWD/target/mutants
 copy=$work/tree
 mkdir -p "$copy"
 find "$copy" -mindepth 1 -maxdepth 1 ! -name target -exec rm -rf {} +
@@ -142,7 +150,6 @@ WRAPPER
 chmod 700 "$wrapper"
 
 start=$(date +%s)
-status=0
 for m in "${modules[@]}"; do
   files=()
   for f in ${FILES[$m]}; do files+=(--file "$f"); done
@@ -185,8 +192,12 @@ for m in "${modules[@]}"; do
   # The copy's sources back as they were when the run began, whatever
   # cargo-mutants left, and newer than any build of a mutant.
   tar -xmf "$pristine" -C "$copy" ${FILES[$m]}
+  # Every mutant of the module as it is now: an earlier run's catch
+  # counts only while its mutant still exists (lines move).
+  (cd "$copy" && cargo-mutants mutants --list "${files[@]}") >"$work/$m/all.txt" 2>/dev/null || true
 done
 took=$(( $(date +%s) - start ))
+fi
 
 python3 - "$work" "$took" "${modules[@]}" <<'EOF'
 import json, os, sys
@@ -194,20 +205,26 @@ work, took, modules = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
 kinds = {"CaughtMutant": "caught", "MissedMutant": "missed", "Unviable": "unviable", "Timeout": "timeout"}
 print(f"{'module':15} {'caught':>6} {'missed':>6} {'unviable':>8} {'timeout':>7} {'caught %':>8}")
 for m in modules:
-    path = os.path.join(work, m, "mutants.out", "outcomes.json")
-    if not os.path.exists(path):
-        print(f"{m:15} (no outcomes: see {os.path.join(work, m)})")
-        continue
-    n = {k: 0 for k in kinds.values()}
-    for o in json.load(open(path))["outcomes"]:
-        if isinstance(o.get("scenario"), dict) and kinds.get(o.get("summary")):
-            n[kinds[o["summary"]]] += 1
-    # After --iterate: what earlier runs caught or found unviable.
     def lines(name):
         f = os.path.join(work, m, name)
         return set(open(f).read().splitlines()) if os.path.exists(f) else set()
+    path = os.path.join(work, m, "mutants.out", "outcomes.json")
+    n = {k: 0 for k in kinds.values()}
+    # (With --iterate and nothing left to run there are no outcomes.)
+    if os.path.exists(path):
+        for o in json.load(open(path))["outcomes"]:
+            if isinstance(o.get("scenario"), dict) and kinds.get(o.get("summary")):
+                n[kinds[o["summary"]]] += 1
+    # After --iterate: what earlier runs caught or found unviable, of the
+    # mutants the module has now.
     earlier = lines("mutants.out/previously_caught.txt")
+    now = lines("all.txt")
+    if now:
+        earlier &= now
     unviable = lines("unviable.all")
+    if not os.path.exists(path) and not earlier:
+        print(f"{m:15} (no outcomes: see {os.path.join(work, m)})")
+        continue
     n["unviable"] += len(earlier & unviable)
     n["caught"] += len(earlier - unviable)
     viable = n["caught"] + n["missed"] + n["timeout"]
