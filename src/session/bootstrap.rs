@@ -323,6 +323,18 @@ mod tests {
     }
 
     #[test]
+    fn output_that_cannot_be_deleted_keeps_its_record_and_is_said() {
+        let (_home, runtime) = opened();
+        let bootstrap = Bootstrap::create(&runtime).unwrap();
+        // Its folder became a file: remove_dir_all fails (ENOTDIR).
+        fs::remove_dir_all(&bootstrap.dir).unwrap();
+        fs::write(&bootstrap.dir, "x").unwrap();
+        let said = bootstrap.scrub().unwrap_err();
+        assert!(said.contains("could not be deleted"), "{said}");
+        assert!(runtime.read_state(StateFile::Bootstrap).unwrap().is_some());
+    }
+
+    #[test]
     fn a_shared_session_output_folder_stops_the_bootstrap() {
         let (_home, runtime) = opened();
         let output = runtime.root().join(SESSION_OUTPUT);
@@ -399,21 +411,32 @@ mod tests {
 
     /// A child reaped the moment it ends (as an orphan is by init), and how
     /// it ended.
-    fn reaped(mut command: std::process::Command) -> (u32, std::thread::JoinHandle<Option<i32>>) {
+    fn reaped(
+        mut command: std::process::Command,
+    ) -> (u32, std::thread::JoinHandle<std::process::ExitStatus>) {
         let mut child = command.spawn().unwrap();
         let pid = child.id();
-        let waiter = std::thread::spawn(move || child.wait().unwrap().signal());
+        let waiter = std::thread::spawn(move || child.wait().unwrap());
         (pid, waiter)
     }
 
+    fn until(what: &str, done: impl Fn() -> bool) {
+        let started = Instant::now();
+        while !done() {
+            assert!(started.elapsed() < Duration::from_secs(10), "{what}");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
     #[test]
-    fn what_a_dead_connect_started_gets_sigint_then_sigkill() {
+    fn what_a_dead_connect_started_gets_sigint_and_time_to_end_then_sigkill() {
+        // Ends on SIGINT, once its current second is over.
         let (polite, polite_end) = reaped({
             use std::os::unix::process::CommandExt;
-            let mut c = std::process::Command::new("sleep");
-            c.arg("30");
-            // A test run started in the background ignores SIGINT, and a
-            // child inherits that: this one takes it as it comes.
+            let mut c = std::process::Command::new("sh");
+            c.args(["-c", "trap 'exit 7' INT; while :; do sleep 1; done"]);
+            // A test run started in the background ignores SIGINT, which a
+            // shell could then not trap: this one takes it as it comes.
             // SAFETY: only an async-signal-safe call between fork and exec.
             unsafe {
                 c.pre_exec(|| {
@@ -425,19 +448,20 @@ mod tests {
             }
             c
         });
-        let (deaf, deaf_end) = reaped({
-            let mut c = std::process::Command::new("sh");
-            c.args(["-c", "trap '' INT; exec sleep 30"]);
-            c
+        // Ignores SIGINT.
+        let mut deaf_shell = std::process::Command::new("sh");
+        deaf_shell.args(["-c", "trap '' INT; exec sleep 30"]);
+        let (deaf, deaf_end) = reaped(deaf_shell);
+        // Both past their traps: the loop runs, the shell became sleep.
+        until("the loop never started", || {
+            fs::read_to_string(format!("/proc/{polite}/task/{polite}/children"))
+                .is_ok_and(|c| !c.trim().is_empty())
         });
-        // The shell has set its trap once it has become sleep.
-        let started = Instant::now();
-        while fs::read_to_string(format!("/proc/{deaf}/comm")).unwrap() != "sleep\n" {
-            assert!(started.elapsed() < Duration::from_secs(10));
-            std::thread::sleep(Duration::from_millis(10));
-        }
+        until("sh never became sleep", || {
+            fs::read_to_string(format!("/proc/{deaf}/comm")).unwrap() == "sleep\n"
+        });
         stop_processes(&[polite, deaf]);
-        assert_eq!(polite_end.join().unwrap(), Some(nix::libc::SIGINT));
-        assert_eq!(deaf_end.join().unwrap(), Some(nix::libc::SIGKILL));
+        assert_eq!(polite_end.join().unwrap().code(), Some(7));
+        assert_eq!(deaf_end.join().unwrap().signal(), Some(nix::libc::SIGKILL));
     }
 }
