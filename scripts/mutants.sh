@@ -232,6 +232,8 @@ for m in modules:
     # caught too: they fail at the bound, as CI's would (docs/TESTING.md).
     share = f"{100 * (n['caught'] + n['timeout']) / viable:.1f}%" if viable else "-"
     print(f"{m:15} {n['caught']:6} {n['missed']:6} {n['unviable']:8} {n['timeout']:7} {share:>8}")
-print(f"took {took // 60} min {took % 60} s; missed mutants: {work}/<module>/mutants.out/missed.txt")
+if took:
+    print(f"took {took // 60} min {took % 60} s")
+print(f"missed mutants: {work}/<module>/mutants.out/missed.txt")
 EOF
 exit "$status"
