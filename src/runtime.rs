@@ -415,6 +415,18 @@ impl Runtime {
     }
 }
 
+/// A runtime opened in a throw-away home, for unit tests (the home goes
+/// when the returned directory is dropped).
+#[cfg(test)]
+pub(crate) fn scratch() -> (tempfile::TempDir, Runtime) {
+    let home = tempfile::tempdir().unwrap();
+    let location = RuntimeLocation {
+        path: home.path().join("runtime"),
+    };
+    let runtime = Runtime::open(&location).unwrap();
+    (home, runtime)
+}
+
 /// An exclusive lock on one of the runtime's lock files (the wrapper lock or
 /// the lease's), held until dropped.
 #[derive(Debug)]
@@ -576,22 +588,13 @@ mod tests {
     use crate::config::RuntimeLocation;
     use std::os::unix::fs::{PermissionsExt, symlink};
 
-    fn opened() -> (tempfile::TempDir, Runtime) {
-        let home = tempfile::tempdir().unwrap();
-        let location = RuntimeLocation {
-            path: home.path().join("runtime"),
-        };
-        let runtime = Runtime::open(&location).unwrap();
-        (home, runtime)
-    }
-
     fn is_unsafe(result: Result<impl std::fmt::Debug, RuntimeError>) -> bool {
         matches!(result, Err(RuntimeError::Unsafe { .. }))
     }
 
     #[test]
     fn the_bound_registry_is_a_folder_of_the_private_tmpdir() {
-        let (_home, runtime) = opened();
+        let (_home, runtime) = scratch();
         let registry = bound_registry(&runtime.tmp_dir());
         assert_eq!(registry.parent(), Some(runtime.tmp_dir().as_path()));
     }
@@ -669,7 +672,7 @@ mod tests {
 
     #[test]
     fn the_private_subfolders_are_made_private_and_a_shared_or_linked_one_refused() {
-        let (home, runtime) = opened();
+        let (home, runtime) = scratch();
         let location = RuntimeLocation {
             path: runtime.root().to_path_buf(),
         };
@@ -687,7 +690,7 @@ mod tests {
 
     #[test]
     fn a_claim_with_anything_after_it_is_not_ours() {
-        let (_home, runtime) = opened();
+        let (_home, runtime) = scratch();
         let location = RuntimeLocation {
             path: runtime.root().to_path_buf(),
         };
@@ -700,7 +703,7 @@ mod tests {
 
     #[test]
     fn a_state_file_of_exactly_the_bound_is_read_and_one_byte_more_is_refused() {
-        let (_home, runtime) = opened();
+        let (_home, runtime) = scratch();
         let at_bound = vec![b'x'; STATE_LIMIT as usize];
         runtime.write_state(StateFile::Lease, &at_bound).unwrap();
         assert_eq!(
@@ -714,7 +717,7 @@ mod tests {
 
     #[test]
     fn removing_a_state_file_that_is_gone_is_done_and_one_that_cannot_go_is_an_error() {
-        let (_home, runtime) = opened();
+        let (_home, runtime) = scratch();
         runtime.remove_state(StateFile::Lease).unwrap();
         runtime.write_state(StateFile::Lease, b"{}").unwrap();
         runtime.remove_state(StateFile::Lease).unwrap();
@@ -731,7 +734,7 @@ mod tests {
 
     #[test]
     fn the_log_grows_to_its_bound_then_becomes_its_older_generation() {
-        let (_home, runtime) = opened();
+        let (_home, runtime) = scratch();
         let log = |name: &str| fs::read_to_string(runtime.root().join(name)).ok();
         assert_eq!(runtime.read_log(LogFile::Lease, 1000).unwrap(), "");
         // A first line longer than the bound is still written, in place.
@@ -761,7 +764,7 @@ mod tests {
 
     #[test]
     fn a_log_that_is_a_link_is_neither_followed_nor_skipped() {
-        let (home, runtime) = opened();
+        let (home, runtime) = scratch();
         let elsewhere = home.path().join("elsewhere");
         fs::write(&elsewhere, "theirs\n").unwrap();
         fs::set_permissions(&elsewhere, fs::Permissions::from_mode(0o600)).unwrap();

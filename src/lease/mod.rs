@@ -318,7 +318,6 @@ fn busy_or(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::RuntimeLocation;
     use std::ffi::OsString;
     use std::fs;
 
@@ -331,11 +330,7 @@ mod tests {
 
     impl Place {
         fn new() -> Place {
-            let home = tempfile::tempdir().unwrap();
-            let location = RuntimeLocation {
-                path: home.path().join("runtime"),
-            };
-            let runtime = Runtime::open(&location).unwrap();
+            let (home, runtime) = crate::runtime::scratch();
             Place {
                 _home: home,
                 runtime,

@@ -269,18 +269,8 @@ fn stop_processes(pids: &[u32]) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::RuntimeLocation;
     use std::os::unix::fs::{MetadataExt, PermissionsExt};
     use std::os::unix::process::ExitStatusExt;
-
-    fn opened() -> (tempfile::TempDir, Runtime) {
-        let home = tempfile::tempdir().unwrap();
-        let location = RuntimeLocation {
-            path: home.path().join("runtime"),
-        };
-        let runtime = Runtime::open(&location).unwrap();
-        (home, runtime)
-    }
 
     fn record(runtime: &Runtime, value: serde_json::Value) {
         runtime
@@ -290,7 +280,7 @@ mod tests {
 
     #[test]
     fn a_bootstrap_is_private_recorded_and_scrubbed_with_its_record() {
-        let (_home, runtime) = opened();
+        let (_home, runtime) = crate::runtime::scratch();
         fs::create_dir(runtime.tmp_dir().join("playwright-artifacts-OLD111")).unwrap();
         let bootstrap = Bootstrap::create(&runtime).unwrap();
         let dir = bootstrap.dir.clone();
@@ -324,7 +314,7 @@ mod tests {
 
     #[test]
     fn output_that_cannot_be_deleted_keeps_its_record_and_is_said() {
-        let (_home, runtime) = opened();
+        let (_home, runtime) = crate::runtime::scratch();
         let bootstrap = Bootstrap::create(&runtime).unwrap();
         // Its folder became a file: remove_dir_all fails (ENOTDIR).
         fs::remove_dir_all(&bootstrap.dir).unwrap();
@@ -336,7 +326,7 @@ mod tests {
 
     #[test]
     fn a_shared_session_output_folder_stops_the_bootstrap() {
-        let (_home, runtime) = opened();
+        let (_home, runtime) = crate::runtime::scratch();
         let output = runtime.root().join(SESSION_OUTPUT);
         fs::create_dir(&output).unwrap();
         fs::set_permissions(&output, fs::Permissions::from_mode(0o755)).unwrap();
@@ -346,7 +336,7 @@ mod tests {
 
     #[test]
     fn a_record_naming_anything_but_a_bootstrap_folder_of_ours_is_refused() {
-        let (home, runtime) = opened();
+        let (home, runtime) = crate::runtime::scratch();
         let root = runtime.root().to_path_buf();
         let ours = root.join(format!("{BOOTSTRAP_PREFIX}abc"));
         fs::create_dir(&ours).unwrap();
@@ -401,7 +391,7 @@ mod tests {
 
     #[test]
     fn output_already_gone_is_removed_and_output_that_cannot_go_is_said() {
-        let (_home, runtime) = opened();
+        let (_home, runtime) = crate::runtime::scratch();
         assert_eq!(remove_output(&runtime.root().join("none")), Ok(()));
         let file = runtime.root().join("a-file");
         fs::write(&file, "x").unwrap();

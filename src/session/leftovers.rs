@@ -141,11 +141,7 @@ mod tests {
 
     #[test]
     fn only_the_dead_socket_our_entry_names_in_our_tmpdir_goes() {
-        let home = tempfile::tempdir().unwrap();
-        let location = crate::config::RuntimeLocation {
-            path: home.path().join("runtime"),
-        };
-        let runtime = Runtime::open(&location).unwrap();
+        let (home, runtime) = crate::runtime::scratch();
         let dir = runtime.tmp_dir().join("pw-test/cli");
         fs::DirBuilder::new()
             .recursive(true)
@@ -222,11 +218,7 @@ mod tests {
 
     #[test]
     fn an_attach_records_only_the_folders_it_made_and_they_go_with_its_daemon() {
-        let home = tempfile::tempdir().unwrap();
-        let location = crate::config::RuntimeLocation {
-            path: home.path().join("runtime"),
-        };
-        let runtime = Runtime::open(&location).unwrap();
+        let (home, runtime) = crate::runtime::scratch();
         folder(&runtime, "playwright-artifacts-OLD111");
         folder(&runtime, "something-else");
         let before = present(&runtime);
@@ -267,11 +259,7 @@ mod tests {
 
     #[test]
     fn a_connect_that_died_leaves_only_the_folders_there_before_it() {
-        let home = tempfile::tempdir().unwrap();
-        let location = crate::config::RuntimeLocation {
-            path: home.path().join("runtime"),
-        };
-        let runtime = Runtime::open(&location).unwrap();
+        let (_home, runtime) = crate::runtime::scratch();
         folder(&runtime, "playwright-artifacts-OLD111");
         let before = present(&runtime);
         folder(&runtime, "playwright-artifacts-NEW111");

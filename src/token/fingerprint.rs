@@ -221,7 +221,6 @@ fn salted(salt: &[u8], value: &[u8]) -> [u8; 32] {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::RuntimeLocation;
 
     const VALUE: &[u8] = b"Zq3_secretTOKENvalue-0123456789abcdef";
 
@@ -281,17 +280,13 @@ mod tests {
 
     #[test]
     fn connect_records_it_privately_and_commands_read_it_back() {
-        let dir = tempfile::tempdir().unwrap();
-        let location = RuntimeLocation {
-            path: dir.path().join("runtime"),
-        };
-        let runtime = Runtime::open(&location).unwrap();
+        let (_home, runtime) = crate::runtime::scratch();
         assert!(recorded(&runtime).unwrap().is_none());
         let token = Token::parse(VALUE, "test").unwrap();
         record(&runtime, &token).unwrap();
         let back = recorded(&runtime).unwrap().expect("recorded");
         assert!(back.is_token(VALUE));
-        let file = location.path.join(StateFile::TokenFingerprint.file_name());
+        let file = runtime.root().join(StateFile::TokenFingerprint.file_name());
         let text = std::fs::read_to_string(&file).unwrap();
         assert!(!text.contains("secretTOKEN"), "{text}");
         use std::os::unix::fs::PermissionsExt;
