@@ -10,7 +10,7 @@
 use std::time::{Duration, Instant};
 
 use my_chrome::config::Config;
-use my_chrome::daemon::request::{Plan, plan};
+use my_chrome::daemon::request::{Plan, plan_words};
 use my_chrome::helper::pin::Pin;
 use my_chrome::runtime::Runtime;
 use my_chrome::session::state::{SessionState, session_state};
@@ -25,10 +25,15 @@ fn main() {
     };
     let cwd = std::fs::canonicalize(runtime.root()).expect("the runtime's real path");
     let started = Instant::now();
-    let Plan::Run(line) = plan(&["tab-list".to_string()], &cwd) else {
+    let Plan::Run(request) = plan_words(&["tab-list".to_string()], &cwd) else {
         panic!("tab-list is sent to the daemon");
     };
-    my_chrome::daemon::run(&entry.socket_path, &line, Duration::from_secs(30), 16 << 20)
-        .expect("a reply");
+    my_chrome::daemon::run(
+        &entry.socket_path,
+        &request.bytes,
+        Duration::from_secs(30),
+        16 << 20,
+    )
+    .expect("a reply");
     println!("{}", started.elapsed().as_micros());
 }

@@ -39,7 +39,7 @@ fn main() {
         my_chrome::tabs::Bounds {
             housekeeping: budget,
             command: config.command_timeout,
-            gone_after: config.agent_gone,
+            gone_after: my_chrome::settings::DEFAULT_AGENT_GONE,
         },
         false,
     )

@@ -26,17 +26,39 @@
 #     alternating: the medians (target: <= 1.2x);
 #   - the helper check's share: reading the record of the verified tree and
 #     comparing all of <runtime>/cli with it, in a fresh process
-#     (examples/manifest_cost.rs; target: <= 5 ms).
+#     (examples/manifest_cost.rs; target: <= 5 ms);
+#   - the checks that keep a misled agent in its own tabs (the line read
+#     once, settings, fingerprint, headers kept redacted, outputs staged, a
+#     JSON reply redacted string by string), in a fresh process
+#     (examples/checks_cost.rs; target: <= 2 ms);
+#   - with --against REV: the same forwarded commands by the binary of an
+#     earlier commit (built in a worktree under target/), each on a session
+#     of its own to a stand-in of its own (their state files differ), the
+#     two alternating: the medians and the difference per command (the
+#     cost of what changed since REV).
 # It runs against the Chrome stand-in (a real headless Chromium) with a
 # throw-away token in a private GNOME Keyring: never against your Chrome.
 #
-# Usage: scripts/bench.sh [RUNS]     (default 20)
+# Usage: scripts/bench.sh [RUNS] [--against REV]     (default 20)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-runs=${1:-20}
+runs=20 against=
+while [ $# -gt 0 ]; do
+  case $1 in
+    --against) against=${2:?--against needs a commit}; shift 2 ;;
+    *) runs=$1; shift ;;
+  esac
+done
 
 cargo build --release --quiet --workspace
-cargo build --release --quiet --example lease_cost --example manifest_cost --example daemon_cost --example tabs_cost
+cargo build --release --quiet --example lease_cost --example manifest_cost --example daemon_cost --example tabs_cost --example checks_cost
+if [ -n "$against" ]; then
+  # The earlier binary, built once per commit in a worktree of its own.
+  old_tree=$PWD/target/bench-against/$(git rev-parse --short "$against")
+  [ -d "$old_tree" ] || git worktree add --detach "$old_tree" "$against" >/dev/null
+  (cd "$old_tree" && CARGO_TARGET_DIR="$old_tree/target" cargo build --release --quiet --bin my-chrome)
+  old_bin=$old_tree/target/release/my-chrome
+fi
 command -v python3 >/dev/null || { echo "bench: python3 is missing (it serves the agents' pages)" >&2; exit 1; }
 [ -x /usr/bin/time ] || { echo "bench: GNU time (/usr/bin/time) is missing: scripts/prerequisites.sh test installs it" >&2; exit 1; }
 bin=$PWD/target/release/my-chrome
@@ -156,6 +178,8 @@ lease_us() { # runtime [agent]
 }
 manifest=$(for _ in $(seq "$runs"); do target/release/examples/manifest_cost "$MY_CHROME_RUNTIME_DIR"; done |
   sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
+checks=$(for _ in $(seq "$runs"); do target/release/examples/checks_cost; done |
+  sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
 lease_named=$(lease_us "$work/lease-named" bench)
 lease_derived=$(lease_us "$work/lease-derived")
 "$bin" disconnect >/dev/null 2>&1 || true
@@ -182,3 +206,45 @@ echo "60 reads, one agent in a row:             median $(ms "$serial") (5 rounds
 echo "60 reads, three agents at once (20 each): median $(ms "$together") (5 rounds)"
 awk -v t="$together" -v s="$serial" 'BEGIN { printf "ratio three at once / one in a row:       %.2f (target <= 1.2)\n", t / s }'
 echo "helper tree unchanged since verified:     median ${manifest} us (target <= 5000, $(wc -l <"$MY_CHROME_RUNTIME_DIR/cli-manifest.txt") entries)"
+echo "isolation checks, per command:            median ${checks} us (target <= 2000)"
+
+[ -n "$against" ] || exit 0
+# The same commands by the earlier binary, on a world of its own: a second
+# stand-in (its own HOME and user data), a second runtime, the same
+# keyring item. Alternating, one command of each at a time.
+old_home=$work/old-home old_runtime=$work/old-runtime
+mkdir -p "$old_home" "$work/old-standin"
+old() { HOME=$old_home MY_CHROME_RUNTIME_DIR=$old_runtime MY_CHROME_USER_DATA_DIR=$old_home/.config/google-chrome \
+  MY_CHROME_CHROME=$work/old-standin/chrome "$old_bin" "$@"; }
+old setup >/dev/null 2>&1
+cp target/release/chrome-standin "$work/old-standin/chrome"
+cp "$work/standin/token" "$work/old-standin/token"
+HOME=$old_home STANDIN_TOKEN_FILE=$work/old-standin/token "$work/old-standin/chrome" >"$work/old-standin/out" 2>/dev/null &
+pids+=($!)
+for _ in $(seq 200); do grep -q READY "$work/old-standin/out" 2>/dev/null && break; sleep 0.05; done
+"$bin" connect >/dev/null 2>&1
+old connect >/dev/null 2>&1
+for w in new old; do
+  for a in one two; do
+    if [ $w = new ]; then MY_CHROME_AGENT=$a "$bin" goto "http://127.0.0.1:18765/$a.html" >/dev/null
+    else MY_CHROME_AGENT=$a old goto "http://127.0.0.1:18765/$a.html" >/dev/null; fi
+  done
+done
+ab() { # args: alternating runs by agent one, with agent two's tab current first
+  local news=() olds=() s e
+  for _ in $(seq "$runs"); do
+    MY_CHROME_AGENT=two "$bin" eval 1 >/dev/null 2>&1; MY_CHROME_AGENT=two old eval 1 >/dev/null 2>&1
+    s=${EPOCHREALTIME/[.,]/}; MY_CHROME_AGENT=one "$bin" "$@" >/dev/null 2>&1; e=${EPOCHREALTIME/[.,]/}; news+=($((e - s)))
+    s=${EPOCHREALTIME/[.,]/}; MY_CHROME_AGENT=one old "$@" >/dev/null 2>&1; e=${EPOCHREALTIME/[.,]/}; olds+=($((e - s)))
+  done
+  local n o; n=$(med "${news[@]}"); o=$(med "${olds[@]}")
+  printf '%-28s now %s, at %s %s: %+.1f ms\n' "$*" "$(ms "$n")" "$against" "$(ms "$o")" \
+    "$(awk -v n="$n" -v o="$o" 'BEGIN { print (n - o) / 1000 }')"
+}
+echo "against $against (each on its own stand-in; another agent's tab current first):"
+ab tab-list
+ab snapshot
+ab eval document.title
+ab click body
+"$bin" disconnect >/dev/null 2>&1 || true
+old disconnect >/dev/null 2>&1 || true

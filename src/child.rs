@@ -13,7 +13,6 @@
 
 use std::ffi::{OsStr, OsString};
 use std::io::Read;
-use std::os::fd::AsFd;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
@@ -27,6 +26,7 @@ use zeroize::Zeroizing;
 
 use crate::config::Config;
 use crate::exit::Exit;
+use crate::output::{Relay, Stream};
 use crate::signals;
 use crate::token::fingerprint::Fingerprint;
 
@@ -110,7 +110,8 @@ pub enum Output {
     Discard,
     /// Kept (up to 1 MiB) and returned in [`Finished`].
     Capture,
-    /// Shown to the user on our stderr, as progress.
+    /// Shown to the user on our stderr, as progress, through the redactor
+    /// (stdout and stderr alike).
     Progress,
     /// Streamed to our own stdout (or stderr, for the child's stderr)
     /// through the redactor, as it arrives.
@@ -238,6 +239,13 @@ impl ChildCommand {
     /// a cleared environment plus the allowlist, its own process group, no
     /// stdin.
     fn command(&self, env: &ChildEnv) -> Command {
+        let mut command = self.detached(env);
+        crate::platform::die_with_parent(&mut command);
+        command
+    }
+
+    /// The same, without dying with my-chrome.
+    fn detached(&self, env: &ChildEnv) -> Command {
         let mut command = Command::new(&self.program);
         command
             .args(&self.args)
@@ -246,8 +254,32 @@ impl ChildCommand {
             .envs(env.vars().iter().map(|(k, v)| (k, v)))
             .process_group(0)
             .stdin(Stdio::null());
-        crate::platform::die_with_parent(&mut command);
         command
+    }
+
+    /// Starts the child to outlive my-chrome (in its own process group,
+    /// not dying with it, nothing of the caller's terminal or pipes: the
+    /// caller's command ends when my-chrome does), with `stdin` and
+    /// `stdout` handed to it; its pid. Only my-chrome itself is started so
+    /// (`lease::finish`: it holds the session's turn for an abandoned
+    /// command until the daemon answers it).
+    pub fn spawn_detached(
+        self,
+        env: &ChildEnv,
+        stdin: Stdio,
+        stdout: Stdio,
+    ) -> Result<u32, ChildError> {
+        if let Some(error) = self.interrupted() {
+            return Err(error);
+        }
+        let child = self
+            .detached(env)
+            .stdin(stdin)
+            .stdout(stdout)
+            .stderr(Stdio::null())
+            .spawn()
+            .map_err(|source| self.spawn_error(source))?;
+        Ok(child.id())
     }
 
     /// The refusal to start (or go on) once SIGINT, SIGTERM or SIGHUP has
@@ -302,11 +334,12 @@ impl ChildCommand {
             .stderr(stdio(self.stderr).map_err(spawn_error)?);
         let mut child = command.spawn().map_err(spawn_error)?;
         let stdout = child.stdout.take().map(|pipe| match self.stdout {
-            Output::Redacted => relay(pipe, false, self.known.clone()),
+            Output::Redacted => relay(pipe, Stream::Out, self.known.clone()),
+            Output::Progress => relay(pipe, Stream::Err, self.known.clone()),
             _ => collect(pipe),
         });
         let stderr = child.stderr.take().map(|pipe| match self.stderr {
-            Output::Redacted => relay(pipe, true, self.known.clone()),
+            Output::Redacted | Output::Progress => relay(pipe, Stream::Err, self.known.clone()),
             _ => collect(pipe),
         });
 
@@ -410,8 +443,7 @@ impl Drop for Spawned {
 fn stdio(output: Output) -> std::io::Result<Stdio> {
     Ok(match output {
         Output::Discard => Stdio::null(),
-        Output::Capture | Output::Redacted => Stdio::piped(),
-        Output::Progress => Stdio::from(std::io::stderr().as_fd().try_clone_to_owned()?),
+        Output::Capture | Output::Redacted | Output::Progress => Stdio::piped(),
     })
 }
 
@@ -439,30 +471,20 @@ fn collect(mut pipe: impl Read + Send + 'static) -> mpsc::Receiver<Zeroizing<Vec
 /// read; the receiver gets an empty answer when the pipe closes.
 fn relay(
     mut pipe: impl Read + Send + 'static,
-    to_stderr: bool,
+    stream: Stream,
     known: Option<Fingerprint>,
 ) -> mpsc::Receiver<Zeroizing<Vec<u8>>> {
-    use std::io::Write;
     let (tx, rx) = mpsc::channel();
     thread::spawn(move || {
-        let mut redactor = crate::redact::Redactor::new(known);
+        let mut relay = Relay::keyed(stream, known);
         let mut buf = Zeroizing::new([0u8; 8192]);
-        let emit = |bytes: &[u8]| {
-            let _ = if to_stderr {
-                let mut err = std::io::stderr().lock();
-                err.write_all(bytes).and_then(|()| err.flush())
-            } else {
-                let mut out = std::io::stdout().lock();
-                out.write_all(bytes).and_then(|()| out.flush())
-            };
-        };
         while let Ok(n) = pipe.read(&mut buf[..]) {
             if n == 0 {
                 break;
             }
-            emit(&redactor.feed(&buf[..n]));
+            relay.feed(&buf[..n]);
         }
-        emit(&redactor.finish());
+        relay.finish();
         let _ = tx.send(Zeroizing::new(Vec::new()));
     });
     rx

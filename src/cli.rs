@@ -25,12 +25,25 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Install the pinned @playwright/cli into the private runtime (once per machine).
+    /// Install the pinned @playwright/cli into the private runtime (once
+    /// per machine), and record your settings.
     Setup {
         /// Use this browser from now on: chrome, chrome-beta, chrome-dev,
         /// chrome-canary, chromium, edge or brave.
         #[arg(long, value_name = "NAME")]
         browser: Option<String>,
+        /// Your setting: an agent without a command for this long is gone
+        /// and its tabs are held for it (90s, 30m, 2h; default 30m).
+        #[arg(long, value_name = "DURATION")]
+        agent_gone: Option<String>,
+        /// Your setting: a folder where forwarded commands may read and
+        /// write files, beside the working directory and /tmp (repeat for
+        /// more; replaces the ones recorded).
+        #[arg(long, value_name = "PATH", conflicts_with = "no_file_roots")]
+        file_root: Vec<std::path::PathBuf>,
+        /// Your setting: no folder beside the working directory and /tmp.
+        #[arg(long)]
+        no_file_roots: bool,
     },
     /// Report the runtime, node, the pinned CLI, Chrome and the token; changes nothing.
     Doctor {
@@ -61,7 +74,9 @@ pub enum Command {
         #[arg(long, value_name = "N", num_args = 0..=1, default_missing_value = "20")]
         log: Option<usize>,
     },
-    /// Take a tab the user added to the session (by its id, from the user).
+    /// Take again a tab held for you (one that left you), or the blank tab
+    /// `connect` left; label one of yours. A tab of the user's is the
+    /// user's to give.
     TabClaim {
         /// The tab's id (`t7`).
         #[arg(value_name = "ID")]
@@ -69,6 +84,16 @@ pub enum Command {
         /// A name of yours for it.
         #[arg(long, value_name = "NAME")]
         label: Option<String>,
+    },
+    /// The user's step: give a tab no agent has (yours, or one held for an
+    /// agent) to an agent. Never an agent's own step.
+    TabGive {
+        /// The tab's id (`t7`, from `my-chrome agents`).
+        #[arg(value_name = "ID")]
+        tab: String,
+        /// The agent that gets it.
+        #[arg(value_name = "AGENT")]
+        agent: String,
     },
     /// Give your tabs back: those you opened are closed, the rest are the user's.
     Release {
@@ -78,6 +103,15 @@ pub enum Command {
         /// Close nothing: leave every tab open, the user's.
         #[arg(long)]
         keep: bool,
+    },
+    /// my-chrome's own: holds the session's turn for a command the daemon
+    /// still runs after its bound (`src/lease/finish.rs`). Never run by
+    /// hand.
+    #[command(name = "wait-abandoned", hide = true)]
+    WaitAbandoned {
+        /// The runtime whose turn it holds.
+        #[arg(long, value_name = "PATH")]
+        runtime: std::path::PathBuf,
     },
     /// Which safeguards hold right now (exit 6 when one does not).
     SafetyAudit {
@@ -147,11 +181,12 @@ pub struct Said {
 
 impl Said {
     pub fn show(&self) {
-        if self.to_stderr {
-            eprint!("{}", self.text);
+        let stream = if self.to_stderr {
+            crate::output::Stream::Err
         } else {
-            print!("{}", self.text);
-        }
+            crate::output::Stream::Out
+        };
+        crate::output::text(stream, &[&self.text]);
     }
 }
 

@@ -57,9 +57,6 @@ pub struct Config {
     /// How long a command waits for the browser command in flight
     /// (`MY_CHROME_LEASE_WAIT_SECS`, 0–3600, default 120; 0 fails at once).
     pub lease_wait: Duration,
-    /// After how long without a command an agent is gone and its tabs are
-    /// the user's (`MY_CHROME_AGENT_GONE_SECS`, 60–604800, default 1800).
-    pub agent_gone: Duration,
     /// What children may see of the caller: `HOME`, `LANG`, `LC_*`, and
     /// `USER`/`LOGNAME` set to [`Config::user`] (the CLI derives its socket
     /// directory from `USER`, so it must name the user we check against).
@@ -80,10 +77,6 @@ pub struct Config {
     /// The caller's working directory (its real path), when it can be read:
     /// the default root for a forwarded command's files.
     pub cwd: Option<PathBuf>,
-    /// More roots for a forwarded command's files (`MY_CHROME_FILE_ROOTS`,
-    /// absolute paths separated by `:`): the user's own choice, never an
-    /// agent's argument.
-    pub file_roots: Vec<PathBuf>,
     /// The largest reply of one browser command that is printed
     /// (`MY_CHROME_REPLY_LIMIT_MIB`, 1–1024, default 16), in bytes.
     pub reply_limit: usize,
@@ -137,8 +130,12 @@ const MAX_SETUP_TIMEOUT_SECS: u64 = 3600;
 const DEFAULT_LOCK_WAIT_SECS: u64 = 900;
 const MAX_LOCK_WAIT_SECS: u64 = 3600;
 const DEFAULT_LEASE_WAIT_SECS: u64 = 120;
-const DEFAULT_AGENT_GONE_SECS: u64 = 1800;
-const MAX_AGENT_GONE_SECS: u64 = 7 * 24 * 3600;
+/// Variables of earlier releases that are the user's settings now, and
+/// the `setup` option that sets each.
+const USER_SETTINGS: [(&str, &str); 2] = [
+    ("MY_CHROME_AGENT_GONE_SECS", "--agent-gone DURATION"),
+    ("MY_CHROME_FILE_ROOTS", "--file-root PATH"),
+];
 const DEFAULT_REPLY_LIMIT_MIB: u64 = 16;
 const MAX_REPLY_LIMIT_MIB: u64 = 1024;
 const MAX_LEASE_SECS: u64 = 3600;
@@ -270,15 +267,20 @@ impl Config {
             Some(s) => seconds_from("MY_CHROME_LEASE_WAIT_SECS", &s, 0, MAX_LEASE_SECS)?,
             None => Duration::from_secs(DEFAULT_LEASE_WAIT_SECS),
         };
-        let agent_gone = match get("MY_CHROME_AGENT_GONE_SECS")? {
-            Some(s) => seconds_from("MY_CHROME_AGENT_GONE_SECS", &s, 60, MAX_AGENT_GONE_SECS)?,
-            None => Duration::from_secs(DEFAULT_AGENT_GONE_SECS),
-        };
-
-        let file_roots = match get("MY_CHROME_FILE_ROOTS")? {
-            Some(raw) => file_roots(&raw)?,
-            None => Vec::new(),
-        };
+        // What decides for every agent is the user's setting, never a
+        // call's (src/settings.rs): a call that sets it is told so.
+        for (var, how) in USER_SETTINGS {
+            if get(var)?.is_some() {
+                return Err(invalid(
+                    var,
+                    format!(
+                        "is no longer read: it decides for every agent, so it is the user's \
+                         setting, made with `my-chrome setup {how}` (docs: README, \
+                         Configuration)"
+                    ),
+                ));
+            }
+        }
         let reply_limit = match get("MY_CHROME_REPLY_LIMIT_MIB")? {
             Some(raw) => mebibytes("MY_CHROME_REPLY_LIMIT_MIB", &raw, MAX_REPLY_LIMIT_MIB)?,
             None => DEFAULT_REPLY_LIMIT_MIB as usize * MIB,
@@ -348,14 +350,12 @@ impl Config {
             lock_wait,
             agent,
             lease_wait,
-            agent_gone,
             child_vars,
             display,
             dbus_session,
             handoff,
             proxy_vars,
             cwd,
-            file_roots,
             reply_limit,
         })
     }
@@ -396,25 +396,6 @@ fn absolute_path(var: &str, raw: &str) -> Result<PathBuf, ConfigError> {
     }
     // Normalise trailing slashes and repeated separators.
     Ok(path.components().collect())
-}
-
-/// `MY_CHROME_FILE_ROOTS`: absolute paths separated by `:`, none of them
-/// `/` (a root is a folder of the user's work, not the whole system).
-fn file_roots(raw: &str) -> Result<Vec<PathBuf>, ConfigError> {
-    const VAR: &str = "MY_CHROME_FILE_ROOTS";
-    raw.split(':')
-        .filter(|part| !part.is_empty())
-        .map(|part| {
-            let path = absolute_path(VAR, part)?;
-            if path == Path::new("/") {
-                return Err(invalid(
-                    VAR,
-                    "must not name / (name the folders files may use)",
-                ));
-            }
-            Ok(path)
-        })
-        .collect()
 }
 
 const MIB: usize = 1 << 20;
@@ -543,34 +524,33 @@ mod tests {
         assert!(c.node.is_none());
         assert_eq!(c.agent, None);
         assert_eq!(c.lease_wait, Duration::from_secs(120));
-        assert_eq!(c.agent_gone, Duration::from_secs(1800));
-        assert!(c.file_roots.is_empty());
         assert_eq!(c.reply_limit, 16 << 20);
     }
 
     #[test]
-    fn file_roots_and_the_reply_limit_are_checked() {
-        let c = config(&[
-            ("HOME", "/home/u"),
-            ("MY_CHROME_FILE_ROOTS", "/srv/work::/home/u/shots/"),
-            ("MY_CHROME_REPLY_LIMIT_MIB", "2"),
-        ])
-        .unwrap();
-        assert_eq!(
-            c.file_roots,
-            vec![PathBuf::from("/srv/work"), PathBuf::from("/home/u/shots")]
-        );
+    fn the_reply_limit_is_checked_and_the_users_settings_are_no_call_s() {
+        let c = config(&[("HOME", "/home/u"), ("MY_CHROME_REPLY_LIMIT_MIB", "2")]).unwrap();
         assert_eq!(c.reply_limit, 2 << 20);
         for (var, bad) in [
-            ("MY_CHROME_FILE_ROOTS", "relative/dir"),
-            ("MY_CHROME_FILE_ROOTS", "/srv:/"),
-            ("MY_CHROME_FILE_ROOTS", "/srv/../etc"),
             ("MY_CHROME_REPLY_LIMIT_MIB", "0"),
             ("MY_CHROME_REPLY_LIMIT_MIB", "1025"),
             ("MY_CHROME_REPLY_LIMIT_MIB", "1.5"),
         ] {
             let err = config(&[("HOME", "/home/u"), (var, bad)]).unwrap_err();
             assert_eq!(err.var, var, "{bad}");
+        }
+        // An agent that sets one of the user's settings for its call is
+        // refused, with where the setting is made.
+        for (var, value, how) in [
+            ("MY_CHROME_AGENT_GONE_SECS", "60", "--agent-gone"),
+            ("MY_CHROME_FILE_ROOTS", "/home/u", "--file-root"),
+        ] {
+            let err = config(&[("HOME", "/home/u"), (var, value)]).unwrap_err();
+            assert_eq!(err.var, var);
+            assert!(
+                err.to_string().contains(&format!("`my-chrome setup {how}")),
+                "{err}"
+            );
         }
     }
 
@@ -630,8 +610,6 @@ mod tests {
             ("MY_CHROME_LEASE_WAIT_SECS", "-1"),
             ("MY_CHROME_LEASE_WAIT_SECS", "3601"),
             ("MY_CHROME_LEASE_WAIT_SECS", "1e9"),
-            ("MY_CHROME_AGENT_GONE_SECS", "59"),
-            ("MY_CHROME_AGENT_GONE_SECS", "99999999999999999999"),
             ("MY_CHROME_USER_DATA_DIR", "Default"),
             ("MY_CHROME_BROWSER", "firefox"),
             ("MY_CHROME_BROWSER", "Chrome"),

@@ -13,6 +13,7 @@ use crate::exit::Exit;
 use crate::handoff::HandoffError;
 use crate::helper::HelperError;
 use crate::lease::LeaseError;
+use crate::outputs::OutputsError;
 use crate::policy::Refusal as LineRefusal;
 use crate::policy::tabs::TabArgError;
 use crate::procs::ProcError;
@@ -20,6 +21,7 @@ use crate::runtime::RuntimeError;
 use crate::session::SessionError;
 use crate::session::bootstrap::BootstrapError;
 use crate::session::bound::BoundError;
+use crate::settings::SettingsError;
 use crate::tabs::TabsError;
 use crate::token::TokenError;
 use crate::token::fingerprint::FingerprintError;
@@ -77,6 +79,10 @@ pub enum Error {
     Tabs(#[from] TabsError),
     #[error(transparent)]
     TabArg(#[from] TabArgError),
+    #[error(transparent)]
+    Settings(#[from] SettingsError),
+    #[error(transparent)]
+    Outputs(#[from] OutputsError),
     /// A command's own refusal (`src/command/`).
     #[error("{0}")]
     Command(Box<dyn CommandRefusal>),
@@ -133,6 +139,8 @@ impl Error {
             Error::Bound(e) => e.exit(),
             Error::Tabs(e) => e.exit(),
             Error::TabArg(e) => e.exit(),
+            Error::Settings(e) => e.exit(),
+            Error::Outputs(e) => e.exit(),
             Error::Command(e) => e.exit(),
             Error::Line(e) => e.exit(),
             Error::Silent(exit) => *exit,

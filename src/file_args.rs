@@ -10,8 +10,10 @@ use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use crate::config::Config;
+use crate::minimist::Parsed;
 use crate::policy::Refusal;
 use crate::policy::files::{self, PROFILE_MARKERS, SYSTEM_TMP, hidden_below, resolve};
+use crate::settings::Settings;
 
 /// Where a forwarded command's files may be, for one run.
 #[derive(Debug, Clone)]
@@ -31,8 +33,8 @@ pub struct FileRules {
 
 impl FileRules {
     /// The rules for `config`: its working directory (not `/`), the system
-    /// temporary directory, and the configured roots.
-    pub fn from_config(config: &Config) -> FileRules {
+    /// temporary directory, and the roots the user set (`settings`).
+    pub fn new(config: &Config, settings: &Settings) -> FileRules {
         let mut roots = Vec::new();
         if let Some(cwd) = config
             .cwd
@@ -45,7 +47,7 @@ impl FileRules {
             roots.push(tmp);
         }
         let mut linked_roots = Vec::new();
-        for root in &config.file_roots {
+        for root in &settings.file_roots {
             // A root must be its own real path: a link could be turned to
             // point anywhere after the user set it.
             match fs::canonicalize(root) {
@@ -75,10 +77,10 @@ impl FileRules {
         }
     }
 
-    /// Why the file arguments of `args` (a command line without session
-    /// options) may not be passed on, if they may not.
-    pub fn refusal(&self, args: &[String]) -> Option<Refusal> {
-        let files = match files::files_of(args) {
+    /// Why the files a parsed command line names (`Line::parsed`) may not
+    /// be passed on, if they may not.
+    pub fn refusal(&self, parsed: &Parsed) -> Option<Refusal> {
+        let files = match files::files_of(parsed) {
             Ok(files) => files,
             Err(refusal) => return Some(refusal),
         };
@@ -102,8 +104,8 @@ impl FileRules {
     pub fn check(&self, raw: &str) -> Result<(), String> {
         if let Some(root) = self.linked_roots.first() {
             return Err(format!(
-                "the configured file root {} is or passes a symbolic link; name its real path in \
-                 MY_CHROME_FILE_ROOTS",
+                "the file root {} the user set is or passes a symbolic link; the user names its \
+                 real path (`my-chrome setup --file-root PATH`)",
                 root.display()
             ));
         }
@@ -205,7 +207,7 @@ impl FileRules {
                     self.roots.iter().map(|r| r.display().to_string()).collect();
                 format!(
                     "it lies outside the allowed roots ({}); save or pick files there, or ask the \
-                     user to add a root to MY_CHROME_FILE_ROOTS",
+                     user to add a root (`my-chrome setup --file-root PATH`, the user's step)",
                     roots.join(", ")
                 )
             })?;
@@ -262,8 +264,9 @@ mod tests {
     use super::*;
     use std::os::unix::fs::symlink;
 
-    fn args(line: &[&str]) -> Vec<String> {
-        line.iter().map(|s| s.to_string()).collect()
+    fn args(words: &[&str]) -> Parsed {
+        let words: Vec<String> = words.iter().map(|s| s.to_string()).collect();
+        crate::minimist::parse(&words, crate::pinned_commands::booleans()).unwrap()
     }
 
     /// A home with a runtime, a browser profile, a working directory and
@@ -273,14 +276,26 @@ mod tests {
         rules: FileRules,
     }
 
-    /// The rules of a configuration made of `vars`, run from `cwd`.
+    /// The user's file root setting, in these tests' tables.
+    const ROOT: &str = "file root";
+
+    /// The rules of a configuration made of `vars` (and the user's roots,
+    /// named [`ROOT`]), run from `cwd`.
     fn rules_for(vars: &[(&str, &Path)], cwd: Option<&Path>) -> FileRules {
+        let (roots, vars): (Vec<_>, Vec<_>) = vars.iter().partition(|(k, _)| *k == ROOT);
         let vars = vars.iter().map(|(k, v)| (k.into(), v.into()));
         let config = Config::from_vars(vars).unwrap();
-        FileRules::from_config(&Config {
-            cwd: cwd.map(Path::to_path_buf),
-            ..config
-        })
+        let settings = Settings {
+            file_roots: roots.iter().map(|(_, v)| v.to_path_buf()).collect(),
+            ..Settings::default()
+        };
+        FileRules::new(
+            &Config {
+                cwd: cwd.map(Path::to_path_buf),
+                ..config
+            },
+            &settings,
+        )
     }
 
     impl Place {
@@ -299,7 +314,7 @@ mod tests {
                     ("HOME", &home),
                     ("MY_CHROME_RUNTIME_DIR", &runtime),
                     ("MY_CHROME_USER_DATA_DIR", &home.join("profile")),
-                    ("MY_CHROME_FILE_ROOTS", &dir.path().join("scratch")),
+                    (ROOT, &dir.path().join("scratch")),
                 ],
                 Some(&home.join("work")),
             );
@@ -371,7 +386,7 @@ mod tests {
                 .refused(line)
                 .unwrap_or_else(|| panic!("{line:?} passed"));
             assert!(why.contains(needle), "{line:?}: {why}");
-            assert!(why.contains("MY_CHROME_FILE_ROOTS"), "{why}");
+            assert!(why.contains("`my-chrome setup --file-root`"), "{why}");
         }
         for line in [
             &["screenshot", &format!("--filename={home}/work/x.png")][..],
@@ -597,15 +612,9 @@ mod tests {
         symlink(place.path("scratch"), place.path("via")).unwrap();
         let home = place.path("home");
         let via = place.path("via");
-        let rules = rules_for(
-            &[
-                ("HOME", Path::new(&home)),
-                ("MY_CHROME_FILE_ROOTS", Path::new(&via)),
-            ],
-            None,
-        );
+        let rules = rules_for(&[("HOME", Path::new(&home)), (ROOT, Path::new(&via))], None);
         let why = rules.check(&place.path("via/x.png")).unwrap_err();
-        assert!(why.contains("name its real path"), "{why}");
+        assert!(why.contains("names its real path"), "{why}");
         // Nor does a working directory of `/` open the whole system.
         let rules = rules_for(&[("HOME", Path::new(&home))], Some(Path::new("/")));
         let why = rules.check("/etc/hostname").unwrap_err();

@@ -11,6 +11,7 @@ use my_chrome::command::{
 use my_chrome::config::Config;
 use my_chrome::error::Error;
 use my_chrome::exit::Exit;
+use my_chrome::output::{self, Stream};
 use my_chrome::{handoff, signals};
 
 fn main() -> ExitCode {
@@ -24,21 +25,23 @@ fn main() -> ExitCode {
         }
     };
     if let Err(e) = signals::install() {
-        eprintln!("my-chrome: cannot install signal handlers: {e}");
+        output::notice(&format!("my-chrome: cannot install signal handlers: {e}"));
         return ExitCode::FAILURE;
     }
     match Config::from_env()
         .and_then(|config| config.with_agent_flag(cli.agent.as_deref()))
         .map_err(Error::from)
-        .and_then(|config| run(cli.command, &config))
-    {
+        .and_then(|config| {
+            // Every print from here on hides the stored token's value too.
+            output::init(&config.runtime);
+            run(cli.command, &config)
+        }) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             if !e.is_silent() {
-                // A message may quote what a page or the daemon said: no
-                // token spelling and no terminal sequence gets through.
-                let shown = my_chrome::redact::redact(format!("my-chrome: {e}\n").as_bytes(), None);
-                let _ = std::io::Write::write_all(&mut std::io::stderr(), &shown);
+                // A message may quote what a page or the daemon said: it
+                // passes the redactor, as everything printed does.
+                output::notice(&format!("my-chrome: {e}"));
             }
             // An interrupt ends with 128 + N, whatever step it cut short.
             let exit = signals::pending().map_or(e.exit(), Exit::from);
@@ -61,7 +64,15 @@ fn browser_command(config: &Config, args: &[std::ffi::OsString]) -> Result<(), E
 
 fn run(command: Command, config: &Config) -> Result<(), Error> {
     match command {
-        Command::Setup { browser } => setup::run(config, browser.as_deref())?,
+        Command::Setup {
+            browser,
+            agent_gone,
+            file_root,
+            no_file_roots,
+        } => {
+            let change = setup::settings_change(agent_gone.as_deref(), &file_root, no_file_roots)?;
+            setup::run(config, browser.as_deref(), &change)?
+        }
         Command::Doctor { json } => doctor::doctor(config, json),
         Command::Token { action } => match action {
             TokenCommand::Store { stdin, extra } => token::store(config, stdin, &extra)?,
@@ -76,32 +87,43 @@ fn run(command: Command, config: &Config) -> Result<(), Error> {
         Command::Ensure => ensure::ensure(config)?,
         Command::Agents { json, log } => agents::show(config, json, log)?,
         Command::TabClaim { tab, label } => agents::claim(config, &tab, label.as_deref())?,
+        Command::TabGive { tab, agent } => agents::give(config, &tab, &agent)?,
         Command::Release { tab, keep } => agents::release(config, tab.as_deref(), keep)?,
         Command::SafetyAudit { json } => audit::safety_audit(config, json)?,
         Command::CleanupPlan { json } => audit::cleanup_plan(config, json)?,
         Command::Disconnect => disconnect::disconnect(config)?,
+        // Started by `hand_over` (stdin: a daemon connection, stdout: the
+        // session lock): it prints nothing.
+        Command::WaitAbandoned { runtime } => {
+            let location = my_chrome::config::RuntimeLocation { path: runtime };
+            my_chrome::lease::finish::wait(&location)?;
+        }
         Command::BeginTokenRotation => token::begin_rotation(config)?,
         Command::MarkTokenRegenerated => token::mark_regenerated(config)?,
         Command::RotationStatus => token::rotation_status(config)?,
         Command::External(args) => browser_command(config, &args)?,
         Command::Help => {
             let browser = forward::cli_help(config)?;
-            print!("{}", cli::usage());
+            output::text(Stream::Out, &[&cli::usage()]);
             match browser {
-                Some(text) => print!(
-                    "\nBrowser commands (forwarded to the pinned @playwright/cli):\n\n{text}"
+                Some(text) => output::text(
+                    Stream::Out,
+                    &[
+                        "\nBrowser commands (forwarded to the pinned @playwright/cli):\n\n",
+                        &text,
+                    ],
                 ),
-                None => println!(
-                    "\nBrowser commands appear here once `my-chrome setup` has installed the pinned CLI."
+                None => output::line(
+                    "\nBrowser commands appear here once `my-chrome setup` has installed the pinned CLI.",
                 ),
             }
         }
         Command::Version => {
-            println!("my-chrome {}", env!("CARGO_PKG_VERSION"));
-            println!(
+            output::line(&format!("my-chrome {}", env!("CARGO_PKG_VERSION")));
+            output::line(&format!(
                 "@playwright/cli {} (pinned)",
                 my_chrome::helper::pin::Pin::shipped().version
-            );
+            ));
         }
     }
     // A command that finished despite a signal (doctor, say) still reports it.

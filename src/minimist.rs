@@ -19,6 +19,15 @@ pub enum Value {
 }
 
 impl Value {
+    /// JavaScript's truthiness of the value (an empty text is false).
+    pub fn truthy(&self) -> bool {
+        match self {
+            Value::Bool(b) => *b,
+            Value::Text(text) => !text.is_empty(),
+            Value::List(_) => true,
+        }
+    }
+
     /// Every text in it (a list's too).
     pub fn texts(&self) -> Vec<&str> {
         match self {
@@ -31,7 +40,7 @@ impl Value {
 
 /// A parsed command line: positional words (`_`: texts, or a boolean that
 /// `--no-_` put there) and options.
-#[derive(Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Parsed {
     pub positional: Vec<Value>,
     pub options: Options,
@@ -39,7 +48,7 @@ pub struct Parsed {
 
 /// Options in the order JavaScript keeps an object's keys: where each was
 /// first set (a later value takes the first one's place).
-#[derive(Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Options(Vec<(String, Value)>);
 
 impl Options {
@@ -136,6 +145,51 @@ impl Parsed {
             .collect();
         format!("{{{}}}", fields.join(","))
     }
+}
+
+impl Parsed {
+    /// Words that this parser reads back into exactly this form, when
+    /// every key is a [`plain_key`] and every positional a text: each
+    /// option in its place (`--key=text`, `--key`, `--no-key`; a text of a
+    /// one-letter boolean as `-k=text`, the only spelling that gives a
+    /// boolean a text), then `--` and the positional words. A positional
+    /// that is no text (`--no-_` puts `false` there) has no spelling after
+    /// `--` and is left out: `policy::line` refuses such a line first.
+    pub fn to_words(&self, booleans: &[&str]) -> Vec<String> {
+        let mut words = Vec::new();
+        for (key, value) in self.options.iter() {
+            let values = match value {
+                Value::List(values) => values.as_slice(),
+                single => std::slice::from_ref(single),
+            };
+            for value in values {
+                words.push(match value {
+                    Value::Bool(true) => format!("--{key}"),
+                    Value::Bool(false) => format!("--no-{key}"),
+                    Value::Text(text) if booleans.contains(&key) => format!("-{key}={text}"),
+                    Value::Text(text) => format!("--{key}={text}"),
+                    // A list holds no list (`set` never nests one).
+                    Value::List(_) => continue,
+                });
+            }
+        }
+        words.push("--".into());
+        words.extend(self.positional.iter().filter_map(|value| match value {
+            Value::Text(text) => Some(text.clone()),
+            _ => None,
+        }));
+        words
+    }
+}
+
+/// An option name made of ASCII letters, digits, `-`, `_` and `.`: every
+/// option the pinned CLI has is one, and only such a name has a long
+/// spelling that reads back as itself (a line break, say, has none).
+pub fn plain_key(key: &str) -> bool {
+    !key.is_empty()
+        && key
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
 }
 
 /// Why the parser refuses a line (its own error, as the CLI would print it).
@@ -483,6 +537,51 @@ mod tests {
         }
         for no in ["", "a", "5a", "e", ".", "a.", "5e"] {
             assert!(!ends_in_number(no), "{no}");
+        }
+    }
+
+    #[test]
+    fn written_back_a_line_reads_the_same() {
+        let booleans = ["json", "raw", "full-page", "g", "no-shell"];
+        for line in [
+            &["--json", "snapshot", "--tab", "t3", "--depth", "2"][..],
+            &[
+                "-g=5",
+                "x",
+                "--no-full-page",
+                "--f=a",
+                "--f",
+                "--f=b",
+                "--",
+                "--raw",
+            ],
+            &["x", "--raw", "false", "--=", "-ab", "v", "-n5"],
+            &["--\n/x", "--a\u{2028}=b", "-_", "-é", "-100"],
+        ] {
+            let parsed = parse(&words(line), &booleans).unwrap_or_default();
+            let back = parse(&parsed.to_words(&booleans), &booleans).unwrap();
+            assert_eq!(back, parsed, "{line:?} -> {:?}", parsed.to_words(&booleans));
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: 2000, ..Default::default() })]
+
+        #[test]
+        fn any_line_written_back_reads_the_same(
+            line in proptest::collection::vec(
+                "(--?(no-)?)?(json|raw|g|h|x|tab|[a-z_]{1,3})?(=|\\n)?[a-z0-9=. -]{0,4}",
+                0..8,
+            ),
+        ) {
+            let booleans = ["json", "raw", "g", "h"];
+            if let Ok(parsed) = parse(&line, &booleans)
+                && parsed.positional.iter().all(|v| matches!(v, Value::Text(_)))
+                && parsed.options.iter().all(|(key, _)| plain_key(key))
+            {
+                let back = parse(&parsed.to_words(&booleans), &booleans).unwrap();
+                proptest::prop_assert_eq!(back, parsed);
+            }
         }
     }
 }

@@ -50,6 +50,16 @@ impl ProcessId {
             .ok_or_else(|| ProcError("this process is not visible in it".into()))
     }
 
+    /// The process `pid`, when it runs.
+    pub fn of(pid: u32) -> Result<ProcessId, ProcError> {
+        one_process(pid)
+            .map(|p| ProcessId {
+                pid,
+                start: p.start,
+            })
+            .ok_or_else(|| ProcError(format!("process {pid} is not visible in it")))
+    }
+
     /// Is it still running (the same process, not a reused pid)? Start
     /// times are whole seconds derived from the boot time, which moves by a
     /// second now and then: a little slack keeps a live process alive.

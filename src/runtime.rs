@@ -32,6 +32,8 @@ const SESSION_LOCK_FILE: &str = ".session.lock";
 pub const WORKSPACE_DIR: &str = ".playwright";
 /// Handed to every child as `TMPDIR`, so the CLI daemon's socket is private.
 pub const TMP_DIR: &str = "tmp";
+/// Inside the private TMPDIR: the output files of a command in flight.
+const OUTPUTS_DIR: &str = "outputs";
 pub const CLI_DIR: &str = "cli";
 /// Where the daemon registers the browser it binds (`PWTEST_SERVER_REGISTRY`),
 /// inside the private TMPDIR (src/session/bound.rs).
@@ -71,6 +73,8 @@ pub enum StateFile {
     /// The next tab id (src/tabs/): ids go on from it even when the book
     /// is removed.
     TabIds,
+    /// The user's settings, written by `my-chrome setup` (src/settings.rs).
+    Settings,
 }
 
 impl StateFile {
@@ -88,15 +92,17 @@ impl StateFile {
             StateFile::Artifacts => "daemon-artifacts.json",
             StateFile::SessionBrowser => "session-browser.txt",
             StateFile::TabIds => "tab-ids.txt",
+            StateFile::Settings => "settings.json",
         }
     }
 
     /// Whether a write must reach the disk before it counts. The lease and
     /// the tab book are rewritten by every browser command and mean nothing
     /// after a restart (the session is gone then), so they are not synced:
-    /// after a power loss either may be gone, empty or zero-filled, which
-    /// reads as none. The next tab id is (it is written only when a new tab
-    /// appears): ids given before a power loss are not given again.
+    /// after a power loss either may be gone, empty or zero-filled (a lease
+    /// reads as none; a book stops commands until the user reconnects). The
+    /// next tab id is (it is written only when a new tab appears): ids
+    /// given before a power loss are not given again.
     fn durable(self) -> bool {
         !matches!(self, StateFile::Lease | StateFile::Tabs)
     }
@@ -174,6 +180,17 @@ fn io_error(action: &'static str, path: &Path) -> impl FnOnce(io::Error) -> Runt
     }
 }
 
+/// Where and what kind of fault a state file's JSON has, never its text
+/// (it may quote the file: an address, a name): for a message.
+pub fn json_fault(e: &serde_json::Error) -> String {
+    format!(
+        "{:?} error at line {}, column {}",
+        e.classify(),
+        e.line(),
+        e.column()
+    )
+}
+
 /// A runtime whose checks have passed.
 #[derive(Clone, Debug)]
 pub struct Runtime {
@@ -234,11 +251,25 @@ impl Runtime {
         self.root.join(TMP_DIR)
     }
 
+    /// `<runtime>/tmp/outputs`, made private when missing: where the daemon
+    /// writes a command's output files before they are delivered
+    /// (src/outputs.rs).
+    pub fn outputs_dir(&self) -> Result<PathBuf, RuntimeError> {
+        let dir = self.tmp_dir().join(OUTPUTS_DIR);
+        ensure_private_subdir(&dir)?;
+        Ok(dir)
+    }
+
     /// Takes the wrapper lock, waiting up to `wait` for other my-chrome
-    /// commands (and giving up at once on SIGINT, SIGTERM or SIGHUP). The
-    /// kernel frees it if we die.
-    pub fn wrapper_lock(&self, wait: Duration) -> Result<FileLock, RuntimeError> {
-        self.lock_at(LOCK_FILE, wait)
+    /// commands (and giving up at once on SIGINT, SIGTERM or SIGHUP);
+    /// `waiting` is called once, when the wait passes a second (to say so).
+    /// The kernel frees it if we die.
+    pub fn wrapper_lock(
+        &self,
+        wait: Duration,
+        waiting: &dyn Fn(),
+    ) -> Result<FileLock, RuntimeError> {
+        self.lock_at(LOCK_FILE, wait, waiting)
     }
 
     /// The session's lock: held by one browser command at a time, for the
@@ -289,7 +320,12 @@ impl Runtime {
         Ok((file, path))
     }
 
-    fn lock_at(&self, name: &str, wait: Duration) -> Result<FileLock, RuntimeError> {
+    fn lock_at(
+        &self,
+        name: &str,
+        wait: Duration,
+        waiting: &dyn Fn(),
+    ) -> Result<FileLock, RuntimeError> {
         let (mut file, path) = self.lock_file(name)?;
         let started = Instant::now();
         let mut told = false;
@@ -308,7 +344,7 @@ impl Runtime {
                 return Err(RuntimeError::LockTimeout { path, waited: wait });
             }
             if !told && started.elapsed() >= Duration::from_secs(1) {
-                eprintln!("my-chrome: waiting for another my-chrome command to finish...");
+                waiting();
                 told = true;
             }
             thread::sleep(pause);
@@ -432,6 +468,18 @@ pub(crate) fn scratch() -> (tempfile::TempDir, Runtime) {
 #[derive(Debug)]
 pub struct FileLock {
     _lock: Flock<File>,
+}
+
+impl FileLock {
+    /// The locked file, for a process that holds the lock on after this
+    /// one ends (the lock lives as long as any copy of its descriptor):
+    /// this process never unlocks it, its own copy closes when it exits.
+    pub fn hand_over(self) -> std::io::Result<File> {
+        let copy = self._lock.try_clone()?;
+        // Dropping the lock would unlock it for every copy.
+        std::mem::forget(self);
+        Ok(copy)
+    }
 }
 
 /// A directory we rely on for privacy: a real directory (not a symlink),

@@ -5,96 +5,13 @@
 
 mod common;
 
-use std::process::Command;
 use std::sync::Arc;
 use std::thread;
 use std::time::Duration;
 
-use common::site::{POPUP_TEXT, Site, agent_text};
-use common::standin::Standin;
-use common::{Run, Running, Sandbox, World, assert_nowhere, read_snapshot, reference, world};
-
-fn as_agent(sandbox: &Sandbox, agent: &str, args: &[&str]) -> Command {
-    let mut full = vec!["--agent", agent];
-    full.extend_from_slice(args);
-    sandbox.command(&full)
-}
-
-fn run_as(sandbox: &Sandbox, agent: &str, args: &[&str]) -> Run {
-    Running::start(as_agent(sandbox, agent, args)).wait()
-}
-
-/// A session made by `my-chrome connect` to the stand-in, and a site with a
-/// page for each agent.
-struct Browser {
-    world: World,
-    chrome: Standin,
-    site: Site,
-}
-
-fn browser() -> Browser {
-    let mut world = world();
-    let chrome = world.chrome();
-    let connected = world.sandbox.run(&["--agent", "person", "connect"]);
-    assert_eq!(connected.code, 0, "{}", connected.stderr);
-    Browser {
-        world,
-        chrome,
-        site: Site::start(),
-    }
-}
-
-impl Browser {
-    fn sandbox(&self) -> &Sandbox {
-        &self.world.sandbox
-    }
-
-    fn ok(&self, agent: &str, args: &[&str]) -> Run {
-        let run = run_as(self.sandbox(), agent, args);
-        assert_eq!(
-            run.code, 0,
-            "{agent} {args:?}: {}{}",
-            run.stdout, run.stderr
-        );
-        run
-    }
-
-    fn page(&self, agent: &str) -> String {
-        self.site.url(&format!("/agent/{agent}"))
-    }
-
-    /// The agent's own tab list, as (id, label, current, url).
-    fn tabs(&self, agent: &str) -> Vec<(String, Option<String>, bool, String)> {
-        let listed = self.ok(agent, &["tab-list", "--json"]).json();
-        listed["tabs"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|t| {
-                (
-                    t["id"].as_str().unwrap().to_string(),
-                    t["label"].as_str().map(String::from),
-                    t["current"].as_bool().unwrap(),
-                    t["url"].as_str().unwrap().to_string(),
-                )
-            })
-            .collect()
-    }
-
-    fn agents(&self) -> serde_json::Value {
-        self.ok("person", &["agents", "--json"]).json()
-    }
-}
-
-/// Whether `text` mentions any agent's page but `agent`'s.
-fn mentions_others(text: &str, agent: &str, all: &[&str]) -> Option<String> {
-    all.iter()
-        .filter(|other| **other != agent)
-        .find(|other| {
-            text.contains(&format!("/agent/{other}")) || text.contains(&agent_text(other))
-        })
-        .map(|other| format!("{agent} saw {other}'s page in:\n{text}"))
-}
+use common::browser::{Browser, as_agent, browser, mentions_others, refused, run_as};
+use common::site::{POPUP_TEXT, agent_text};
+use common::{Run, Running, assert_nowhere, read_snapshot, reference};
 
 #[test]
 fn three_agents_interleaved_each_read_only_their_own_page() {
@@ -204,13 +121,6 @@ fn three_agents_interleaved_each_read_only_their_own_page() {
 }
 
 /// The exit code and the message of a refused command.
-fn refused(b: &Browser, agent: &str, args: &[&str], code: i32, needle: &str) -> Run {
-    let run = run_as(b.sandbox(), agent, args);
-    run.expect(code, needle);
-    assert!(run.stderr.contains("nothing was run"), "{}", run.stderr);
-    run
-}
-
 #[test]
 fn no_agent_reaches_another_agents_tab_by_index_id_or_label() {
     let b = browser();
@@ -315,13 +225,14 @@ fn popups_are_their_openers_and_a_closed_tab_is_news_to_its_owner_alone() {
     let b = browser();
     let home = b.site.url("/");
     b.ok("ann", &["goto", &home]);
-    b.ok("bob", &["goto", &b.page("bob")]);
+    // Only ann's page is open: the popup her click opened is hers.
     let snapshot = b.ok("ann", &["snapshot"]);
     let yaml = read_snapshot(b.sandbox(), &snapshot.stdout);
     b.ok("ann", &["click", &reference(&yaml, "Open popup")]);
     let ann = b.tabs("ann");
     assert_eq!(ann.len(), 2, "the popup is ann's: {ann:?}");
     assert!(ann[1].3.ends_with("/popup"), "{ann:?}");
+    b.ok("bob", &["goto", &b.page("bob")]);
     assert_eq!(b.tabs("bob").len(), 1);
     // The user closes ann's first tab in the browser.
     b.chrome.close_page(&format!("{}/", b.site.base));
@@ -405,8 +316,17 @@ fn browser_wide_state_one_agent_started_keeps_the_others_out_until_it_ends() {
     b.ok("bob", &["goto", &b.page("bob")]);
 }
 
+/// The id of the first tab of the user's `agents` lists.
+fn first_user_tab(agents: &serde_json::Value) -> Option<String> {
+    agents["user_tabs"]
+        .as_array()
+        .unwrap()
+        .first()
+        .map(|t| t["id"].as_str().unwrap().to_string())
+}
+
 #[test]
-fn a_tab_no_command_opened_is_the_users_until_claimed() {
+fn a_tab_no_command_opened_is_the_users_until_the_user_gives_it() {
     let b = browser();
     b.ok("ann", &["goto", &b.site.url("/later-popup")]);
     b.ok("bob", &["goto", &b.page("bob")]);
@@ -417,9 +337,8 @@ fn a_tab_no_command_opened_is_the_users_until_claimed() {
     for _ in 0..50 {
         thread::sleep(Duration::from_millis(100));
         b.ok("bob", &["tab-list"]);
-        let agents = b.agents();
-        if let Some(id) = agents["user_tabs"].as_array().unwrap().first() {
-            user_tab = Some(id.as_str().unwrap().to_string());
+        if let Some(id) = first_user_tab(&b.agents()) {
+            user_tab = Some(id);
             break;
         }
     }
@@ -436,6 +355,27 @@ fn a_tab_no_command_opened_is_the_users_until_claimed() {
         7,
         "is the user's",
     );
+    // No agent takes it: the user gives it.
+    refused(
+        &b,
+        "bob",
+        &["tab-claim", &user_tab],
+        7,
+        "only the user can give it",
+    );
+    let listed = b.ok("person", &["agents"]).stdout;
+    assert!(
+        listed.contains(&format!("  {user_tab} (appeared between commands")),
+        "{listed}"
+    );
+    let given = b.ok("person", &["tab-give", &user_tab, "bob"]);
+    assert!(
+        given
+            .stdout
+            .contains(&format!("gave {user_tab} to agent bob")),
+        "{}",
+        given.stdout
+    );
     let claimed = b.ok("bob", &["tab-claim", &user_tab, "--label", "found"]);
     assert!(
         claimed
@@ -445,11 +385,12 @@ fn a_tab_no_command_opened_is_the_users_until_claimed() {
         claimed.stdout
     );
     run_as(b.sandbox(), "ann", &["tab-claim", &user_tab]).expect(7, "is agent bob's");
+    run_as(b.sandbox(), "person", &["tab-give", &user_tab, "ann"]).expect(7, "is agent bob's");
     let yaml = read_snapshot(b.sandbox(), &b.ok("bob", &["snapshot"]).stdout);
     assert!(yaml.contains(POPUP_TEXT), "{yaml}");
     // Given back with --keep: open, the user's again.
     b.ok("bob", &["release", "--tab", "found", "--keep"]);
-    assert_eq!(b.agents()["user_tabs"][0], user_tab.as_str());
+    assert_eq!(first_user_tab(&b.agents()), Some(user_tab.clone()));
     // A tab bob opened himself: with --keep it stays open, the user's;
     // without, it is closed.
     let id_of = |label: &str| {
@@ -465,7 +406,7 @@ fn a_tab_no_command_opened_is_the_users_until_claimed() {
             .as_array()
             .unwrap()
             .iter()
-            .map(|t| t.as_str().unwrap().to_string())
+            .map(|t| t["id"].as_str().unwrap().to_string())
             .collect();
         for a in agents["agents"].as_array().unwrap() {
             for t in a["tabs"].as_array().unwrap() {
@@ -480,7 +421,10 @@ fn a_tab_no_command_opened_is_the_users_until_claimed() {
     let (ids, user) = everywhere();
     assert!(ids.contains(&kept), "{ids:?}");
     assert!(
-        user.as_array().unwrap().iter().any(|t| *t == kept.as_str()),
+        user.as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["id"] == kept.as_str()),
         "{user}"
     );
     b.ok("bob", &["tab-new", "--label", "closed", &b.page("bob")]);
@@ -524,39 +468,88 @@ fn ids_of_an_earlier_session_and_a_broken_book_are_refused_with_the_way_out() {
         new[1..].parse::<u64>().unwrap() > old[1..].parse::<u64>().unwrap(),
         "{old} {new}"
     );
-    // A book that is not ours stops every command, its content unquoted.
+    // A book that is not ours — or an empty one, or one of another
+    // session — stops every command, its content unquoted, with the way
+    // back: never a fresh book that forgets every owner.
     let book = b.sandbox().runtime.join("tabs.json");
-    std::fs::write(&book, r#"{"version":1,"CANARY":true}"#).unwrap();
-    let run = run_as(b.sandbox(), "ann", &["snapshot"]);
-    run.expect(6, "is not a tab book of my-chrome");
-    assert!(run.stderr.contains(&format!("rm {}", book.display())));
-    assert!(!run.stderr.contains("CANARY"));
+    let good = std::fs::read(&book).unwrap();
+    let mut other: serde_json::Value = serde_json::from_slice(&good).unwrap();
+    other["session"] = "0:0:0.0".into();
+    for (content, said) in [
+        (
+            br#"{"version":1,"CANARY":true}"#.to_vec(),
+            "is not a tab book of my-chrome",
+        ),
+        (Vec::new(), "is not a tab book of my-chrome (it is empty"),
+        (vec![0; 64], "is not a tab book of my-chrome (it is empty"),
+        (other.to_string().into_bytes(), "describes another session"),
+    ] {
+        write_private(&book, &content);
+        let run = run_as(b.sandbox(), "ann", &["snapshot"]);
+        run.expect(6, said);
+        assert!(run.stderr.contains(&format!("rm {}", book.display())));
+        assert!(
+            run.stderr
+                .contains("`my-chrome disconnect` and `my-chrome connect`")
+        );
+        assert!(!run.stderr.contains("CANARY"));
+        assert_eq!(std::fs::read(&book).unwrap(), content, "left as it was");
+    }
     std::fs::remove_file(&book).unwrap();
-    // Rebuilt from the session: every tab the user's until claimed.
+    // Rebuilt from the session: every tab the user's until the user gives
+    // it.
     b.ok("ann", &["tab-list"]);
     assert!(b.tabs("ann").is_empty());
     let mut agents = b.agents();
     assert_eq!(agents["agents"].as_array().unwrap().len(), 1, "{agents}");
-    // An agent without a command for MY_CHROME_AGENT_GONE_SECS is gone: its
-    // tabs are the user's. (Its last command is moved back in the book, as
-    // the hours would have.)
-    let taken = agents["user_tabs"][0].as_str().unwrap().to_string();
+    let taken = first_user_tab(&agents).unwrap();
     // Ids go on from where the removed book stopped: never one given before.
     let number = |id: &str| id[1..].parse::<u64>().unwrap();
     assert!(number(&taken) > number(&new), "{taken} after {new}");
-    b.ok("ann", &["tab-claim", &taken]);
-    let mut book: serde_json::Value =
+    refused(
+        &b,
+        "ann",
+        &["tab-claim", &taken],
+        7,
+        "only the user can give it",
+    );
+    b.ok("person", &["tab-give", &taken, "ann"]);
+    // An agent without a command for the gone time (the user's setting)
+    // is gone: its tabs are held for it. (Its last command is moved back
+    // in the book, as the hours would have.)
+    let mut written: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&book).unwrap()).unwrap();
-    book["agents"]["ann"]["last_at"] = 0.into();
-    std::fs::write(b.sandbox().runtime.join("tabs.json"), book.to_string()).unwrap();
+    written["agents"]["ann"]["last_at"] = 0.into();
+    write_private(&book, written.to_string().as_bytes());
     // `agents` shows it as the next command will find it.
+    let held_for_ann = |agents: &serde_json::Value| common::browser::held_for(agents, "ann");
     agents = b.agents();
-    assert_eq!(agents["user_tabs"][0], taken.as_str(), "{agents}");
+    assert_eq!(
+        held_for_ann(&agents),
+        std::slice::from_ref(&taken),
+        "{agents}"
+    );
     b.ok("bob", &["tab-list"]);
     agents = b.agents();
-    assert_eq!(agents["user_tabs"][0], taken.as_str(), "{agents}");
+    assert_eq!(
+        held_for_ann(&agents),
+        std::slice::from_ref(&taken),
+        "{agents}"
+    );
+    // No other agent takes it; ann is told, and takes it again.
+    refused(&b, "bob", &["tab-claim", &taken], 7, "held for agent ann");
+    refused(&b, "ann", &["snapshot"], 8, "are held for you");
+    b.ok("ann", &["tab-claim", &taken]);
+    assert_eq!(b.tabs("ann")[0].0, taken);
     let log = std::fs::read_to_string(b.sandbox().runtime.join("lease.log")).unwrap();
     assert!(log.contains(" GONE agent=ann idle="), "{log}");
+}
+
+/// Writes a private state file as my-chrome writes them (0600).
+fn write_private(path: &std::path::Path, content: &[u8]) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::write(path, content).unwrap();
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).unwrap();
 }
 
 #[test]

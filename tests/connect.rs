@@ -672,7 +672,7 @@ fn forwarded_commands_cannot_write_into_the_runtime_or_through_a_link() {
     for attack in &attacks {
         let line: Vec<&str> = attack.iter().map(String::as_str).collect();
         let refused = w.sandbox.run(&line);
-        refused.expect(2, "MY_CHROME_FILE_ROOTS");
+        refused.expect(2, "my-chrome setup --file-root");
     }
     assert_eq!(
         fs::read(&helper).unwrap(),
@@ -763,10 +763,13 @@ fn a_helper_changed_after_verification_runs_no_more() {
 }
 
 /// A browser command that never returns (the debugger never answers, as on
-/// a tab the session cannot drive) is stopped at its own bound, says so,
-/// and does not wedge the session for the commands after it.
+/// a tab the session cannot drive) is stopped at its own bound and says so.
+/// The daemon runs it on, so its turn is held for it in the background:
+/// the next command waits for it (past its own wait: exit 7, naming it),
+/// `agents` shows it, and `disconnect` ends that wait and lets the session
+/// go; the next `connect` works.
 #[test]
-fn a_command_that_never_returns_is_stopped_at_its_bound_and_the_next_one_works() {
+fn a_command_that_never_returns_holds_its_turn_until_disconnect() {
     let mut w = world();
     let chrome = w.chrome_with_faults("stall=NEVER_ANSWERED");
     w.sandbox.set("MY_CHROME_COMMAND_TIMEOUT_SECS", "5");
@@ -774,17 +777,104 @@ fn a_command_that_never_returns_is_stopped_at_its_bound_and_the_next_one_works()
     let hung = w.sandbox.run(&["eval", "() => 'NEVER_ANSWERED'"]);
     hung.expect(
         124,
-        "did not finish within 5 s (MY_CHROME_COMMAND_TIMEOUT_SECS); it was abandoned",
+        "did not finish within 5 s (MY_CHROME_COMMAND_TIMEOUT_SECS); my-chrome stopped waiting",
     );
     assert!(
         chrome.log().contains("fault: never answering"),
         "{}",
         chrome.log()
     );
+    w.sandbox.set("MY_CHROME_LEASE_WAIT_SECS", "1");
+    let next = w.sandbox.run(&["eval", "() => 40 + 2"]);
+    next.expect(
+        7,
+        "the daemon still runs it, and my-chrome waits for its end",
+    );
+    let agents = w.sandbox.run(&["agents", "--json"]).json();
+    assert_eq!(agents["running"]["command"], "eval", "{agents}");
+    let log = fs::read_to_string(w.sandbox.runtime.join("lease.log")).unwrap();
+    assert!(log.contains("ABANDONED agent="), "{log}");
+    // The hidden waiter, run by hand (a misled agent told to "unstick"
+    // the browser), changes nothing: the record stays the real waiter's,
+    // for `disconnect` to stop, and no line is forged into the log.
+    let runtime = w.sandbox.runtime.display().to_string();
+    let lease = fs::read(w.sandbox.runtime.join("lease.json")).unwrap();
+    for line in [
+        &["wait-abandoned", "--runtime", &runtime][..],
+        &[
+            "wait-abandoned",
+            "--runtime",
+            &runtime,
+            "ann\n2099-01-01T00:00:00.000Z RAN agent=ann",
+            "goto",
+        ],
+    ] {
+        let mut by_hand = w.sandbox.command(line);
+        by_hand.stdin(std::process::Stdio::null());
+        let by_hand = common::Running::start(by_hand).wait();
+        assert_eq!(by_hand.code, 2, "{line:?}: {}", by_hand.stderr);
+        if line.len() == 3 {
+            assert!(
+                by_hand.stderr.contains("never run it by hand"),
+                "{}",
+                by_hand.stderr
+            );
+        }
+    }
+    assert_eq!(
+        fs::read(w.sandbox.runtime.join("lease.json")).unwrap(),
+        lease
+    );
+    assert_eq!(
+        fs::read_to_string(w.sandbox.runtime.join("lease.log")).unwrap(),
+        log
+    );
+    w.sandbox.set("MY_CHROME_LEASE_WAIT_SECS", "30");
+    let gone = w.sandbox.run(&["disconnect"]);
+    assert_eq!(gone.code, 0, "{}{}", gone.stdout, gone.stderr);
+    assert!(gone.stdout.contains("disconnected"), "{}", gone.stdout);
+    let log = fs::read_to_string(w.sandbox.runtime.join("lease.log")).unwrap();
+    assert!(
+        log.contains("FINISHED agent=") && log.contains("unanswered"),
+        "{log}"
+    );
+    assert!(
+        w.sandbox.run(&["agents", "--json"]).json()["running"].is_null(),
+        "the wait ended"
+    );
+    w.sandbox.run(&["connect"]).expect(0, "");
+    // Told once that its tab went with the earlier session; then it works.
+    w.sandbox
+        .run(&["eval", "() => 40 + 2"])
+        .expect(8, "the browser was connected again");
     let next = w.sandbox.run(&["eval", "() => 40 + 2"]);
     assert_eq!(next.code, 0, "{}{}", next.stdout, next.stderr);
     assert!(next.stdout.contains("42"), "{}", next.stdout);
-    assert_eq!(w.sandbox.run(&["tab-list"]).code, 0);
+}
+
+/// A command that ends a while after its bound: the next command waits for
+/// the daemon to finish it, then runs.
+#[test]
+fn the_command_after_one_past_its_bound_waits_for_the_daemon_to_finish_it() {
+    let mut w = world();
+    let _chrome = w.chrome();
+    w.sandbox.run(&["connect"]).expect(0, "");
+    w.sandbox.set("MY_CHROME_COMMAND_TIMEOUT_SECS", "2");
+    let slow = w.sandbox.run(&[
+        "eval",
+        "() => new Promise(done => setTimeout(() => done('late'), 6000))",
+    ]);
+    slow.expect(124, "did not finish within 2 s");
+    w.sandbox.set("MY_CHROME_COMMAND_TIMEOUT_SECS", "30");
+    let next = w.sandbox.run(&["eval", "() => 40 + 2"]);
+    assert_eq!(next.code, 0, "{}{}", next.stdout, next.stderr);
+    assert!(next.stdout.contains("42"), "{}", next.stdout);
+    // It waited for the abandoned one (not a time check: the log says so).
+    let log = fs::read_to_string(w.sandbox.runtime.join("lease.log")).unwrap();
+    let finished = log.find("FINISHED").expect("the wait ended");
+    let ran = log.rfind("RAN").unwrap();
+    assert!(finished < ran, "{log}");
+    assert!(log.contains(" answered"), "{log}");
 }
 
 /// A cleanup record is checked before any use: one naming a directory

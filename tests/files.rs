@@ -98,7 +98,7 @@ fn a_page_never_gets_a_file_from_outside_the_roots() {
         among.expect(2, needle);
         runs.push(among);
         assert!(
-            refused.stderr.contains("MY_CHROME_FILE_ROOTS"),
+            refused.stderr.contains("my-chrome setup --file-root"),
             "{}",
             refused.stderr
         );

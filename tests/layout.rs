@@ -348,3 +348,81 @@ fn the_platform_module_reaches_no_configuration() {
         }
     }
 }
+
+/// What writes to the terminal: the macros and the handles.
+const PRINTERS: [&str; 7] = [
+    "println!",
+    "print!(",
+    "eprintln!",
+    "eprint!(",
+    "dbg!(",
+    "io::stdout()",
+    "io::stderr()",
+];
+
+/// The production part of a file: before its test module.
+fn production(text: &str) -> &str {
+    text.split("#[cfg(test)]\nmod tests").next().unwrap_or(text)
+}
+
+/// Whether `code` names `word` as a word of its own (`eprintln!` does not
+/// name `println!`).
+fn names(code: &str, word: &str) -> bool {
+    code.match_indices(word).any(|(at, _)| {
+        !code[..at]
+            .chars()
+            .next_back()
+            .is_some_and(|c| c.is_alphanumeric() || c == '_')
+    })
+}
+
+/// Every file but `src/output.rs` that writes to the terminal itself.
+fn printing_outside_output(files: &[(String, String)]) -> Vec<String> {
+    let mut out = Vec::new();
+    for (path, text) in files {
+        if path == "src/output.rs" {
+            continue;
+        }
+        for printer in PRINTERS {
+            if names(production(text), printer) {
+                out.push(format!("{path}: {printer}"));
+            }
+        }
+    }
+    out
+}
+
+/// Every byte my-chrome prints passes the redactor (DESIGN invariant 9):
+/// `src/output.rs` is the only writer to standard output and error, so no
+/// message, listing or relay can go around it.
+#[test]
+fn only_the_output_module_prints() {
+    let files = source_files();
+    assert!(files.iter().any(|(path, _)| path == "src/main.rs"));
+    let found = printing_outside_output(&files);
+    assert!(
+        found.is_empty(),
+        "printing outside src/output.rs (use crate::output):\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn the_print_check_sees_a_planted_print() {
+    let files = vec![
+        ("src/output.rs".to_string(), "println!(\"ok\")".to_string()),
+        (
+            "src/tabs/mod.rs".to_string(),
+            "fn f() { eprintln!(\"x\") }\n#[cfg(test)]\nmod tests { fn g() { println!() } }"
+                .to_string(),
+        ),
+        (
+            "src/child.rs".to_string(),
+            "let _ = std::io::stderr().write_all(b)".to_string(),
+        ),
+    ];
+    assert_eq!(
+        printing_outside_output(&files),
+        ["src/tabs/mod.rs: eprintln!", "src/child.rs: io::stderr()"]
+    );
+}

@@ -4,68 +4,13 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::Mutex;
+
+use common::minimist_js::Reference;
 
 use my_chrome::minimist;
 use my_chrome::pinned_commands::booleans;
 use proptest::prelude::*;
-
-/// A node process that parses one JSON array of words per line with the
-/// pinned minimist.js, as program.js calls it.
-struct Reference {
-    _child: Child,
-    input: ChildStdin,
-    output: BufReader<ChildStdout>,
-}
-
-impl Reference {
-    fn start() -> Reference {
-        let minimist = common::golden_runtime()
-            .join("cli/node_modules/playwright-core/lib/tools/cli-client/minimist.js");
-        let script = r#"
-            const { minimist } = require(process.argv[1]);
-            const boolean = JSON.parse(process.argv[2]);
-            const lines = require('readline').createInterface({ input: process.stdin });
-            lines.on('line', line => {
-              let out;
-              try { out = minimist(JSON.parse(line), { boolean, string: ['_'] }); }
-              catch (e) { out = { thrown: e.message }; }
-              process.stdout.write(JSON.stringify(out) + '\n');
-            });
-        "#;
-        let mut child = Command::new(common::system_node())
-            .arg("-e")
-            .arg(script)
-            .arg(minimist)
-            .arg(serde_json::to_string(booleans()).unwrap())
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let input = child.stdin.take().unwrap();
-        let output = BufReader::new(child.stdout.take().unwrap());
-        Reference {
-            _child: child,
-            input,
-            output,
-        }
-    }
-
-    /// `JSON.stringify` of minimist.js's answer, or `None` when it throws.
-    fn parse(&mut self, words: &[String]) -> Option<String> {
-        writeln!(self.input, "{}", serde_json::to_string(words).unwrap()).unwrap();
-        let mut line = String::new();
-        self.output.read_line(&mut line).unwrap();
-        let line = line.trim_end_matches('\n');
-        let thrown = serde_json::from_str::<serde_json::Value>(line)
-            .unwrap()
-            .get("thrown")
-            .is_some();
-        (!thrown).then(|| line.to_string())
-    }
-}
 
 /// The port's answer as `JSON.stringify` would write it: keys in
 /// JavaScript's order (the native client sends exactly these bytes).

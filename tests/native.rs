@@ -153,6 +153,7 @@ impl Bench {
         let our_request = self.daemon.take();
         let theirs = pinned(&self.sandbox, line);
         let their_request = self.daemon.take();
+        let our_request = unstaged(&self.sandbox, &our_request, &their_request)?;
         let text = |r: &[Vec<u8>]| -> Vec<String> {
             r.iter()
                 .map(|b| String::from_utf8_lossy(b).into_owned())
@@ -187,6 +188,66 @@ impl Bench {
             Err(format!("{line:?}:\n  {}", differences.join("\n  ")))
         }
     }
+}
+
+/// Our requests with every output file my-chrome staged (src/outputs.rs:
+/// the daemon writes into a private folder of the runtime, and the file
+/// goes where the agent named it after the check) put back as the pinned
+/// client names it: the only difference allowed. A staged name keeps the
+/// agent's file's extension (a screenshot's format follows it).
+fn unstaged(
+    sandbox: &Sandbox,
+    ours: &[Vec<u8>],
+    theirs: &[Vec<u8>],
+) -> Result<Vec<Vec<u8>>, String> {
+    let staging = fs::canonicalize(&sandbox.runtime)
+        .unwrap()
+        .join("tmp/outputs/out.");
+    let staging = staging.to_string_lossy();
+    let mut out = Vec::new();
+    for (at, request) in ours.iter().enumerate() {
+        let mut text = String::from_utf8_lossy(request).into_owned();
+        let mine: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
+        let pinned: serde_json::Value = theirs
+            .get(at)
+            .and_then(|t| serde_json::from_slice(t).ok())
+            .unwrap_or_default();
+        let (mine, pinned) = (&mine["params"]["args"], &pinned["params"]["args"]);
+        let mut pairs = Vec::new();
+        if let Some(object) = mine.as_object() {
+            for (key, value) in object {
+                let values: Vec<&serde_json::Value> = match value {
+                    serde_json::Value::Array(values) => values.iter().collect(),
+                    single => vec![single],
+                };
+                for (n, value) in values.into_iter().enumerate() {
+                    let Some(staged) = value.as_str().filter(|v| v.starts_with(&*staging)) else {
+                        continue;
+                    };
+                    let theirs = match &pinned[key] {
+                        serde_json::Value::Array(values) => values.get(n).cloned(),
+                        single => Some(single.clone()),
+                    };
+                    let Some(theirs) = theirs.as_ref().and_then(|v| v.as_str()) else {
+                        return Err(format!("{key}: staged {staged}, pinned names none"));
+                    };
+                    let extension = |p: &str| Path::new(p).extension().map(|e| e.to_owned());
+                    if extension(staged) != extension(theirs) {
+                        return Err(format!("{key}: staged {staged} for {theirs}"));
+                    }
+                    pairs.push((staged.to_string(), theirs.to_string()));
+                }
+            }
+        }
+        for (staged, theirs) in pairs {
+            text = text.replace(
+                &serde_json::Value::String(staged).to_string(),
+                &serde_json::Value::String(theirs).to_string(),
+            );
+        }
+        out.push(text.into_bytes());
+    }
+    Ok(out)
 }
 
 fn words(line: &[&str]) -> Vec<String> {
@@ -360,6 +421,16 @@ fn option_forms_and_the_clients_own_refusals_match() {
         vec!["eval", "() => document.title"],
         // Short options.
         vec!["screenshot", "-x", "-yz", "e5"],
+        // Booleans given values, negations and repeats: the request (and
+        // so the mode the daemon answers in) is read as the client reads
+        // it (tests/one_reading.rs holds every decision to the same).
+        vec!["snapshot", "--json", "false"],
+        vec!["--json", "false", "snapshot"],
+        vec!["--raw", "true", "eval", "1"],
+        vec!["eval", "1", "--no-json", "--raw", "false"],
+        vec!["eval", "1", "--json", "--no-json"],
+        vec!["cookie-list", "--raw", "false"],
+        vec!["unroute", "-1"],
     ];
     let mut failures = Vec::new();
     for line in &lines {

@@ -85,6 +85,7 @@ fn scenario(version: &str) {
     no_page_carries_the_token(&real, &token, &mut runs);
     a_browser_task(&real, &mut runs);
     agents_side_by_side(&real, version, &mut runs);
+    a_misled_agent_reaches_nothing_of_another(&real, &mut runs);
     what_a_page_asks_for_is_refused(&real, &mut runs);
 
     // Disconnect leaves Chrome running; connecting again does not pile up
@@ -185,14 +186,16 @@ fn told_its_tabs_went(real: &RealWorld, runs: &mut Vec<Run>) {
     runs.push(told);
 }
 
-/// Every tab of the session, taken by this test's agent (those of the
-/// user's and the blank one `connect` left are claimed first): its list.
+/// Every tab of the session, taken by this test's agent (the user gives it
+/// the user's; it claims the blank one `connect` left): its list.
 fn every_tab(real: &RealWorld, runs: &mut Vec<Run>) -> String {
     let agents = real.sandbox().run(&["agents", "--json"]).json();
-    for key in ["user_tabs", "spare_tabs"] {
-        for id in agents[key].as_array().unwrap() {
-            ok(real, runs, &["tab-claim", id.as_str().unwrap()]);
-        }
+    let me = agents["you"].as_str().unwrap();
+    for tab in agents["user_tabs"].as_array().unwrap() {
+        ok(real, runs, &["tab-give", tab["id"].as_str().unwrap(), me]);
+    }
+    for id in agents["spare_tabs"].as_array().unwrap() {
+        ok(real, runs, &["tab-claim", id.as_str().unwrap()]);
     }
     ok(real, runs, &["tab-list"])
 }
@@ -289,7 +292,8 @@ fn tab_ids(real: &RealWorld, agent: &str) -> Vec<String> {
 
 /// Three agents at once, each in its own tabs: every read, fill and click
 /// is on the agent's own page; another's tab is out of reach by id, index
-/// or `--tab`; a popup is its opener's; a tab that closes by itself, or
+/// or `--tab`; a popup that any of their pages could have opened is the
+/// user's until the user gives it; a tab that closes by itself, or
 /// that the user closes at the keyboard, is news to its owner alone.
 fn agents_side_by_side(real: &RealWorld, version: &str, runs: &mut Vec<Run>) {
     let site = Site::start();
@@ -393,11 +397,22 @@ fn agents_side_by_side(real: &RealWorld, version: &str, runs: &mut Vec<Run>) {
             title.stdout
         );
     }
-    // ann's click opens a popup: hers. It closes itself a second after
-    // her next click: her next command says so; bob's is untouched.
+    // ann's click opens a popup while bob's and cid's pages are open: any
+    // of them could have opened it, so it is the user's until the user
+    // gives it (to ann). It closes itself a second after her next click:
+    // her next command says so; bob's is untouched.
     ok_as(real, "ann", &["goto", &site.url("/")]);
     let home = read_snapshot(real.sandbox(), &ok_as(real, "ann", &["snapshot"]).stdout);
     ok_as(real, "ann", &["click", &reference(&home, "Open popup")]);
+    let mut waiting = None;
+    real_extension::eventually("the popup never reached the session", || {
+        ok_as(real, "bob", &["tab-list"]);
+        let agents = real.sandbox().run(&["agents", "--json"]).json();
+        waiting = agents["user_tabs"][0]["id"].as_str().map(String::from);
+        waiting.is_some()
+    });
+    assert_eq!(tab_ids(real, "ann").len(), 1, "not ann's by itself");
+    ok(real, runs, &["tab-give", &waiting.unwrap(), "ann"]);
     eventually_ids(real, "ann", 2);
     let ann = tab_ids(real, "ann");
     assert_eq!(tab_ids(real, "bob"), bob);
@@ -466,6 +481,80 @@ fn agents_side_by_side(real: &RealWorld, version: &str, runs: &mut Vec<Run>) {
     for name in ["bob", "cid"] {
         let released = ok_as(real, name, &["release"]);
         assert!(released.stdout.contains("gave back"), "{}", released.stdout);
+    }
+}
+
+/// What a misled agent tries (tests/isolation.rs has all of it on the
+/// stand-in), on the real extension: every spelling of the reply's mode
+/// prints nothing of another agent's page; a popup that ann's page opens
+/// on a timer during bob's command goes to neither (the user's); ann's page
+/// that leaves for another site is held for her, out of bob's reach; a
+/// hostile title comes out redacted and escaped, and `--json` parses.
+fn a_misled_agent_reaches_nothing_of_another(real: &RealWorld, runs: &mut Vec<Run>) {
+    let site = Site::start();
+    let shows_ann = |text: &str| text.contains("/agent/ann") || text.contains("Agent ann");
+    ok_as(real, "ann", &["goto", &site.url("/agent/ann")]);
+    ok_as(real, "bob", &["goto", &site.url("/agent/bob")]);
+    for line in [
+        &["snapshot", "--json", "false"][..],
+        &["--raw", "true", "snapshot"],
+        &["tab-list", "--json", "false"],
+    ] {
+        let run = ok_as(real, "bob", line);
+        assert!(!shows_ann(&run.stdout), "{line:?}: {}", run.stdout);
+        runs.push(run);
+    }
+    // ann's page opens a popup 1.5 s after her click, while bob's command
+    // runs: neither agent's.
+    ok_as(real, "ann", &["goto", &site.url("/popup-after?1500")]);
+    let page = read_snapshot(real.sandbox(), &ok_as(real, "ann", &["snapshot"]).stdout);
+    ok_as(real, "ann", &["click", &reference(&page, "Open after")]);
+    let long = ok_as(
+        real,
+        "bob",
+        &[
+            "eval",
+            "() => new Promise(done => setTimeout(() => done('waited'), 4000))",
+        ],
+    );
+    runs.push(long);
+    let mut waiting = Vec::new();
+    real_extension::eventually("ann's popup never reached the session", || {
+        ok_as(real, "bob", &["tab-list"]);
+        let agents = real.sandbox().run(&["agents", "--json"]).json();
+        waiting = agents["user_tabs"].as_array().unwrap().clone();
+        !waiting.is_empty()
+    });
+    assert_eq!(tab_ids(real, "bob").len(), 1, "not bob's");
+    assert_eq!(tab_ids(real, "ann").len(), 1, "not ann's by itself");
+    let popup = waiting[0]["id"].as_str().unwrap().to_string();
+    let taken = real.sandbox().run(&["--agent", "bob", "tab-claim", &popup]);
+    taken.expect(7, "only the user can give it");
+    runs.push(taken);
+    // ann's page leaves for another site between commands: held for her.
+    ok_as(real, "ann", &["tab-new", &site.url("/mover")]);
+    std::thread::sleep(std::time::Duration::from_millis(2500));
+    ok_as(real, "bob", &["tab-list"]);
+    let agents = real.sandbox().run(&["agents", "--json"]).json();
+    let held = common::browser::held_for(&agents, "ann");
+    assert_eq!(held.len(), 1, "{agents}");
+    let taken = real
+        .sandbox()
+        .run(&["--agent", "bob", "tab-claim", &held[0]]);
+    taken.expect(7, "held for agent ann");
+    runs.push(taken);
+    // A hostile title.
+    let other = fresh_token();
+    common::site::say(&format!("token={other} \u{9b}31m \u{1b}[31m"));
+    ok_as(real, "bob", &["tab-new", &site.url("/said")]);
+    let listed = ok_as(real, "bob", &["tab-list", "--json"]);
+    let parsed: serde_json::Value = serde_json::from_str(&listed.stdout).unwrap();
+    let titles = parsed["tabs"].to_string();
+    assert!(titles.contains("token=<redacted>"), "{titles}");
+    assert!(!listed.stdout.contains(&other) && !listed.stdout.contains('\u{9b}'));
+    runs.push(listed);
+    for name in ["ann", "bob"] {
+        ok_as(real, name, &["release"]);
     }
 }
 

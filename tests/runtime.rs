@@ -305,11 +305,11 @@ fn the_wrapper_lock_excludes_a_second_holder_until_released() {
     let sandbox = Sandbox::new();
     let runtime = Runtime::open(&location(&sandbox)).unwrap();
     let wait = std::time::Duration::from_secs(30);
-    let first = runtime.wrapper_lock(wait).unwrap();
+    let first = runtime.wrapper_lock(wait, &|| {}).unwrap();
     let (tx, rx) = std::sync::mpsc::channel();
     let second = runtime.clone();
     let waiter = std::thread::spawn(move || {
-        let _held = second.wrapper_lock(wait).unwrap();
+        let _held = second.wrapper_lock(wait, &|| {}).unwrap();
         tx.send(()).unwrap();
     });
     assert!(
@@ -329,7 +329,7 @@ fn waiting_for_the_lock_is_bounded_and_interruptible() {
     let mut sandbox = Sandbox::installed();
     let runtime = Runtime::open(&location(&sandbox)).unwrap();
     let held = runtime
-        .wrapper_lock(std::time::Duration::from_secs(1))
+        .wrapper_lock(std::time::Duration::from_secs(1), &|| {})
         .unwrap();
 
     // Told once, after a second of waiting: a wait that ends at 1 s says

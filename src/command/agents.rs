@@ -10,7 +10,7 @@ use crate::policy::tabs::{TabRef, label};
 use crate::runtime::Runtime;
 use crate::session::SessionError;
 use crate::tabs::view::Agents;
-use crate::tabs::{Desk, listing};
+use crate::tabs::{Desk, TabsError, listing};
 
 use super::start::{Start, Started};
 
@@ -19,19 +19,16 @@ pub fn show(config: &Config, json: bool, log: Option<usize>) -> Result<(), Error
     if let Some(n) = log {
         if let Some(runtime) = Runtime::inspect(&config.runtime)? {
             for line in crate::lease::log::tail(&runtime, n)? {
-                println!("{line}");
+                crate::output::line(&line);
             }
         }
         return Ok(());
     }
     let agents = Agents::gather(config)?;
     if json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&agents).expect("the view serialises")
-        );
+        crate::output::json(&agents);
     } else {
-        print!("{}", agents.text());
+        crate::output::text(crate::output::Stream::Out, &[&agents.text()]);
     }
     Ok(())
 }
@@ -67,7 +64,40 @@ pub fn claim(config: &Config, raw: &str, name: Option<&str>) -> Result<(), Error
     held.set_ran(true);
     held.on_tab(id);
     held.log(None, &[Event::Claimed { tab: id }])?;
-    print!("### Result\n{}", listing::render(&desk.shown()));
+    crate::output::text(
+        crate::output::Stream::Out,
+        &[&format!("### Result\n{}", listing::render(&desk.shown()))],
+    );
+    Ok(())
+}
+
+/// `my-chrome tab-give <id> <agent>`: the user's step. It gives a tab no
+/// agent has (the user's, one held for an agent, the blank one) to an
+/// agent; never one another agent has.
+pub fn give(config: &Config, raw: &str, to: &str) -> Result<(), Error> {
+    let TabRef::Id(id) = TabRef::parse(raw)? else {
+        return Err(crate::policy::tabs::TabArgError::BadRef(raw.into()).into());
+    };
+    let to = crate::config::agent_name("AGENT", to)?;
+    // No session: nothing to give, and no turn taken for it.
+    let started = Start::new(config, Check::Supported).on_session().open()?;
+    started.session_before_turn()?;
+    let mut started = started.take_turn("tab-give")?;
+    let held = started.lease_mut().expect("the command holds the turn");
+    held.set_ran(false);
+    let mut desk = desk(&started)?;
+    if let Err(refused) = desk.book.give(id, &to) {
+        desk.save()?;
+        return Err(TabsError::NotGiven { refused }.into());
+    }
+    desk.save()?;
+    let held = started.lease_mut().expect("the command holds the turn");
+    held.set_ran(true);
+    held.on_tab(id);
+    held.log(None, &[Event::Given { tab: id, to: &to }])?;
+    crate::output::line(&format!(
+        "my-chrome: gave t{id} to agent {to}; its commands name it with `--tab t{id}`"
+    ));
     Ok(())
 }
 
@@ -77,7 +107,7 @@ pub fn release(config: &Config, tab: Option<&str>, keep: bool) -> Result<(), Err
     // No session: nothing to release, and no turn taken for it.
     let started = Start::new(config, Check::Supported).on_session().open()?;
     let no_session = |e: &Error| matches!(e, Error::Session(SessionError::Missing));
-    let nothing = || println!("my-chrome: no session is attached; nothing to release");
+    let nothing = || crate::output::line("my-chrome: no session is attached; nothing to release");
     match started.session_before_turn() {
         Err(e) if no_session(&e) => {
             nothing();
@@ -106,7 +136,8 @@ pub fn release(config: &Config, tab: Option<&str>, keep: bool) -> Result<(), Err
     let mine: Vec<u64> = desk
         .book
         .own(&agent)
-        .iter()
+        .into_iter()
+        .chain(desk.book.held_for(&agent))
         .map(|t| t.id)
         .filter(|id| only.is_none_or(|o| o == *id))
         .collect();
@@ -136,11 +167,13 @@ pub fn release(config: &Config, tab: Option<&str>, keep: bool) -> Result<(), Err
     }
     let ids: Vec<String> = mine.iter().map(|id| format!("t{id}")).collect();
     match mine.len() {
-        0 => println!("my-chrome: agent {agent} has no tab; nothing to release"),
-        _ => println!(
+        0 => crate::output::line(&format!(
+            "my-chrome: agent {agent} has no tab; nothing to release"
+        )),
+        _ => crate::output::line(&format!(
             "my-chrome: agent {agent} gave back {} ({closed} closed, the rest are the user's)",
             ids.join(" ")
-        ),
+        )),
     }
     Ok(())
 }

@@ -272,22 +272,19 @@ pub fn safety_audit(config: &Config, json: bool) -> Result<(), Error> {
             safeguards: &list,
             design: &design,
         };
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&audit).expect("the audit serialises")
-        );
+        crate::output::json(&audit);
     } else {
         for s in &list {
-            println!(
+            crate::output::line(&format!(
                 "{}: {} ({})",
                 s.name,
                 if s.holds { "holds" } else { "FAILS" },
                 s.detail
-            );
+            ));
         }
-        println!("\nBy design (not checked here):");
+        crate::output::line("\nBy design (not checked here):");
         for d in &design {
-            println!("{}: {}", d.name, d.statement);
+            crate::output::line(&format!("{}: {}", d.name, d.statement));
         }
     }
     match list.iter().find(|s| !s.holds) {
@@ -356,18 +353,18 @@ pub fn cleanup_plan(config: &Config, json: bool) -> Result<(), Error> {
         note: "global close-all and kill-all are blocked: they would end every session, not just the one to clean",
     };
     if json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&plan).expect("the plan serialises")
-        );
+        crate::output::json(&plan);
     } else {
         if plan.steps.is_empty() {
-            println!("no open Playwright sessions");
+            crate::output::line("no open Playwright sessions");
         }
         for step in &plan.steps {
-            println!("{} ({}): {}", step.session, step.workspace, step.action);
+            crate::output::line(&format!(
+                "{} ({}): {}",
+                step.session, step.workspace, step.action
+            ));
         }
-        println!("{}", plan.note);
+        crate::output::line(plan.note);
     }
     Ok(())
 }

@@ -231,10 +231,10 @@ pub fn connect(config: &Config) -> Result<(), Error> {
                 let detached = cli.detach();
                 return Err(SessionError::Bound { error, detached }.into());
             }
-            println!(
+            crate::output::line(&format!(
                 "my-chrome: already connected as session {}; reusing it",
                 config.session
-            );
+            ));
             return Ok(());
         }
         SessionState::Unavailable(why) => {
@@ -272,7 +272,7 @@ pub fn connect(config: &Config) -> Result<(), Error> {
     let before = chrome::normal_chrome_pids(&table, &browser.executable);
     let chrome_pid = chrome::require_single(&before).single(&name, &browser.executable)?;
     for (other, pids) in browser::others_running(&table, &browser) {
-        eprintln!(
+        crate::output::notice(&format!(
             "my-chrome: {} is running too (pids {pids:?}) and was ignored: the session uses \
              {name}{}",
             other.display(),
@@ -280,7 +280,7 @@ pub fn connect(config: &Config) -> Result<(), Error> {
                 browser::How::Paths => String::new(),
                 how => format!(" ({})", how.describe()),
             }
-        );
+        ));
     }
     singleton::precheck(&browser.user_data, chrome_pid).map_err(|why| {
         ConnectError::NotItsProfile {
@@ -342,7 +342,9 @@ pub fn connect(config: &Config) -> Result<(), Error> {
     // What the daemon leaves when it ends, recorded for whoever ends it
     // (no reason to leave a session half made: it is only a folder).
     if let Err(e) = crate::session::leftovers::record_new(runtime, bootstrap.artifacts_before()) {
-        eprintln!("my-chrome: the daemon's artifacts folder was not recorded ({e}); it may stay");
+        crate::output::notice(&format!(
+            "my-chrome: the daemon's artifacts folder was not recorded ({e}); it may stay"
+        ));
     }
     // The daemon bound the browser: no other process may attach through it,
     // least of all while the connect tab still carries the token.
@@ -443,18 +445,24 @@ pub fn connect(config: &Config) -> Result<(), Error> {
         }
         .into());
     }
-    // The new session's tab book, for `agents`, within what is left of the
-    // bound; the next command makes it if this cannot.
-    if let SessionState::Ready(entry) = started.session_state()
-        && let Ok(desk) = started.desk_within(&entry.socket_path, true, budget)
-    {
-        let _ = desk.save();
+    // The new session's tab book, within what is left of the bound.
+    if let SessionState::Ready(entry) = started.session_state() {
+        match started.desk_within(&entry.socket_path, true, budget) {
+            Ok(desk) => {
+                let _ = desk.save();
+            }
+            // Still the new session's: no command then reads an earlier
+            // one's as its own (which it refuses, exit 6).
+            Err(_) => {
+                let _ = crate::tabs::begin_without_tabs(&started.runtime, &entry.socket_path);
+            }
+        }
     }
-    println!(
+    crate::output::line(&format!(
         "my-chrome: connected to {name} (pid {chrome_pid}) as session {}; the token went straight \
          to {name}",
         config.session
-    );
+    ));
     Ok(())
 }
 

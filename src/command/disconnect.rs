@@ -9,7 +9,7 @@ use crate::chrome::{self, ChromeState};
 use crate::command::start::{Start, Started};
 use crate::config::Config;
 use crate::daemon::DaemonError;
-use crate::daemon::request::{Plan, plan};
+use crate::daemon::request::{Plan, plan_words};
 use crate::error::{CommandRefusal, Error};
 use crate::exit::Exit;
 use crate::helper::HelperError;
@@ -57,6 +57,7 @@ pub fn disconnect(config: &Config) -> Result<(), Error> {
     // Never pull the session from under another agent's turn; an intact
     // copy is enough to let go.
     let start = Start::new(config, Check::Intact)
+        .ending_waits()
         .turn("disconnect")
         .locked()
         .open();
@@ -127,24 +128,24 @@ fn detach(config: &Config, started: &Started) -> Result<(), Error> {
     leftovers::remove_dead_socket(runtime, &config.home, &config.session);
     runtime.remove_state(StateFile::SessionBrowser)?;
     if let Some(Stopped { pids, why }) = stopped {
-        println!(
+        crate::output::line(&format!(
             "my-chrome: session {}'s daemon (pid {}) was stopped: {why}; {chrome}",
             config.session,
             pids.iter()
                 .map(u32::to_string)
                 .collect::<Vec<_>>()
                 .join(", ")
-        );
+        ));
     } else if detached {
-        println!(
+        crate::output::line(&format!(
             "my-chrome: disconnected session {}; {chrome}",
             config.session
-        );
+        ));
     } else {
-        println!(
+        crate::output::line(&format!(
             "my-chrome: session {} was not attached; {chrome}",
             config.session
-        );
+        ));
     }
     // What a daemon of ours that died left bound (connect removes it).
     bound::close(runtime, &config.home)?;
@@ -167,11 +168,12 @@ fn stop_if_unanswering(
     let SessionState::Ready(entry) = started.session_state() else {
         return Ok(None);
     };
-    let Plan::Run(line) = plan(&["tab-list".to_string()], real) else {
+    let Plan::Run(request) = plan_words(&["tab-list".to_string()], real) else {
         unreachable!("tab-list goes to the daemon");
     };
     let budget = pinned::housekeeping(config.command_timeout);
-    let Err(DaemonError::NoAnswer(bound)) = budget.run(&entry.socket_path, &line, 4 << 20) else {
+    let Err(DaemonError::NoAnswer(bound)) = budget.run(&entry.socket_path, &request.bytes, 4 << 20)
+    else {
         return Ok(None);
     };
     let pids = daemon_process::ours(&ProcessTable::read()?, real, &config.session);
@@ -193,7 +195,9 @@ fn stop_without_helper(config: &Config, changed: HelperError) -> Error {
     let stopped = Runtime::open(&config.runtime).ok().and_then(|runtime| {
         // Any daemon of ours that answers (attached or not: setup would
         // refuse while it runs), under the wrapper lock as any detach.
-        let _lock = runtime.wrapper_lock(config.lock_wait).ok()?;
+        let _lock = runtime
+            .wrapper_lock(config.lock_wait, &crate::output::waiting_for_another)
+            .ok()?;
         let socket = crate::session::state::open_socket(&config.home, &runtime, &config.session)?;
         Some(crate::daemon::stop(&socket, crate::session::pinned::HOUSEKEEPING_TIMEOUT).is_ok())
     });

@@ -21,12 +21,9 @@ use crate::token::{self, rotation};
 pub fn doctor(config: &Config, json: bool) {
     let report = Doctor::gather(config);
     if json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&report).expect("the report serialises")
-        );
+        crate::output::json(&report);
     } else {
-        print!("{}", report.text());
+        crate::output::text(crate::output::Stream::Out, &[&report.text()]);
     }
 }
 
@@ -42,6 +39,16 @@ pub struct Doctor {
     pub session: SessionReport,
     pub bound_browser: BoundReport,
     pub agents: AgentsReport,
+    pub settings: SettingsReport,
+}
+
+#[derive(Debug, Serialize)]
+pub struct SettingsReport {
+    /// The user's settings in one line, where they come from; or
+    /// `error: <why>`.
+    pub status: String,
+    pub agent_gone_secs: Option<u64>,
+    pub file_roots: Vec<String>,
 }
 
 #[derive(Debug, Serialize)]
@@ -199,6 +206,7 @@ impl Doctor {
             session,
             bound_browser,
             agents: agents_report(config),
+            settings: settings_report(config),
         }
     }
 
@@ -226,7 +234,7 @@ impl Doctor {
         format!(
             "runtime: {} ({})\nnode: {node}\ncli: {}\nversion: {}\ncompatibility: {}\n\
              token: {} ({})\nbrowser: {chrome}\nprocess-token: {process_token}\nrotation: {}\n\
-             session: {}\nbound-browser: {}\nagents: {}\n",
+             session: {}\nbound-browser: {}\nagents: {}\nsettings: {}\n",
             self.runtime.path,
             self.runtime.status,
             self.cli.path,
@@ -248,6 +256,7 @@ impl Doctor {
                 ),
             },
             self.agents.status,
+            self.settings.status,
         )
     }
 }
@@ -319,6 +328,25 @@ fn bound_report(config: &Config, runtime: &Result<Option<Runtime>, RuntimeError>
         Err(_) => ("not checked: the runtime is unsafe".to_string(), Vec::new()),
     };
     BoundReport { status, paths }
+}
+
+fn settings_report(config: &Config) -> SettingsReport {
+    match crate::settings::of(&config.runtime) {
+        Ok(settings) => SettingsReport {
+            status: settings.describe(),
+            agent_gone_secs: Some(settings.agent_gone.as_secs()),
+            file_roots: settings
+                .file_roots
+                .iter()
+                .map(|r| r.display().to_string())
+                .collect(),
+        },
+        Err(e) => SettingsReport {
+            status: format!("error: {e}"),
+            agent_gone_secs: None,
+            file_roots: Vec::new(),
+        },
+    }
 }
 
 fn agents_report(config: &Config) -> AgentsReport {

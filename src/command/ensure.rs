@@ -32,7 +32,7 @@ pub fn ensure(config: &Config) -> Result<(), Error> {
         let detached = started.cli()?.detach();
         return Err(SessionError::Bound { error, detached }.into());
     }
-    println!("my-chrome: ready (session {})", config.session);
+    crate::output::line(&format!("my-chrome: ready (session {})", config.session));
     Ok(())
 }
 

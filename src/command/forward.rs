@@ -5,29 +5,29 @@
 //! and 14).
 
 use std::ffi::OsString;
-use std::io::Write;
 use std::time::Duration;
 
 use crate::child::{ChildCommand, Output};
 use crate::command::start::{Start, Started};
 use crate::config::Config;
-use crate::daemon::request::{self, Plan};
-use crate::daemon::{self, DaemonError, Reply};
+use crate::daemon::request::{self, Mode, Plan, Request};
+use crate::daemon::{self, DaemonError, Reply, Unanswered};
 use crate::error::Error;
 use crate::exit::Exit;
 use crate::file_args::FileRules;
 use crate::helper::HelperError;
 use crate::helper::check::Check;
 use crate::lease::HeldLease;
+use crate::output::{self, Stream};
+use crate::outputs::Outputs;
 use crate::policy;
-use crate::policy::tabs::{
-    Scope, TabArgError, TabArgs, TabRef, may_open_tabs, scope_of, split_tab_args,
-};
-use crate::redact::Redactor;
+use crate::policy::holds::{self, HoldChange};
+use crate::policy::line::Line;
+use crate::policy::tabs::{Scope, TabArgError, TabRef, may_open_tabs, scope_of};
 use crate::tabs::book::During;
 use crate::tabs::listing::{self, Rewrite};
 use crate::tabs::{Desk, TabsError};
-use crate::token::fingerprint::{self, Fingerprint};
+use crate::token::fingerprint;
 
 /// The pinned CLI's own help, when the helper is supported (never
 /// otherwise: an unsupported copy's text is not ours to show). A runtime or
@@ -67,35 +67,41 @@ pub fn cli_help(config: &Config) -> Result<Option<String>, Error> {
 }
 
 pub fn forward(config: &Config, raw: &[OsString]) -> Result<(), Error> {
-    let args: Vec<String> = raw
+    let words: Vec<String> = raw
         .iter()
         .map(|a| a.to_string_lossy().into_owned())
         .collect();
-    if let Some(refusal) = policy::refusal(&args, &config.session) {
-        return Err(refusal.into());
-    }
-    let TabArgs { tab, label, rest } = split_tab_args(&policy::without_session(&args))?;
-    if let Some(refusal) = FileRules::from_config(config).refusal(&rest) {
+    // The one reading every decision below is taken from.
+    let line = Line::read(&words, &config.session)?;
+    let settings = crate::settings::of(&config.runtime)?;
+    if let Some(refusal) = FileRules::new(config, &settings).refusal(line.parsed()) {
         return Err(refusal.into());
     }
     let start = Start::new(config, Check::Supported);
     // `list` reports every session and needs none of ours; a line without a
     // command only prints the CLI's usage: the pinned client answers both.
-    let name = match policy::command_of(&rest) {
+    let name = match line.command() {
         Some(name) if name != "list" => name,
-        _ => return run_pinned(config, &start.open()?, &rest, false),
+        _ => return run_pinned(config, &start.open()?, &line, false),
     };
     // What runs nothing in the browser is decided before the session's
     // turn is taken: a refusal, or no session, costs the agents waiting
     // for the turn nothing.
     let started = start.on_session().open()?;
     let cwd = started.daemon_cwd()?;
-    let line = match request::plan(&rest, &cwd) {
-        Plan::Run(line) => line,
-        Plan::Refused(output) => {
-            let known = fingerprint::recorded(&started.runtime)?;
-            print_redacted(&mut std::io::stdout(), &[&output.stdout], known.as_ref());
-            print_redacted(&mut std::io::stderr(), &[&output.stderr], known.as_ref());
+    // `tab-new` always names an address: a tab opened without one can
+    // leave `eval` waiting forever through the extension.
+    let sent = match name {
+        "tab-new" if line.argument(1).is_none() => line.parsed_with_argument(1, "about:blank"),
+        _ => line.parsed().clone(),
+    };
+    let request = match request::plan(sent.clone(), &cwd) {
+        Plan::Run(request) => request,
+        Plan::Refused(said) => {
+            fingerprint::recorded(&started.runtime)?;
+            // With `--json`, the client's refusal is a JSON document.
+            output::json_text(Stream::Out, &said.stdout, "");
+            output::text(Stream::Err, &[&said.stderr]);
             return Err(Error::Silent(Exit::Code(1)));
         }
         Plan::ObjectKey(option) => {
@@ -106,7 +112,7 @@ pub fn forward(config: &Config, raw: &[OsString]) -> Result<(), Error> {
             .into());
         }
         // Help and version: the client prints them, the daemon is not asked.
-        Plan::ClientOnly => return run_pinned(config, &started, &rest, true),
+        Plan::ClientOnly => return run_pinned(config, &started, &line, true),
     };
     started.session_before_turn()?;
     // One browser command at a time: it waits for the one in flight, and
@@ -124,55 +130,77 @@ pub fn forward(config: &Config, raw: &[OsString]) -> Result<(), Error> {
             Error::Tabs(e) => unreachable_as_stale(e),
             other => other,
         })?;
+    // Its output files are written where nobody sees them first (under
+    // the turn: earlier commands' leftovers go).
+    let (outputs, staged) = Outputs::stage(&started.runtime, &cwd, &sent)?;
+    // (Staging changes file names only: what the client would do with
+    // the line stays what it was.)
+    let Plan::Run(staged) = request::plan(staged, &cwd) else {
+        return Err(policy::Refusal::Unreadable(
+            "its output files could not be put where nobody sees them first; nothing was run"
+                .into(),
+        )
+        .into());
+    };
+    let request = Request {
+        // The mode is the line's, whatever the file's name.
+        json: request.json,
+        raw: request.raw,
+        bytes: staged.bytes,
+    };
     let held = started
         .lease_mut()
         .expect("a browser command holds the turn");
     desk.touch(name);
     let asked = Asked {
         name,
-        rest: &rest,
-        tab: tab.as_ref(),
-        label: label.as_deref(),
-        mode: Mode::of(&rest),
+        line: &line,
+        request: &request,
     };
-    let done = run_for_agent(config, &mut desk, held, &session.socket_path, &line, &asked);
+    let done = run_for_agent(
+        config,
+        &mut desk,
+        held,
+        &session.socket_path,
+        &asked,
+        outputs,
+    );
     // The book is kept whatever happened: what a command saw counts.
     desk.save()?;
-    done
+    match done? {
+        Outcome::Done => Ok(()),
+        // The daemon runs it on: the next command waits for its end.
+        Outcome::Abandoned { connection, error } => {
+            started.hand_over_turn(connection)?;
+            Err(error.into())
+        }
+    }
 }
 
-/// What the agent asked for.
+/// How a command that ran ended.
+enum Outcome {
+    /// Its reply was shown (or withheld, or an error said why).
+    Done,
+    /// It was sent, and not answered within its bound (or was interrupted):
+    /// the daemon runs it on.
+    Abandoned {
+        connection: std::os::unix::net::UnixStream,
+        error: DaemonError,
+    },
+}
+
+/// What the agent asked for: its line, read once, and the request built
+/// from it.
 struct Asked<'a> {
     name: &'a str,
-    rest: &'a [String],
-    tab: Option<&'a TabRef>,
-    label: Option<&'a str>,
-    mode: Mode,
+    line: &'a Line,
+    request: &'a Request,
 }
 
-/// How the reply is printed: as the daemon's sections, `--raw` lines, or
-/// `--json`.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Mode {
-    Text,
-    Raw,
-    Json,
-}
-
-impl Mode {
-    fn of(rest: &[String]) -> Mode {
-        let options: Vec<&str> = rest
-            .iter()
-            .take_while(|a| *a != "--")
-            .map(String::as_str)
-            .collect();
-        if options.contains(&"--json") {
-            Mode::Json
-        } else if options.contains(&"--raw") {
-            Mode::Raw
-        } else {
-            Mode::Text
-        }
+impl Asked<'_> {
+    /// How the daemon forms its reply, read from the request itself.
+    fn mode(&self) -> Mode {
+        self.request.mode()
     }
 }
 
@@ -190,14 +218,14 @@ fn run_for_agent(
     desk: &mut Desk,
     held: &mut HeldLease,
     socket: &std::path::Path,
-    line: &[u8],
     asked: &Asked,
-) -> Result<(), Error> {
+    outputs: Outputs,
+) -> Result<Outcome, Error> {
     desk.check_notices()?;
     desk.check_holds()?;
     let scope = scope_of(asked.name);
     if scope == Scope::Tabs {
-        return tab_command(desk, held, asked);
+        return tab_command(desk, held, asked).map(|()| Outcome::Done);
     }
     if matches!(scope, Scope::Context | Scope::Session) {
         let others = desk.book.others_with_tabs(&desk.agent);
@@ -211,7 +239,7 @@ fn run_for_agent(
     }
     // Every command runs on a tab of the agent's (a browser-wide one too:
     // its reply may describe the current page).
-    let id = match asked.tab {
+    let id = match &asked.line.tab {
         Some(named) => desk.resolve(named)?,
         // The agent's own tab, or a new one opened for it.
         None => {
@@ -223,6 +251,15 @@ fn run_for_agent(
     held.set_ran(true);
     desk.select(id)?;
     held.on_tab(id);
+    let hold = holds::change(asked.line);
+    // State a command may leave on for every tab holds from before it is
+    // sent: a command that times out, fails or is killed may have started
+    // it all the same.
+    if let Some(HoldChange::Starts(kind)) = hold {
+        let agent = desk.agent.clone();
+        desk.book.start_hold(&agent, kind);
+        desk.save()?;
+    }
     let during = During {
         agent: &desk.agent.clone(),
         acted_on: Some(id),
@@ -230,34 +267,40 @@ fn run_for_agent(
         opens: may_open_tabs(asked.name),
         moves_current: false,
     };
-    let reply = match daemon::run(socket, line, config.command_timeout, config.reply_limit) {
+    let reply = match daemon::run_command(
+        socket,
+        &asked.request.bytes,
+        config.command_timeout,
+        config.reply_limit,
+    ) {
         Ok(reply) => reply,
-        Err(DaemonError::Unreachable(why)) => return Err(crate::command::start::stale(why)),
-        Err(e) => {
-            // Abandoned past its bound: what it did is read in now, as
-            // the command's own, when the daemon still answers.
-            if matches!(e, DaemonError::TimedOut(_)) {
-                let _ = desk.finish(&during);
-            }
-            return Err(e.into());
+        Err(Unanswered::Failed(DaemonError::Unreachable(why))) => {
+            return Err(crate::command::start::stale(why));
+        }
+        Err(Unanswered::Failed(e)) => return Err(e.into()),
+        // Past its bound (or interrupted): what it did so far is read in
+        // now, as the command's own, when the daemon still answers; its
+        // output files stay private (they go with its folder).
+        Err(Unanswered::Abandoned { error, connection }) => {
+            let _ = desk.finish(&during);
+            outputs.discard();
+            return Ok(Outcome::Abandoned { connection, error });
         }
     };
     let after = desk.finish(&during);
-    if after.is_ok()
-        && matches!(
-            &reply,
-            Reply::Text {
-                is_error: false,
-                ..
-            }
-        )
-    {
+    let ran = matches!(
+        &reply,
+        Reply::Text {
+            is_error: false,
+            ..
+        }
+    );
+    if let (Ok(()), true, Some(HoldChange::Ends(kind))) = (&after, ran, hold) {
         let agent = desk.agent.clone();
-        let argument = positional(asked.rest, asked.name);
-        desk.book.note_hold(&agent, asked.name, argument.as_deref());
+        desk.book.end_hold(&agent, kind);
     }
     match after {
-        Ok(()) => print_reply(desk, reply, asked, false),
+        Ok(()) => print_reply(desk, reply, asked, false, outputs).map(|()| Outcome::Done),
         // The session went away under the command (its browser quit or
         // died, or its daemon did): it did not finish as asked, whatever
         // the reply says: exit 4, as for any session that is gone. No list
@@ -265,7 +308,7 @@ fn run_for_agent(
         // have closed first, as when the user quits the browser): only the
         // error it reports is shown, never a page.
         Err(TabsError::Daemon(DaemonError::Unreachable(_))) => {
-            print_error_only(desk, &reply, asked.mode)?;
+            print_error_only(desk, &reply, asked.mode())?;
             Err(ended_during(asked.name))
         }
         // Without the list after it, nothing tells whose tab the reply
@@ -288,26 +331,16 @@ fn ended_during(command: &str) -> Error {
 /// `### Error` section of a text reply, or the daemon's own error. A reply
 /// in `--json` or `--raw` form, or with no error, shows nothing.
 fn print_error_only(desk: &Desk, reply: &Reply, mode: Mode) -> Result<(), Error> {
-    let known = fingerprint::recorded(desk.runtime())?;
+    fingerprint::recorded(desk.runtime())?;
     match reply {
         Reply::Text {
             text: Some(text), ..
         } if mode == Mode::Text => {
             if let Some(error) = listing::section(text, "Error") {
-                print_redacted(
-                    &mut std::io::stdout(),
-                    &["### Error\n", error],
-                    known.as_ref(),
-                );
+                output::text(Stream::Out, &["### Error\n", error]);
             }
         }
-        Reply::Error(message) => {
-            print_redacted(
-                &mut std::io::stderr(),
-                &["Error: ", message, "\n"],
-                known.as_ref(),
-            );
-        }
+        Reply::Error(message) => output::text(Stream::Err, &["Error: ", message, "\n"]),
         _ => {}
     }
     Ok(())
@@ -318,24 +351,16 @@ fn print_error_only(desk: &Desk, reply: &Reply, mode: Mode) -> Result<(), Error>
 fn tab_command(desk: &mut Desk, held: &mut HeldLease, asked: &Asked) -> Result<(), Error> {
     // tab-select and tab-close name a tab of the agent's; tab-new an address.
     let named = match asked.name {
-        "tab-select" | "tab-close" => positional(asked.rest, asked.name)
-            .map(|raw| TabRef::parse(&raw))
-            .transpose()?,
+        "tab-select" | "tab-close" => asked.line.argument(1).map(TabRef::parse).transpose()?,
         _ => None,
     };
-    let named = named.as_ref().or(asked.tab);
+    let named = named.as_ref().or(asked.line.tab.as_ref());
     match asked.name {
         "tab-new" => {
             held.set_ran(true);
-            let url = positional(asked.rest, asked.name);
-            let leading: Vec<String> = match asked.mode {
-                Mode::Json => vec!["--json".into()],
-                Mode::Raw => vec!["--raw".into()],
-                Mode::Text => Vec::new(),
-            };
-            let (id, reply) = desk.open_tab_replying(url.as_deref(), asked.label, &leading)?;
+            let (id, reply) = desk.open_tab_with(asked.request, asked.line.label.as_deref())?;
             held.on_tab(id);
-            return print_reply(desk, reply, asked, true);
+            return print_reply(desk, reply, asked, true, Outputs::none());
         }
         "tab-select" => {
             let reference = named.ok_or(TabArgError::Missing("tab-select <tab>"))?;
@@ -356,59 +381,71 @@ fn tab_command(desk: &mut Desk, held: &mut HeldLease, asked: &Asked) -> Result<(
         }
         _ => held.set_ran(true),
     }
-    let own = desk.shown();
-    let text = match asked.mode {
-        Mode::Json => listing::render_json(&own) + "\n",
-        Mode::Raw => listing::render(&own),
-        Mode::Text => format!("### Result\n{}", listing::render(&own)),
-    };
     // Titles are the pages' words: through the redactor, as any reply.
-    let known = fingerprint::recorded(desk.runtime())?;
-    print_redacted(&mut std::io::stdout(), &[&text], known.as_ref());
+    fingerprint::recorded(desk.runtime())?;
+    let own = desk.shown();
+    match asked.mode() {
+        Mode::Json => output::json_text(Stream::Out, &listing::render_json(&own), "\n"),
+        Mode::Raw => output::text(Stream::Out, &[&listing::render(&own)]),
+        Mode::Text => output::text(Stream::Out, &["### Result\n", &listing::render(&own)]),
+    }
     Ok(())
-}
-
-/// The first word after the command that is not an option.
-fn positional(rest: &[String], command: &str) -> Option<String> {
-    rest.iter()
-        .skip_while(|a| *a != command)
-        .skip(1)
-        .find(|a| !a.starts_with('-'))
-        .cloned()
 }
 
 /// The daemon's reply, shown as the pinned client shows it, with the
 /// session's tabs narrowed to the agent's.
-fn print_reply(desk: &Desk, reply: Reply, asked: &Asked, tab_command: bool) -> Result<(), Error> {
+fn print_reply(
+    desk: &Desk,
+    reply: Reply,
+    asked: &Asked,
+    tab_command: bool,
+    outputs: Outputs,
+) -> Result<(), Error> {
     let known = fingerprint::recorded(desk.runtime())?;
-    let print = |out: &mut dyn Write, text: &[&str]| print_redacted(out, text, known.as_ref());
     let own = desk.shown();
     // The agent's tab closed during its command: the daemon's current tab,
     // which the reply describes (and which the command may even have run
-    // on, if the tab closed just before it), is someone else's.
+    // on, if the tab closed just before it), is someone else's: none of
+    // it is shown, no file of it delivered.
     if !desk.current_is_own() {
-        forget_snapshots(desk, &reply);
+        outputs.discard();
+        forget_files(desk, &reply);
         return Err(TabsError::Withheld {
             own: listing::render(&own),
         }
         .into());
     }
+    // Its files go where the agent named them, then it is shown.
+    let json = asked.mode() == Mode::Json;
+    let reply = match reply {
+        Reply::Text { text, is_error } => Reply::Text {
+            text: text.map(|t| outputs.unstage(&t, json)),
+            is_error,
+        },
+        error => error,
+    };
+    outputs.deliver(known.as_ref())?;
+    redact_written(desk, &reply, known.as_ref());
     match reply {
         Reply::Text { text, is_error } => {
             let text = text.as_deref().unwrap_or("undefined");
-            let shown = match asked.mode {
-                Mode::Text => listing::rewrite_text(
-                    text,
-                    &Rewrite {
+            match asked.mode() {
+                Mode::Text => {
+                    let how = Rewrite {
                         own: &own,
                         tab_command,
-                    },
-                ),
-                Mode::Json if tab_command => listing::render_json(&own),
-                Mode::Raw if tab_command => listing::render(&own).trim_end().to_string(),
-                Mode::Json | Mode::Raw => text.to_string(),
-            };
-            print(&mut std::io::stdout(), &[&shown, "\n"]);
+                    };
+                    output::text(Stream::Out, &[&listing::rewrite_text(text, &how), "\n"]);
+                }
+                Mode::Json if tab_command => {
+                    output::json_text(Stream::Out, &listing::render_json(&own), "\n");
+                }
+                Mode::Raw if tab_command => {
+                    output::text(Stream::Out, &[listing::render(&own).trim_end(), "\n"]);
+                }
+                Mode::Json => output::json_text(Stream::Out, text, "\n"),
+                Mode::Raw => output::text(Stream::Out, &[text, "\n"]),
+            }
             // The client prints a failed command's text and exits 1.
             if is_error {
                 return Err(Error::Silent(Exit::Code(1)));
@@ -417,59 +454,57 @@ fn print_reply(desk: &Desk, reply: Reply, asked: &Asked, tab_command: bool) -> R
         }
         // The pinned client dies with a stack trace; its first line.
         Reply::Error(message) => {
-            print(&mut std::io::stderr(), &["Error: ", &message, "\n"]);
+            output::text(Stream::Err, &["Error: ", &message, "\n"]);
             Err(Error::Silent(Exit::Code(1)))
         }
     }
 }
 
-/// The snapshot files a withheld reply pointed at describe another's tab:
-/// removed, when they are plain files inside the runtime (where the daemon
-/// writes them).
-fn forget_snapshots(desk: &Desk, reply: &Reply) {
+/// The files the daemon wrote where it keeps what no agent named, which a
+/// shown reply names (a snapshot's YAML): redacted in place as the reply
+/// is, so that no file of ours keeps the token a page showed.
+fn redact_written(desk: &Desk, reply: &Reply, known: Option<&fingerprint::Fingerprint>) {
+    for path in written_files(desk, reply) {
+        let _ = crate::outputs::redact_text_file(&path, known);
+    }
+}
+
+/// The plain files a reply names inside `<runtime>/session-output`.
+fn written_files(desk: &Desk, reply: &Reply) -> Vec<std::path::PathBuf> {
     let Reply::Text {
         text: Some(text), ..
     } = reply
     else {
-        return;
+        return Vec::new();
     };
     let Ok(root) = std::fs::canonicalize(desk.runtime().root()) else {
-        return;
+        return Vec::new();
     };
-    for file in listing::snapshot_files(text) {
-        let path = root.join(&file);
-        let inside = std::fs::canonicalize(&path).is_ok_and(|real| real.starts_with(&root));
-        let plain = std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file());
-        if inside && plain {
-            let _ = std::fs::remove_file(&path);
-        }
-    }
+    let output = root.join(crate::session::bootstrap::SESSION_OUTPUT);
+    listing::mentioned_files(text)
+        .into_iter()
+        .map(|file| root.join(file))
+        .filter(|path| {
+            std::fs::canonicalize(path).is_ok_and(|real| real.starts_with(&output))
+                && std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file())
+        })
+        .collect()
 }
 
-/// `parts` through the redactor, as one stream, written as it comes (a
-/// large reply is not copied whole again). A closed output (a pipe whose
-/// reader left) is no failure of the command: the rest is dropped.
-fn print_redacted(out: &mut dyn Write, parts: &[&str], known: Option<&Fingerprint>) {
-    let mut redactor = Redactor::new(known.cloned());
-    let slices = parts
-        .iter()
-        .flat_map(|part| part.as_bytes().chunks(64 * 1024));
-    for slice in slices {
-        if out.write_all(&redactor.feed(slice)).is_err() {
-            return;
-        }
+/// The files a withheld reply names describe another's tab: removed when
+/// they are plain files the daemon wrote where it keeps what no agent
+/// named (`<runtime>/session-output`). Nothing else is touched, whatever
+/// a page makes a reply say (a title can name any file of the runtime).
+fn forget_files(desk: &Desk, reply: &Reply) {
+    for path in written_files(desk, reply) {
+        let _ = std::fs::remove_file(&path);
     }
-    let _ = out.write_all(&redactor.finish()).and_then(|()| out.flush());
 }
 
 /// The pinned CLI itself, for what its client answers alone (usage, help,
 /// `list`), its output through the redactor.
-fn run_pinned(
-    config: &Config,
-    started: &Started,
-    rest: &[String],
-    ours: bool,
-) -> Result<(), Error> {
+fn run_pinned(config: &Config, started: &Started, line: &Line, ours: bool) -> Result<(), Error> {
+    let known = fingerprint::recorded(&started.runtime)?;
     let mut child = ChildCommand::new(
         "playwright-cli",
         &started.node()?.path,
@@ -480,12 +515,21 @@ fn run_pinned(
     if ours {
         child = child.arg(format!("-s={}", config.session));
     }
+    // A JSON answer is printed as JSON once it is whole (`list --json`).
+    let json = line.asks_json();
     let finished = child
-        .args(rest)
-        .known_token(fingerprint::recorded(&started.runtime)?)
-        .stdout(Output::Redacted)
+        .args(line.words())
+        .known_token(known)
+        .stdout(if json {
+            Output::Capture
+        } else {
+            Output::Redacted
+        })
         .stderr(Output::Redacted)
         .run(&started.env)?;
+    if json {
+        output::json_text(Stream::Out, &finished.stdout_text(), "");
+    }
     match finished.status.code() {
         Some(0) => Ok(()),
         Some(code) => Err(Error::Silent(Exit::Code(code))),

@@ -25,6 +25,7 @@ use crate::helper::{Helper, HelperError, io_error, trusted_node};
 use crate::procs::{ProcError, ProcessTable};
 use crate::runtime::{Runtime, RuntimeError};
 use crate::session::registry;
+use crate::settings;
 use crate::signals;
 
 const STAGING_PREFIX: &str = ".cli-setup.";
@@ -82,6 +83,8 @@ pub enum SetupError {
     UnknownBrowser(#[from] crate::browser::name::UnknownBrowser),
     #[error("{0}")]
     Browser(#[from] crate::browser::BrowserError),
+    #[error(transparent)]
+    Settings(#[from] settings::SettingsError),
 }
 
 impl SetupError {
@@ -94,6 +97,7 @@ impl SetupError {
             SetupError::Interrupted { signal } => Exit::from(*signal),
             SetupError::UnknownBrowser(_) => Exit::Usage,
             SetupError::Browser(e) => e.exit(),
+            SetupError::Settings(e) => e.exit(),
             SetupError::Processes(_)
             | SetupError::SessionOpen { .. }
             | SetupError::SessionUnreadable { .. }
@@ -110,9 +114,37 @@ pub enum Outcome {
     AlreadySupported { dir: PathBuf },
 }
 
-/// `my-chrome setup [--browser NAME]`: records the browser chosen, if one
-/// is (it must be installed), then runs [`setup`] and says what it did.
-pub fn run(config: &Config, browser: Option<&str>) -> Result<(), SetupError> {
+/// The settings `setup` was asked to record, checked before anything is
+/// done (a value that is not one is refused with the accepted forms).
+pub fn settings_change(
+    agent_gone: Option<&str>,
+    file_roots: &[PathBuf],
+    no_file_roots: bool,
+) -> Result<settings::Change, SetupError> {
+    let roots = file_roots
+        .iter()
+        .map(|root| settings::file_root(root))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(settings::Change {
+        agent_gone: agent_gone.map(settings::agent_gone).transpose()?,
+        file_roots: (no_file_roots || !roots.is_empty()).then_some(roots),
+    })
+}
+
+/// `my-chrome setup [--browser NAME] [settings]`: records the browser
+/// chosen, if one is (it must be installed), and the settings given, then
+/// runs [`setup`] and says what it did.
+pub fn run(
+    config: &Config,
+    browser: Option<&str>,
+    change: &settings::Change,
+) -> Result<(), SetupError> {
+    if !change.is_empty() {
+        let runtime = Runtime::open(&config.runtime)?;
+        let _lock = runtime.wrapper_lock(config.lock_wait, &crate::output::waiting_for_another)?;
+        let now = settings::record(&runtime, change)?;
+        crate::output::line(&format!("my-chrome: your settings now: {}", now.describe()));
+    }
     if let Some(word) = browser {
         let browser = Browser::parse(word)?;
         if crate::browser::installed_at(browser, Path::new("/")).is_none() {
@@ -129,7 +161,7 @@ pub fn run(config: &Config, browser: Option<&str>) -> Result<(), SetupError> {
             .into());
         }
         let runtime = Runtime::open(&config.runtime)?;
-        let _lock = runtime.wrapper_lock(config.lock_wait)?;
+        let _lock = runtime.wrapper_lock(config.lock_wait, &crate::output::waiting_for_another)?;
         // Not under a session attached to the browser chosen before.
         if matches!(
             crate::session::state::session_state(
@@ -145,26 +177,22 @@ pub fn run(config: &Config, browser: Option<&str>) -> Result<(), SetupError> {
             });
         }
         crate::browser::record(&runtime, browser)?;
-        println!(
+        crate::output::line(&format!(
             "my-chrome: {} ({}) is the browser from now on (the next `my-chrome connect` uses it)",
             browser.display(),
             browser.name()
-        );
+        ));
     }
     let version = &Pin::shipped().version;
     match setup(config)? {
-        Outcome::Installed { dir } => {
-            println!(
-                "my-chrome: installed @playwright/cli {version} in {} and verified it",
-                dir.display()
-            )
-        }
-        Outcome::AlreadySupported { dir } => {
-            println!(
-                "my-chrome: @playwright/cli {version} in {} is already supported; nothing changed",
-                dir.display()
-            )
-        }
+        Outcome::Installed { dir } => crate::output::line(&format!(
+            "my-chrome: installed @playwright/cli {version} in {} and verified it",
+            dir.display()
+        )),
+        Outcome::AlreadySupported { dir } => crate::output::line(&format!(
+            "my-chrome: @playwright/cli {version} in {} is already supported; nothing changed",
+            dir.display()
+        )),
     }
     Ok(())
 }
@@ -172,7 +200,7 @@ pub fn run(config: &Config, browser: Option<&str>) -> Result<(), SetupError> {
 /// Runs setup under the wrapper lock.
 pub fn setup(config: &Config) -> Result<Outcome, SetupError> {
     let runtime = Runtime::open(&config.runtime)?;
-    let _lock = runtime.wrapper_lock(config.lock_wait)?;
+    let _lock = runtime.wrapper_lock(config.lock_wait, &crate::output::waiting_for_another)?;
     recover_abandoned(&runtime)?;
 
     let pin = Pin::shipped();
@@ -204,11 +232,11 @@ pub fn setup(config: &Config) -> Result<Outcome, SetupError> {
         .fold(env.clone().with_path_prefix(node.dir()), |env, (k, v)| {
             env.with(&k.to_string_lossy(), v)
         });
-    eprintln!(
+    crate::output::notice(&format!(
         "my-chrome: installing @playwright/cli {} with {} ci ...",
         pin.version,
         npm.display()
-    );
+    ));
     let finished = ChildCommand::new("npm ci", &npm, staging.path(), config.setup_timeout)
         .args([
             "ci",
@@ -340,10 +368,10 @@ fn swap_into_place(runtime: &Runtime, staging: TempDir) -> Result<(), SetupError
     // The staging path is now `cli`: nothing is left for the guard to delete.
     let _ = staging.keep();
     if had_old && let Err(e) = Helper::unseal(&aside).and_then(|()| fs::remove_dir_all(&aside)) {
-        eprintln!(
+        crate::output::notice(&format!(
             "my-chrome: warning: could not remove the old copy at {}: {e}",
             aside.display()
-        );
+        ));
     }
     Ok(())
 }
@@ -357,17 +385,17 @@ fn recover_abandoned(runtime: &Runtime) -> Result<(), SetupError> {
     for path in &leftovers {
         let name = path.file_name().unwrap_or_default().to_string_lossy();
         if name.starts_with(ASIDE_PREFIX) && fs::symlink_metadata(&cli).is_err() {
-            eprintln!(
+            crate::output::notice(&format!(
                 "my-chrome: restoring the copy a previous setup left at {}",
                 path.display()
-            );
+            ));
             fs::rename(path, &cli).map_err(io_error("restore the previous copy"))?;
             continue;
         }
-        eprintln!(
+        crate::output::notice(&format!(
             "my-chrome: removing {} left by an earlier setup",
             path.display()
-        );
+        ));
         Helper::unseal(path)
             .and_then(|()| fs::remove_dir_all(path))
             .map_err(io_error("remove an abandoned staging directory"))?;

@@ -31,6 +31,7 @@ pub struct Start<'a> {
     turn: Option<&'a str>,
     on_session: bool,
     locked: bool,
+    ends_waits: bool,
 }
 
 impl<'a> Start<'a> {
@@ -42,6 +43,7 @@ impl<'a> Start<'a> {
             turn: None,
             on_session: false,
             locked: false,
+            ends_waits: false,
         }
     }
 
@@ -64,6 +66,15 @@ impl<'a> Start<'a> {
         }
     }
 
+    /// Ends the wait for an abandoned command before taking the turn
+    /// (`disconnect`: letting the session go ends that too).
+    pub fn ending_waits(self) -> Start<'a> {
+        Start {
+            ends_waits: true,
+            ..self
+        }
+    }
+
     /// Holds the wrapper lock for the whole command (connect, disconnect).
     pub fn locked(self) -> Start<'a> {
         Start {
@@ -75,12 +86,15 @@ impl<'a> Start<'a> {
     pub fn open(self) -> Result<Started, Error> {
         let config = self.config;
         let runtime = Runtime::open(&config.runtime)?;
+        if self.ends_waits {
+            crate::lease::finish::stop(&runtime)?;
+        }
         let lease = match self.turn {
             Some(command) => Some(lease::acquire(config, &runtime, command)?),
             None => None,
         };
         let lock = if self.locked {
-            Some(runtime.wrapper_lock(config.lock_wait)?)
+            Some(runtime.wrapper_lock(config.lock_wait, &crate::output::waiting_for_another)?)
         } else {
             None
         };
@@ -90,7 +104,9 @@ impl<'a> Start<'a> {
             helper.check(pin, self.check)?;
         }
         let env = ChildEnv::new(config, &runtime.tmp_dir());
+        let settings = crate::settings::load(&runtime)?;
         let mut started = Started {
+            settings,
             runtime,
             helper,
             node: OnceCell::new(),
@@ -145,6 +161,8 @@ fn ready(state: SessionState) -> Result<SessionEntry, Error> {
 /// A command's start, done: everything it runs the pinned CLI with.
 pub struct Started {
     pub runtime: Runtime,
+    /// The user's settings (`my-chrome setup`).
+    pub settings: crate::settings::Settings,
     pub helper: Helper,
     pub env: ChildEnv,
     node: OnceCell<Node>,
@@ -245,6 +263,37 @@ impl Started {
         self.lease.as_mut()
     }
 
+    /// The command went past its bound with the daemon still running it
+    /// (`connection` is its): the turn passes to a process of my-chrome's
+    /// that waits for the daemon's answer (`lease::finish`), so that the
+    /// next command waits for it too.
+    pub fn hand_over_turn(
+        &mut self,
+        connection: std::os::unix::net::UnixStream,
+    ) -> Result<(), Error> {
+        let Some(held) = self.lease.take() else {
+            return Ok(());
+        };
+        let me = std::env::current_exe();
+        let runtime = self.runtime.root().to_path_buf();
+        let env = &self.env;
+        Ok(held.hand_over(connection, |stdin, stdout| {
+            let me = me.map_err(|e| format!("this program's path is unknown ({e})"))?;
+            crate::child::ChildCommand::new(
+                "my-chrome wait-abandoned",
+                &me,
+                &runtime,
+                crate::lease::finish::CAP,
+            )
+            .arg("wait-abandoned")
+            .arg("--runtime")
+            .arg(&runtime)
+            .despite_signals()
+            .spawn_detached(env, stdin, stdout)
+            .map_err(|e| e.to_string())
+        })?)
+    }
+
     /// The session's tabs as the agent of this command's turn finds them
     /// (a new session gets its book: the blank tab `connect` left is the
     /// first agent's to take).
@@ -277,7 +326,7 @@ impl Started {
             crate::tabs::Bounds {
                 housekeeping: budget,
                 command: self.config.command_timeout,
-                gone_after: self.config.agent_gone,
+                gone_after: self.settings.agent_gone,
             },
             after_connect,
         )?)
@@ -291,7 +340,10 @@ impl Started {
         if self.runtime.read_state(StateFile::Bootstrap)?.is_none() {
             return Ok(true);
         }
-        let _lock = match self.runtime.wrapper_lock(std::time::Duration::ZERO) {
+        let _lock = match self.runtime.wrapper_lock(
+            std::time::Duration::ZERO,
+            &crate::output::waiting_for_another,
+        ) {
             Ok(lock) => lock,
             Err(crate::runtime::RuntimeError::LockTimeout { .. }) => return Ok(false),
             Err(e) => return Err(e.into()),
@@ -328,7 +380,9 @@ impl Started {
             );
         }
         if self.runtime.read_state(StateFile::Bootstrap)?.is_some() {
-            let _lock = self.runtime.wrapper_lock(self.config.lock_wait)?;
+            let _lock = self
+                .runtime
+                .wrapper_lock(self.config.lock_wait, &crate::output::waiting_for_another)?;
             bootstrap::recover(
                 &self.runtime,
                 &self.config.home,

@@ -62,13 +62,16 @@ pub fn store(config: &Config, from_stdin: bool, extra: &[OsString]) -> Result<()
     drop(raw);
     let ours = keyring::configured(config);
     ours.write(&token)?;
-    println!("my-chrome: stored the token in {}", ours.describe());
+    crate::output::line(&format!(
+        "my-chrome: stored the token in {}",
+        ours.describe()
+    ));
     if !from_stdin {
         match clear_clipboard(config, &env) {
-            Ok(()) => println!("my-chrome: cleared the clipboard"),
-            Err(e) => eprintln!(
+            Ok(()) => crate::output::line("my-chrome: cleared the clipboard"),
+            Err(e) => crate::output::notice(&format!(
                 "my-chrome: warning: the token is stored, but {e}; clear the clipboard yourself"
-            ),
+            )),
         }
     }
     Ok(())
@@ -100,14 +103,11 @@ pub fn migrate(
         .ok_or_else(|| TokenCommandError::NoSource(source.describe()))?;
     let ours = keyring::configured(config);
     ours.write(&token)?;
-    println!(
-        "{}",
-        redact_runs(&format!(
-            "my-chrome: copied {} into {}; the source was left as it is",
-            source.describe(),
-            ours.describe()
-        ))
-    );
+    crate::output::line(&redact_runs(&format!(
+        "my-chrome: copied {} into {}; the source was left as it is",
+        source.describe(),
+        ours.describe()
+    )));
     Ok(())
 }
 
@@ -116,16 +116,19 @@ pub fn forget(config: &Config) -> Result<(), Error> {
     let _lock = locked_runtime(config)?;
     let ours = keyring::configured(config);
     if ours.delete()? {
-        println!("my-chrome: deleted {}", ours.describe());
+        crate::output::line(&format!("my-chrome: deleted {}", ours.describe()));
     } else {
-        println!("my-chrome: there was no stored token ({})", ours.describe());
+        crate::output::line(&format!(
+            "my-chrome: there was no stored token ({})",
+            ours.describe()
+        ));
     }
     Ok(())
 }
 
 fn locked_runtime(config: &Config) -> Result<(Runtime, crate::runtime::FileLock), Error> {
     let runtime = Runtime::open(&config.runtime)?;
-    let lock = runtime.wrapper_lock(config.lock_wait)?;
+    let lock = runtime.wrapper_lock(config.lock_wait, &crate::output::waiting_for_another)?;
     Ok((runtime, lock))
 }
 
@@ -133,9 +136,9 @@ fn locked_runtime(config: &Config) -> Result<(Runtime, crate::runtime::FileLock)
 pub fn begin_rotation(config: &Config) -> Result<(), Error> {
     let (runtime, _lock) = locked_runtime(config)?;
     rotation::begin(&runtime, keyring::configured(config).as_ref())?;
-    println!(
+    crate::output::line(
         "my-chrome: rotation begun. Next: regenerate the token in the Playwright Extension, store it \
-         with `my-chrome token store`, then run `my-chrome mark-token-regenerated`"
+         with `my-chrome token store`, then run `my-chrome mark-token-regenerated`",
     );
     Ok(())
 }
@@ -144,11 +147,11 @@ pub fn begin_rotation(config: &Config) -> Result<(), Error> {
 pub fn mark_regenerated(config: &Config) -> Result<(), Error> {
     let (runtime, _lock) = locked_runtime(config)?;
     let pid = rotation::mark(config, &runtime, keyring::configured(config).as_ref())?;
-    println!(
+    crate::output::line(&format!(
         "my-chrome: new token recorded. Next: quit {} (pid {pid}) completely, open it again, \
          then run `my-chrome rotation-status`",
         browser_name(config)
-    );
+    ));
     Ok(())
 }
 
@@ -157,10 +160,10 @@ pub fn rotation_status(config: &Config) -> Result<(), Error> {
     let (runtime, _lock) = locked_runtime(config)?;
     let status = rotation::status(config, &runtime, keyring::configured(config).as_ref())?;
     let browser = browser_name(config);
-    println!("rotation: {}", status.line());
-    println!("next: {}", status.next_step(&browser));
+    crate::output::line(&format!("rotation: {}", status.line()));
+    crate::output::line(&format!("next: {}", status.next_step(&browser)));
     if status == Status::Verified {
-        println!("my-chrome: the rotation state was cleared");
+        crate::output::line("my-chrome: the rotation state was cleared");
     }
     match status.exit() {
         None => Ok(()),

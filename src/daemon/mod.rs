@@ -61,9 +61,12 @@ pub enum DaemonError {
     #[error("talking to the session's daemon failed ({0}); nothing more was sent")]
     Io(io::Error),
     #[error(
-        "the browser command did not finish within {} s (MY_CHROME_COMMAND_TIMEOUT_SECS); it was \
-         abandoned (the daemon stops a command whose connection closes)",
-        .0.as_secs()
+        "the browser command did not finish within {} s (MY_CHROME_COMMAND_TIMEOUT_SECS); my-chrome \
+         stopped waiting for it, but the daemon runs it to its end: until it answers, my-chrome \
+         holds the session's turn for it in the background (at most {} min), so the next \
+         command waits for it (`my-chrome agents` shows it; `my-chrome disconnect` ends it)",
+        .0.as_secs(),
+        crate::lease::finish::CAP.as_secs() / 60
     )]
     TimedOut(Duration),
     /// A housekeeping request (a tab list, the connect tab, a probe) got no
@@ -106,33 +109,74 @@ impl DaemonError {
 /// Sends one request line to the daemon behind `socket` (already checked to
 /// be in our private TMPDIR) and waits, up to `bound` and until an
 /// interrupt, for its reply of at most `limit` bytes (a longer one is not
-/// read on: memory stays bounded). Dropping the connection early abandons
-/// the command in the daemon.
+/// read on: memory stays bounded). The daemon runs a command whose
+/// connection closes early to its end all the same (only its reply is
+/// lost): see [`run_command`].
 pub fn run(
     socket: &Path,
     line: &[u8],
     bound: Duration,
     limit: usize,
 ) -> Result<Reply, DaemonError> {
+    exchange(socket, line, bound, limit).map_err(|(error, _)| error)
+}
+
+/// What became of a command that was sent but not answered.
+#[derive(Debug)]
+pub enum Unanswered {
+    /// It failed (or was never sent): nothing runs on.
+    Failed(DaemonError),
+    /// Past its bound, or interrupted, once sent: the daemon runs it on.
+    /// The connection stays open, for whoever waits for its end.
+    Abandoned {
+        error: DaemonError,
+        connection: UnixStream,
+    },
+}
+
+/// [`run`] for an agent's own command: one that was sent and is not
+/// answered in time comes back with its connection.
+pub fn run_command(
+    socket: &Path,
+    line: &[u8],
+    bound: Duration,
+    limit: usize,
+) -> Result<Reply, Unanswered> {
+    exchange(socket, line, bound, limit).map_err(|(error, connection)| match (error, connection) {
+        (error @ (DaemonError::TimedOut(_) | DaemonError::Interrupted(_)), Some(connection)) => {
+            Unanswered::Abandoned { error, connection }
+        }
+        (error, _) => Unanswered::Failed(error),
+    })
+}
+
+/// One request and its reply; what went wrong, with the connection when
+/// the request was written.
+fn exchange(
+    socket: &Path,
+    line: &[u8],
+    bound: Duration,
+    limit: usize,
+) -> Result<Reply, (DaemonError, Option<UnixStream>)> {
     let deadline = Instant::now() + bound;
     // A signal that came during the checks: nothing is sent.
     if let Some(signal) = signals::pending() {
-        return Err(DaemonError::NotSent(signal));
+        return Err((DaemonError::NotSent(signal), None));
     }
-    let mut stream = connect(socket, deadline, bound)?;
+    let mut stream = connect(socket, deadline, bound).map_err(|e| (e, None))?;
     stream
         .set_write_timeout(Some(bound))
         .and_then(|()| stream.write_all(line))
         .and_then(|()| stream.set_read_timeout(Some(POLL)))
-        .map_err(DaemonError::Io)?;
+        .map_err(|e| (DaemonError::Io(e), None))?;
     let mut received = Vec::new();
     let mut chunk = [0u8; 64 * 1024];
     loop {
         if let Some(signal) = signals::pending() {
-            return Err(DaemonError::Interrupted(signal));
+            return Err((DaemonError::Interrupted(signal), Some(stream)));
         }
         if Instant::now() >= deadline {
-            return Err(DaemonError::TimedOut(bound));
+            return Err((DaemonError::TimedOut(bound), Some(stream)));
         }
         match stream.read(&mut chunk) {
             Ok(0) => return Ok(Reply::Error("Session closed".into())),
@@ -140,11 +184,11 @@ pub fn run(
                 // Only the new bytes can hold the end of the line.
                 let end = chunk[..n].iter().position(|b| *b == b'\n');
                 if received.len() + end.unwrap_or(n) > limit {
-                    return Err(DaemonError::TooLarge(limit));
+                    return Err((DaemonError::TooLarge(limit), None));
                 }
                 if let Some(end) = end {
                     received.extend_from_slice(&chunk[..end]);
-                    return parse_reply(&received);
+                    return parse_reply(&received).map_err(|e| (e, None));
                 }
                 received.extend_from_slice(&chunk[..n]);
             }
@@ -154,7 +198,7 @@ pub fn run(
                     io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
                 ) => {}
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(DaemonError::Io(e)),
+            Err(e) => return Err((DaemonError::Io(e), None)),
         }
     }
 }

@@ -17,8 +17,8 @@ const GLOBAL_OPTIONS: [&str; 3] = ["json", "raw", "session"];
 /// What the pinned client would do with a command line.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Plan {
-    /// Send this request line (NDJSON, `\n` included) to the daemon.
-    Run(Vec<u8>),
+    /// Send this request to the daemon.
+    Run(Request),
     /// The client refuses it itself; this is what it prints, exit 1.
     Refused(ClientOutput),
     /// The client answers it without the daemon (help, version, no or an
@@ -30,6 +30,40 @@ pub enum Plan {
     ObjectKey(String),
 }
 
+/// A `run` request, and how the daemon will answer it.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Request {
+    /// The line (NDJSON, `\n` included), as the client writes it.
+    pub bytes: Vec<u8>,
+    /// The request's `json`: the reply is one JSON document.
+    pub json: bool,
+    /// The request's `raw` (forced for the commands `help.json` marks
+    /// raw): the daemon answers with the bare result, and does so for
+    /// `json` too (`raw: params.raw || params.json` in the daemon).
+    pub raw: bool,
+}
+
+impl Request {
+    /// How the daemon will form its reply.
+    pub fn mode(&self) -> Mode {
+        if self.json {
+            Mode::Json
+        } else if self.raw {
+            Mode::Raw
+        } else {
+            Mode::Text
+        }
+    }
+}
+
+/// How a reply is formed: the daemon's sections, the bare result, or JSON.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    Text,
+    Raw,
+    Json,
+}
+
 /// What the client prints when it refuses a line.
 #[derive(Debug, PartialEq, Eq)]
 pub struct ClientOutput {
@@ -37,28 +71,27 @@ pub struct ClientOutput {
     pub stderr: String,
 }
 
-/// JavaScript's truthiness of an option's value.
+/// JavaScript's truthiness of an option's value (absent: false).
 fn truthy(value: Option<&Value>) -> bool {
-    match value {
-        None | Some(Value::Bool(false)) => false,
-        Some(Value::Text(text)) => !text.is_empty(),
-        Some(_) => true,
+    value.is_some_and(Value::truthy)
+}
+
+/// The request for a fixed line of my-chrome's own (`tab-list`,
+/// `tab-select 2`): read as the client reads it, then [`plan`].
+pub fn plan_words(args: &[String], cwd: &Path) -> Plan {
+    match minimist::parse(args, pinned_commands::booleans()) {
+        Ok(parsed) => plan(parsed, cwd),
+        // minimist throws: the client dies with that error, exit 1.
+        Err(minimist::ParseError(why)) => Plan::Refused(ClientOutput {
+            stdout: String::new(),
+            stderr: format!("Error: {why}\n"),
+        }),
     }
 }
 
-/// The request for `args` (a command line without session options: the
+/// The request for a parsed command line (without session options: the
 /// session is implied), as the client run with `cwd` would send it.
-pub fn plan(args: &[String], cwd: &Path) -> Plan {
-    let mut parsed = match minimist::parse(args, pinned_commands::booleans()) {
-        Ok(parsed) => parsed,
-        // minimist throws: the client dies with that error, exit 1.
-        Err(minimist::ParseError(why)) => {
-            return Plan::Refused(ClientOutput {
-                stdout: String::new(),
-                stderr: format!("Error: {why}\n"),
-            });
-        }
-    };
+pub fn plan(mut parsed: Parsed, cwd: &Path) -> Plan {
     if let Some((key, _)) = parsed
         .options
         .iter()
@@ -104,7 +137,11 @@ pub fn plan(args: &[String], cwd: &Path) -> Plan {
         "{{\"id\":1,\"method\":\"run\",\"params\":{{\"args\":{},\"cwd\":{cwd},\"raw\":{raw},\"json\":{json}}}}}\n",
         parsed.to_js_json()
     );
-    Plan::Run(line.into_bytes())
+    Plan::Run(Request {
+        bytes: line.into_bytes(),
+        json,
+        raw,
+    })
 }
 
 /// The client's `validateFlags` and `validateArgs`, in its words.
@@ -161,8 +198,8 @@ mod tests {
     }
 
     fn request(line: &[&str]) -> String {
-        match plan(&words(line), Path::new("/rt")) {
-            Plan::Run(bytes) => String::from_utf8(bytes).unwrap(),
+        match plan_words(&words(line), Path::new("/rt")) {
+            Plan::Run(request) => String::from_utf8(request.bytes).unwrap(),
             other => panic!("{line:?}: {other:?}"),
         }
     }
@@ -184,13 +221,15 @@ mod tests {
 
     #[test]
     fn the_client_refusals_in_its_own_words() {
-        let Plan::Refused(out) = plan(&words(&["snapshot", "--bogus", "--x"]), Path::new("/"))
+        let Plan::Refused(out) =
+            plan_words(&words(&["snapshot", "--bogus", "--x"]), Path::new("/"))
         else {
             panic!()
         };
         assert_eq!(out.stderr, "Unknown options: --bogus, --x\n");
         assert!(out.stdout.starts_with("\nplaywright-cli snapshot"));
-        let Plan::Refused(out) = plan(&words(&["--json", "goto", "a", "b"]), Path::new("/")) else {
+        let Plan::Refused(out) = plan_words(&words(&["--json", "goto", "a", "b"]), Path::new("/"))
+        else {
             panic!()
         };
         assert_eq!(
@@ -199,29 +238,31 @@ mod tests {
         );
         // `-g` is `--global` to the client: unknown to every command but
         // `install`; `--no-X` passes where `no-X` is declared.
-        let Plan::Refused(out) = plan(&words(&["snapshot", "-g"]), Path::new("/")) else {
+        let Plan::Refused(out) = plan_words(&words(&["snapshot", "-g"]), Path::new("/")) else {
             panic!()
         };
         assert_eq!(out.stderr, "Unknown option: --global\n");
         assert!(matches!(
-            plan(&words(&["install", "-g"]), Path::new("/")),
+            plan_words(&words(&["install", "-g"]), Path::new("/")),
             Plan::Run(_)
         ));
-        let Plan::Refused(out) = plan(&words(&["snapshot", "-g", "false"]), Path::new("/")) else {
+        let Plan::Refused(out) = plan_words(&words(&["snapshot", "-g", "false"]), Path::new("/"))
+        else {
             panic!()
         };
         assert_eq!(out.stderr, "Unknown option: --g\n");
         assert!(matches!(
-            plan(&words(&["install-browser", "--no-shell"]), Path::new("/")),
+            plan_words(&words(&["install-browser", "--no-shell"]), Path::new("/")),
             Plan::Run(_)
         ));
-        let Plan::Refused(out) = plan(&words(&["snapshot", "--no-shell"]), Path::new("/")) else {
+        let Plan::Refused(out) = plan_words(&words(&["snapshot", "--no-shell"]), Path::new("/"))
+        else {
             panic!()
         };
         assert_eq!(out.stderr, "Unknown option: --shell\n");
         // A variadic argument is never too many.
         assert!(matches!(
-            plan(&words(&["upload", "/a", "/b", "/c"]), Path::new("/")),
+            plan_words(&words(&["upload", "/a", "/b", "/c"]), Path::new("/")),
             Plan::Run(_)
         ));
         for client_only in [
@@ -233,7 +274,7 @@ mod tests {
             &["frobnicate"],
         ] {
             assert_eq!(
-                plan(&words(client_only), Path::new("/")),
+                plan_words(&words(client_only), Path::new("/")),
                 Plan::ClientOnly,
                 "{client_only:?}"
             );
@@ -243,13 +284,13 @@ mod tests {
         // the line is the client's to check; `-h5` (`h: "5"`) asks for it.
         assert!(
             !matches!(
-                plan(&words(&["snapshot", "-h="]), Path::new("/")),
+                plan_words(&words(&["snapshot", "-h="]), Path::new("/")),
                 Plan::ClientOnly
             ),
             "an empty -h is no request for help"
         );
         assert_eq!(
-            plan(&words(&["snapshot", "-h5"]), Path::new("/")),
+            plan_words(&words(&["snapshot", "-h5"]), Path::new("/")),
             Plan::ClientOnly
         );
         // Every spelling minimist reads as such a key.
@@ -260,7 +301,7 @@ mod tests {
             (&["eval", "1", "--__proto__", "3"], "__proto__"),
         ] {
             assert_eq!(
-                plan(&words(line), Path::new("/")),
+                plan_words(&words(line), Path::new("/")),
                 Plan::ObjectKey(key.into()),
                 "{line:?}"
             );

@@ -24,19 +24,34 @@ pub enum Event<'a> {
     Refused { waited: Option<Duration> },
     /// Gave up waiting for `holder`'s command.
     Timeout { holder: &'a str, waited: Duration },
-    /// Took the user's tab.
+    /// Took a tab held for it (or the blank one), or labelled its own.
     Claimed { tab: u64 },
+    /// The user gave tab `tab` to agent `to`.
+    Given { tab: u64, to: &'a str },
     /// Gave its tabs back (closing `closed` of them).
     Released { tabs: &'a [u64], closed: usize },
-    /// Had no command for `idle`: its tabs went to the user.
+    /// Had no command for `idle`: its tabs are held for it.
     Gone { idle: Duration },
+    /// Ran, on tab `tab`, and was not answered within its bound (or was
+    /// interrupted): the daemon runs it on, and its turn is held for it.
+    Abandoned { tab: Option<u64> },
+    /// The abandoned command's turn ends, `after` its hand-over: the
+    /// daemon answered (`answered`), or the wait gave up or was stopped.
+    Finished { after: Duration, answered: bool },
 }
 
 /// The wrapper commands that take the lease; with the pinned CLI's
 /// documented commands (`crate::pinned_commands`), the only words the log writes
 /// in the command's place. Anything else is `other`: it may be a URL or
 /// text typed in the wrong place.
-const WRAPPERS: [&str; 5] = ["connect", "ensure", "disconnect", "release", "tab-claim"];
+const WRAPPERS: [&str; 6] = [
+    "connect",
+    "ensure",
+    "disconnect",
+    "release",
+    "tab-claim",
+    "tab-give",
+];
 
 /// A command's name as the log and the lease file keep it: a documented
 /// command of the pinned CLI, one of [`WRAPPERS`], or `other`.
@@ -57,8 +72,11 @@ pub fn line(at: SystemTime, agent: &str, command: Option<&str>, event: &Event) -
         Event::Refused { .. } => "REFUSED",
         Event::Timeout { .. } => "TIMEOUT",
         Event::Claimed { .. } => "CLAIMED",
+        Event::Given { .. } => "GIVEN",
         Event::Released { .. } => "RELEASED",
         Event::Gone { .. } => "GONE",
+        Event::Abandoned { .. } => "ABANDONED",
+        Event::Finished { .. } => "FINISHED",
     });
     let _ = write!(out, " agent={agent}");
     if let Some(command) = command {
@@ -84,12 +102,28 @@ pub fn line(at: SystemTime, agent: &str, command: Option<&str>, event: &Event) -
         Event::Claimed { tab } => {
             let _ = write!(out, " tab=t{tab}");
         }
+        Event::Given { tab, to } => {
+            let _ = write!(out, " tab=t{tab} to={to}");
+        }
         Event::Released { tabs, closed } => {
             let ids: Vec<String> = tabs.iter().map(|t| format!("t{t}")).collect();
             let _ = write!(out, " tabs={} closed={closed}", ids.join(","));
         }
         Event::Gone { idle } => {
             let _ = write!(out, " idle={}s", idle.as_secs());
+        }
+        Event::Abandoned { tab } => {
+            if let Some(tab) = tab {
+                let _ = write!(out, " tab=t{tab}");
+            }
+        }
+        Event::Finished { after, answered } => {
+            let _ = write!(
+                out,
+                " after={}s {}",
+                after.as_secs(),
+                if *answered { "answered" } else { "unanswered" }
+            );
         }
     }
     out.push('\n');
@@ -161,6 +195,10 @@ mod tests {
         assert_eq!(
             line(at, "beta", None, &Event::Claimed { tab: 9 }),
             "2025-11-29T21:20:00.250Z CLAIMED agent=beta tab=t9\n"
+        );
+        assert_eq!(
+            line(at, "person", None, &Event::Given { tab: 9, to: "beta" }),
+            "2025-11-29T21:20:00.250Z GIVEN agent=person tab=t9 to=beta\n"
         );
         let gone = Event::Gone {
             idle: Duration::from_secs(1801),

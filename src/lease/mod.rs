@@ -7,6 +7,7 @@
 //! message and `my-chrome agents`); `lease.log` records every command.
 
 pub mod agent;
+pub mod finish;
 pub mod log;
 
 use std::path::PathBuf;
@@ -32,9 +33,14 @@ const SETTLE: Duration = Duration::from_millis(300);
 #[derive(Debug, thiserror::Error)]
 pub enum LeaseError {
     #[error(
-        "the browser is busy: agent {holder}'s `{command}` has been running for {running} s; \
+        "the browser is busy: agent {holder}'s `{command}` has been running for {running} s{}; \
          waited {waited} s as agent {you} (MY_CHROME_LEASE_WAIT_SECS) and ran nothing. Try again \
-         when it is done"
+         when it is done",
+        if *.abandoned {
+            " (past its bound: the daemon still runs it, and my-chrome waits for its end)"
+        } else {
+            ""
+        }
     )]
     Busy {
         holder: String,
@@ -42,6 +48,7 @@ pub enum LeaseError {
         running: u64,
         waited: u64,
         you: String,
+        abandoned: bool,
     },
     #[error(
         "{path}: is not a lease file of my-chrome ({detail}); nothing was run. It only records \
@@ -54,6 +61,17 @@ pub enum LeaseError {
     Processes(#[from] ProcError),
     #[error("interrupted by {0} while waiting for the browser; nothing was run")]
     Interrupted(Signal),
+    #[error(
+        "{0}; the turn ends now, while the daemon may still run the command. Run `my-chrome \
+         agents` to see what runs"
+    )]
+    Handover(String),
+    #[error(
+        "no command of this runtime was handed to this process: `wait-abandoned` is my-chrome's \
+         own, started for a command past its bound; never run it by hand (`my-chrome agents` \
+         shows what runs)"
+    )]
+    NotHandedOver,
 }
 
 impl LeaseError {
@@ -64,6 +82,8 @@ impl LeaseError {
             LeaseError::Runtime(e) => e.exit(),
             LeaseError::Processes(_) => Exit::Failure,
             LeaseError::Interrupted(signal) => Exit::from(*signal),
+            LeaseError::Handover(_) => Exit::Failure,
+            LeaseError::NotHandedOver => Exit::Usage,
         }
     }
 }
@@ -85,7 +105,13 @@ pub struct Holder {
     pub command: String,
     /// When it started, in milliseconds since the Unix epoch.
     pub since: u64,
+    /// The process holding the turn: the command's, or, once it was
+    /// abandoned, the one waiting for the daemon to finish it.
     pub process: ProcessId,
+    /// The command went past its bound (or was interrupted) and the daemon
+    /// runs it on: `process` waits for its end (`finish.rs`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub abandoned: bool,
 }
 
 /// Milliseconds since the Unix epoch: what the lease and the tab book
@@ -117,14 +143,8 @@ fn recorded(runtime: &Runtime) -> Result<Option<Holder>, LeaseError> {
         detail,
     };
     // Where and what kind of error, never the text: it may quote the file.
-    let value: serde_json::Value = serde_json::from_slice(&bytes).map_err(|e| {
-        malformed(format!(
-            "{:?} error at line {}, column {}",
-            e.classify(),
-            e.line(),
-            e.column()
-        ))
-    })?;
+    let value: serde_json::Value =
+        serde_json::from_slice(&bytes).map_err(|e| malformed(crate::runtime::json_fault(&e)))?;
     if value["version"] == 1 {
         return Ok(None);
     }
@@ -168,7 +188,9 @@ pub struct HeldLease {
     /// Whether it sent the browser anything (else the log says REFUSED).
     ran: bool,
     /// Dropped after the drop's own work: the log line is written first.
-    _lock: FileLock,
+    /// `None` once handed over to the process that waits for an abandoned
+    /// command (which then records and ends the turn).
+    _lock: Option<FileLock>,
 }
 
 impl HeldLease {
@@ -183,18 +205,56 @@ impl HeldLease {
         self.ran = ran;
     }
 
-    /// Writes events while the turn is held.
-    pub fn log(&self, command: Option<&str>, events: &[Event]) -> Result<(), RuntimeError> {
-        let lines: Vec<String> = events
-            .iter()
-            .map(|e| event(&self.agent, command, e))
-            .collect();
-        log::append(&self.runtime, &lines)
+    /// The command was sent and is not answered, and the daemon runs it
+    /// on (`connection`, still open, is its): the turn passes to a process
+    /// of my-chrome's that waits for the answer (at most [`finish::CAP`])
+    /// and then gives the turn up, so the next command waits for the
+    /// daemon to finish this one. No token, no page: it holds the session
+    /// lock and the connection, and writes two lines.
+    pub fn hand_over(
+        mut self,
+        connection: std::os::unix::net::UnixStream,
+        spawn: impl FnOnce(std::process::Stdio, std::process::Stdio) -> Result<u32, String>,
+    ) -> Result<(), LeaseError> {
+        let Some(lock) = self._lock.take() else {
+            return Ok(());
+        };
+        // From here this process's end writes nothing of the turn (`Drop`):
+        // the waiting process records its end.
+        let passed = (|| {
+            let held = lock.hand_over().map_err(|e| {
+                LeaseError::Handover(format!("the session lock could not be passed on: {e}"))
+            })?;
+            let connection = std::os::fd::OwnedFd::from(connection);
+            let pid = spawn(connection.into(), held.into()).map_err(LeaseError::Handover)?;
+            write(
+                &self.runtime,
+                Some(Holder {
+                    agent: self.agent.clone(),
+                    command: self.command.clone(),
+                    since: now_ms(),
+                    process: ProcessId::of(pid)?,
+                    abandoned: true,
+                }),
+            )?;
+            Ok(log::append(
+                &self.runtime,
+                &[event(
+                    &self.agent,
+                    Some(&self.command),
+                    &Event::Abandoned { tab: self.tab },
+                )],
+            )?)
+        })();
+        if passed.is_err() {
+            // Ended here, as any command's turn.
+            self.record_end();
+        }
+        passed
     }
-}
 
-impl Drop for HeldLease {
-    fn drop(&mut self) {
+    /// The command's end, in the log and the lease file.
+    fn record_end(&self) {
         // Best effort, even after a signal: a record left behind is ignored
         // once its process is gone.
         let done = if self.ran {
@@ -213,6 +273,24 @@ impl Drop for HeldLease {
         );
         let _ = write(&self.runtime, None);
     }
+
+    /// Writes events while the turn is held.
+    pub fn log(&self, command: Option<&str>, events: &[Event]) -> Result<(), RuntimeError> {
+        let lines: Vec<String> = events
+            .iter()
+            .map(|e| event(&self.agent, command, e))
+            .collect();
+        log::append(&self.runtime, &lines)
+    }
+}
+
+impl Drop for HeldLease {
+    fn drop(&mut self) {
+        // A turn handed over is the waiting process's to end.
+        if self._lock.is_some() {
+            self.record_end();
+        }
+    }
 }
 
 /// Takes the session's turn for `command` in the opened `runtime`, waiting
@@ -226,13 +304,13 @@ pub fn acquire(config: &Config, runtime: &Runtime, command: &str) -> Result<Held
         Ok(lock) => lock,
         Err(RuntimeError::LockTimeout { .. }) if first < config.lease_wait => {
             if let Some(h) = holder(runtime)? {
-                eprintln!(
+                crate::output::notice(&format!(
                     "my-chrome: agent {}'s `{}` is running on the browser; waiting up to {} s as \
                      agent {agent}...",
                     h.agent,
                     h.command,
                     config.lease_wait.as_secs()
-                );
+                ));
             }
             let rest = config.lease_wait.saturating_sub(started.elapsed());
             runtime
@@ -259,6 +337,7 @@ pub fn acquire(config: &Config, runtime: &Runtime, command: &str) -> Result<Held
             command: command.clone(),
             since: now_ms(),
             process: ProcessId::current()?,
+            abandoned: false,
         }),
     )?;
     Ok(HeldLease {
@@ -268,7 +347,7 @@ pub fn acquire(config: &Config, runtime: &Runtime, command: &str) -> Result<Held
         waited: (waited >= Duration::from_millis(100)).then_some(waited),
         tab: None,
         ran: true,
-        _lock: lock,
+        _lock: Some(lock),
     })
 }
 
@@ -289,9 +368,14 @@ fn busy_or(
     };
     let waited = started.elapsed();
     // A command that ended just now has no record: say so plainly.
-    let (name, what, running) = match holder(runtime) {
-        Ok(Some(h)) => (h.agent, h.command, now_ms().saturating_sub(h.since) / 1000),
-        _ => ("(unknown)".to_string(), "other".to_string(), 0),
+    let (name, what, running, abandoned) = match holder(runtime) {
+        Ok(Some(h)) => (
+            h.agent,
+            h.command,
+            now_ms().saturating_sub(h.since) / 1000,
+            h.abandoned,
+        ),
+        _ => ("(unknown)".to_string(), "other".to_string(), 0, false),
     };
     // Not under the lock (another command holds it): one short line, written
     // with a single append.
@@ -312,6 +396,7 @@ fn busy_or(
         running,
         waited: waited.as_secs(),
         you: agent.to_string(),
+        abandoned,
     }
 }
 
@@ -371,6 +456,7 @@ mod tests {
             command: command.into(),
             since: now_ms(),
             process,
+            abandoned: false,
         }
     }
 
@@ -501,6 +587,7 @@ mod tests {
                 running,
                 waited,
                 you,
+                ..
             } = &error
             else {
                 panic!("{error}");

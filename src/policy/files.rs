@@ -8,7 +8,7 @@
 //!
 //! - inside a root: the caller's working directory tree, the system
 //!   temporary directory, or a root the user configured
-//!   (`MY_CHROME_FILE_ROOTS`);
+//!   (`my-chrome setup --file-root`, src/settings.rs);
 //! - whatever the roots, never in my-chrome's runtime, a browser's user
 //!   data directory (the configured one, any folder that looks like one),
 //!   Playwright's own folders (`ms-playwright`), the platform's app data
@@ -48,10 +48,55 @@ const SECRET_NAMES: [&str; 1] = ["krb5cc"];
 
 /// What no root can open.
 pub const NEVER: &str = "Files of forwarded commands must lie in the caller's working directory or \
-                     /tmp (more roots only through MY_CHROME_FILE_ROOTS, set by the user), given \
+                     /tmp (more roots only through `my-chrome setup --file-root`, the user's), given \
                      as an absolute path with no symbolic link on the way, outside hidden \
                      folders, browser profiles and my-chrome's runtime; an existing file must be \
                      a plain, non-executable file";
+
+/// The file slots commands write to (`--filename` of what saves its
+/// result, `state-save`'s file, `video-start`'s), as the command table
+/// names them (`--flag`, or the argument's place from 0). Every other file
+/// slot is read. A slot of the pin in neither list fails a unit test: a
+/// pin move decides each.
+const WRITES: [(&str, &str); 12] = [
+    ("snapshot", "--filename"),
+    ("find", "--filename"),
+    ("eval", "--filename"),
+    ("screenshot", "--filename"),
+    ("pdf", "--filename"),
+    ("state-save", "0"),
+    ("request", "--filename"),
+    ("request-headers", "--filename"),
+    ("request-body", "--filename"),
+    ("response-headers", "--filename"),
+    ("response-body", "--filename"),
+    ("video-start", "0"),
+];
+
+/// The file slots commands read (or, `pause-at`, name as a source place):
+/// what is not in [`WRITES`], named so that a slot a pin move brings is
+/// decided (the unit test below fails until it is in one list).
+#[cfg(test)]
+const READS: [(&str, &str); 8] = [
+    ("open", "--config"),
+    ("open", "--profile"),
+    ("attach", "--config"),
+    ("drop", "--path"),
+    ("upload", "0..."),
+    ("state-load", "0"),
+    ("run-code", "--filename"),
+    ("pause-at", "0"),
+];
+
+/// Where a line names a file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Slot {
+    /// An option (`filename`), its `n`th value when it is given more than
+    /// once.
+    Option { key: &'static str, nth: usize },
+    /// A positional word (the command is 0).
+    Argument(usize),
+}
 
 /// One file a command line names.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -61,21 +106,22 @@ pub struct FileArg {
     /// Where the line names it: `--filename`, `argument 1`.
     pub what: String,
     pub path: String,
+    pub slot: Slot,
+    /// Whether the command writes it (else it reads it).
+    pub written: bool,
 }
 
-/// Every file `args` (a command line without session options) names, by
-/// the pinned CLI's command table (its file options and file arguments,
-/// lists included); refused when such an option or slot names no file.
-pub fn files_of(args: &[String]) -> Result<Vec<FileArg>, Refusal> {
-    let parsed = minimist::parse(args, pinned_commands::booleans())
-        .map_err(|minimist::ParseError(why)| Refusal::Unreadable(why))?;
+/// Every file a parsed command line names, by the pinned CLI's command
+/// table (its file options and file arguments, lists included); refused
+/// when such an option or slot names no file.
+pub fn files_of(parsed: &minimist::Parsed) -> Result<Vec<FileArg>, Refusal> {
     let Some(minimist::Value::Text(name)) = parsed.positional.first() else {
         return Ok(Vec::new());
     };
     let Some(command) = pinned_commands::find(name) else {
         return Ok(Vec::new());
     };
-    files_named(command, &parsed)
+    files_named(command, parsed)
 }
 
 /// The files `parsed` names for `command`, by its table entry.
@@ -84,27 +130,13 @@ fn files_named(
     parsed: &minimist::Parsed,
 ) -> Result<Vec<FileArg>, Refusal> {
     let name = command.name;
-    let flags = command
-        .file_flags
-        .iter()
-        .filter_map(|flag| Some((format!("--{flag}"), parsed.options.get(flag)?)));
-    let positional = command.file_args.iter().filter_map(|at| {
-        Some((
-            format!("argument {}", at + 1),
-            parsed.positional.get(at + 1)?,
-        ))
-    });
-    // A variadic argument: every word from its place on.
-    let rest = command.file_rest.into_iter().flat_map(|from| {
-        parsed
-            .positional
-            .iter()
-            .enumerate()
-            .skip(from + 1)
-            .map(|(at, value)| (format!("argument {at}"), value))
-    });
+    let written = |token: &str| WRITES.contains(&(name, token));
     let mut files = Vec::new();
-    for (what, value) in flags.chain(positional).chain(rest) {
+    for flag in &command.file_flags {
+        let Some(value) = parsed.options.get(flag) else {
+            continue;
+        };
+        let what = format!("--{flag}");
         // `--filename` alone (or `--no-filename`) names no file: what the
         // daemon would make of `true` is not ours to guess.
         if has_bool(value) {
@@ -113,11 +145,45 @@ fn files_named(
                 what,
             });
         }
-        files.extend(value.texts().into_iter().map(|path| FileArg {
-            command: name.to_string(),
-            what: what.clone(),
-            path: path.to_string(),
-        }));
+        for (nth, path) in value.texts().into_iter().enumerate() {
+            files.push(FileArg {
+                command: name.to_string(),
+                what: what.clone(),
+                path: path.to_string(),
+                slot: Slot::Option { key: flag, nth },
+                written: written(&what),
+            });
+        }
+    }
+    let mut arguments: Vec<(usize, String)> = command
+        .file_args
+        .iter()
+        .map(|at| (at + 1, at.to_string()))
+        .collect();
+    // A variadic argument: every word from its place on.
+    if let Some(from) = command.file_rest {
+        arguments.extend((from + 1..parsed.positional.len()).map(|at| (at, format!("{from}..."))));
+    }
+    for (at, token) in arguments {
+        let Some(value) = parsed.positional.get(at) else {
+            continue;
+        };
+        let what = format!("argument {at}");
+        if has_bool(value) {
+            return Err(Refusal::NoFile {
+                command: name.to_string(),
+                what,
+            });
+        }
+        for path in value.texts() {
+            files.push(FileArg {
+                command: name.to_string(),
+                what: what.clone(),
+                path: path.to_string(),
+                slot: Slot::Argument(at),
+                written: written(&token),
+            });
+        }
     }
     Ok(files)
 }
@@ -200,6 +266,10 @@ mod tests {
         line.iter().map(|s| s.to_string()).collect()
     }
 
+    fn files_of(line: &[String]) -> Result<Vec<FileArg>, Refusal> {
+        super::files_of(&minimist::parse(line, pinned_commands::booleans()).unwrap())
+    }
+
     #[test]
     fn the_table_says_which_words_name_files() {
         let files = files_of(&args(&["screenshot", "--filename=/tmp/a.png", "e1"])).unwrap();
@@ -208,11 +278,39 @@ mod tests {
             [FileArg {
                 command: "screenshot".into(),
                 what: "--filename".into(),
-                path: "/tmp/a.png".into()
+                path: "/tmp/a.png".into(),
+                slot: Slot::Option {
+                    key: "filename",
+                    nth: 0
+                },
+                written: true,
             }]
         );
         let upload = files_of(&args(&["upload", "/tmp/a.txt"])).unwrap();
         assert_eq!(upload[0].what, "argument 1");
+        assert_eq!(
+            (&upload[0].slot, upload[0].written),
+            (&Slot::Argument(1), false)
+        );
+        let saved = files_of(&args(&["state-save", "/tmp/s.json"])).unwrap();
+        assert_eq!(
+            (&saved[0].slot, saved[0].written),
+            (&Slot::Argument(1), true)
+        );
+        let twice = files_of(&args(&["pdf", "--filename=/tmp/a", "--filename", "/tmp/b"])).unwrap();
+        assert_eq!(
+            twice.iter().map(|f| f.slot.clone()).collect::<Vec<_>>(),
+            [
+                Slot::Option {
+                    key: "filename",
+                    nth: 0
+                },
+                Slot::Option {
+                    key: "filename",
+                    nth: 1
+                }
+            ]
+        );
         assert_eq!(files_of(&args(&["click", "/tmp/x"])).unwrap(), []);
         for line in [
             &["screenshot", "--filename"][..],
@@ -221,6 +319,36 @@ mod tests {
             assert!(
                 matches!(files_of(&args(line)), Err(Refusal::NoFile { .. })),
                 "{line:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn every_file_slot_of_the_pin_is_read_or_written_once() {
+        let mut decided: Vec<(&str, String)> = Vec::new();
+        for command in pinned_commands::table() {
+            let tokens = command
+                .file_flags
+                .iter()
+                .map(|f| format!("--{f}"))
+                .chain(command.file_args.iter().map(|a| a.to_string()))
+                .chain(command.file_rest.iter().map(|r| format!("{r}...")));
+            for token in tokens {
+                let pair = (command.name, token.as_str());
+                let found = [WRITES.contains(&pair), READS.contains(&pair)];
+                assert_eq!(
+                    found.iter().filter(|f| **f).count(),
+                    1,
+                    "{pair:?}: decide in WRITES or READS"
+                );
+                decided.push((command.name, token));
+            }
+        }
+        // Every decision names a slot the pin has.
+        for (name, token) in WRITES.iter().chain(&READS) {
+            assert!(
+                decided.iter().any(|(n, t)| n == name && t == token),
+                "{name} {token} is no file slot of the pin"
             );
         }
     }

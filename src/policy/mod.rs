@@ -6,11 +6,14 @@
 //! executes what this allows; `safety-audit` asks it what is refused.
 
 pub mod files;
+pub mod holds;
+pub mod line;
 pub mod tabs;
 
 use crate::exit::Exit;
-use crate::token::shape::{looks_like_token, redact_runs};
-use crate::{minimist, pinned_commands};
+use crate::pinned_commands;
+use crate::token::shape::redact_runs;
+use line::Line;
 
 /// Why a command line is not forwarded. Every refusal is a usage error
 /// (exit 2); its text names the rule and what to do instead. Whatever it
@@ -69,6 +72,9 @@ pub enum Refusal {
     /// The line cannot be read as the pinned client reads it.
     #[error("{}", redact_runs(.0))]
     Unreadable(String),
+    /// `--tab` or `--label`, given wrong.
+    #[error(transparent)]
+    TabArg(#[from] tabs::TabArgError),
     #[error(
         "`{command}` {what} names no file; give it an absolute path. {}",
         files::NEVER
@@ -291,81 +297,31 @@ pub fn blocked_commands() -> impl Iterator<Item = &'static str> {
     BLOCKED.iter().map(|(name, _)| *name)
 }
 
-/// Options the CLI takes before the command (with no value). Anything else
-/// there could hide the command from us (`--x y open`), so it is refused.
-const LEADING_FLAGS: [&str; 2] = ["--json", "--raw"];
-
-/// Why `args` may not be forwarded, if they may not.
+/// Why `args` may not be forwarded, if they may not (read as
+/// [`Line::read`] reads them).
 pub fn refusal(args: &[String], session: &str) -> Option<Refusal> {
-    // A child's arguments are visible to every local user: a token pasted
-    // into the wrong place must not travel on.
-    if args.iter().any(|a| looks_like_token(a)) {
-        return Some(Refusal::TokenInArguments);
-    }
-    let (rest, named) = split_session(args);
-    if let Some(other) = named.iter().find(|n| *n != session) {
-        return Some(Refusal::OtherSession {
-            ours: session.to_string(),
-            named: other.clone(),
-        });
-    }
-    if let Some(arg) = rest
-        .iter()
-        .take_while(|a| a.starts_with('-'))
-        .find(|a| !LEADING_FLAGS.contains(&a.as_str()))
-    {
-        let hint = if arg.starts_with("--agent") {
-            "`--agent NAME` goes first, before any other option"
-        } else {
-            "put options after the command"
-        };
-        return Some(Refusal::OptionBeforeCommand {
-            option: arg.clone(),
-            hint,
-        });
-    }
-    let command = command_of(&rest)?;
+    Line::read(args, session).err()
+}
+
+/// Whether `command` is one my-chrome forwards: documented by the pin,
+/// reviewed, not refused, not one of `disconnect`'s names.
+fn allowed(command: &str) -> Result<(), Refusal> {
     if let Some((name, why)) = BLOCKED.iter().find(|(name, _)| *name == command) {
-        return Some(Refusal::Blocked { command: name, why });
+        return Err(Refusal::Blocked { command: name, why });
     }
     if let Some(alias) = DISCONNECT_ALIASES.iter().find(|a| **a == command) {
-        return Some(Refusal::Disconnect(alias));
+        return Err(Refusal::Disconnect(alias));
     }
     if pinned_commands::find(command).is_none() {
-        return Some(Refusal::Unknown {
+        return Err(Refusal::Unknown {
             command: command.to_string(),
             near: pinned_commands::nearest(command, forwarded_commands()),
         });
     }
     if !FORWARDED.contains(&command) {
-        return Some(Refusal::Undecided(command.to_string()));
+        return Err(Refusal::Undecided(command.to_string()));
     }
-    // Read as the client reads it (a line it cannot read is its to refuse).
-    if let Ok(parsed) = minimist::parse(&rest, pinned_commands::booleans())
-        && let Some((key, _)) = parsed
-            .options
-            .iter()
-            .find(|(key, _)| OBJECT_KEYS.contains(key))
-    {
-        return Some(Refusal::ObjectKey {
-            command: command.to_string(),
-            option: key.to_string(),
-        });
-    }
-    if NAVIGATING.contains(&command) {
-        let after = rest.iter().skip_while(|a| *a != command).skip(1);
-        let refused = after
-            .filter(|a| a.trim() != "about:blank")
-            .filter_map(|a| scheme_of(a))
-            .find(|s| !web_scheme(s));
-        if let Some(scheme) = refused {
-            return Some(Refusal::Scheme {
-                command: command.to_string(),
-                scheme,
-            });
-        }
-    }
-    None
+    Ok(())
 }
 
 /// The scheme of an address, lower-case, read as a URL parser reads it (C0
@@ -393,48 +349,6 @@ fn scheme_of(arg: &str) -> Option<String> {
 
 fn web_scheme(scheme: &str) -> bool {
     WEB_SCHEMES.contains(&scheme)
-}
-
-/// The command: the first argument that is not an option.
-pub fn command_of(args: &[String]) -> Option<&str> {
-    args.iter()
-        .find(|a| !a.starts_with('-'))
-        .map(String::as_str)
-}
-
-/// The arguments without any session option, and the sessions they named
-/// (`-s x`, `-s=x`, `-sx`, `--s x`, `--s=x`, `--session x`, `--session=x`:
-/// the CLI's parser reads them all).
-fn split_session(args: &[String]) -> (Vec<String>, Vec<String>) {
-    let (mut rest, mut named) = (Vec::new(), Vec::new());
-    let mut iter = args.iter();
-    while let Some(arg) = iter.next() {
-        match arg.as_str() {
-            "-s" | "--s" | "--session" => named.push(iter.next().cloned().unwrap_or_default()),
-            // Names no session of ours either.
-            "--no-s" | "--no-session" => named.push("false".into()),
-            other => {
-                let value = ["-s=", "--s=", "--session="]
-                    .iter()
-                    .find_map(|p| other.strip_prefix(p))
-                    .or_else(|| {
-                        other
-                            .strip_prefix("-s")
-                            .filter(|v| !v.is_empty() && !other.starts_with("--"))
-                    });
-                match value {
-                    Some(v) => named.push(v.to_string()),
-                    None => rest.push(arg.clone()),
-                }
-            }
-        }
-    }
-    (rest, named)
-}
-
-/// Without any session option: we add ours.
-pub fn without_session(args: &[String]) -> Vec<String> {
-    split_session(args).0
 }
 
 #[cfg(test)]

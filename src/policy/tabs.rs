@@ -193,64 +193,9 @@ impl TabArgError {
     }
 }
 
-/// The options my-chrome reads itself from a forwarded line, taken out of
-/// it: `--tab <ref>` (the tab the command runs on) and `--label <name>`
-/// (for `tab-new`). The pinned CLI knows neither.
-#[derive(Debug, Default, PartialEq, Eq)]
-pub struct TabArgs {
-    pub tab: Option<TabRef>,
-    pub label: Option<String>,
-    /// The line without them.
-    pub rest: Vec<String>,
-}
-
-/// Splits `--tab` and `--label` (`--tab X`, `--tab=X`) out of `args`, up to
-/// a `--` (after which every word is an argument, as for the CLI's parser).
-pub fn split_tab_args(args: &[String]) -> Result<TabArgs, TabArgError> {
-    let mut out = TabArgs::default();
-    let mut tab = None;
-    let mut iter = args.iter();
-    while let Some(arg) = iter.next() {
-        if arg == "--" {
-            out.rest.push(arg.clone());
-            out.rest.extend(iter.by_ref().cloned());
-            break;
-        }
-        let (name, slot): (&'static str, &mut Option<String>) =
-            match arg.split_once('=').map_or(arg.as_str(), |(n, _)| n) {
-                "--tab" => ("--tab", &mut tab),
-                "--label" => ("--label", &mut out.label),
-                _ => {
-                    out.rest.push(arg.clone());
-                    continue;
-                }
-            };
-        let value = match arg.split_once('=') {
-            Some((_, value)) => value.to_string(),
-            None => iter.next().cloned().ok_or(TabArgError::Missing(name))?,
-        };
-        if slot.replace(value).is_some() {
-            return Err(TabArgError::Twice(name));
-        }
-    }
-    out.tab = tab.as_deref().map(TabRef::parse).transpose()?;
-    if let Some(raw) = out.label.take() {
-        out.label = Some(label(&raw)?);
-        let command = out.rest.iter().find(|a| !a.starts_with('-'));
-        if command.map(String::as_str) != Some("tab-new") {
-            return Err(TabArgError::LabelWithout);
-        }
-    }
-    Ok(out)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn words(s: &str) -> Vec<String> {
-        s.split_whitespace().map(String::from).collect()
-    }
 
     #[test]
     fn every_forwarded_command_has_one_scope() {
@@ -297,31 +242,5 @@ mod tests {
         assert_eq!(TabRef::Id(7).to_string(), "t7");
         assert_eq!(TabRef::Index(0).to_string(), "index 0");
         assert_eq!(TabRef::Label("cart".into()).to_string(), "label \"cart\"");
-    }
-
-    #[test]
-    fn tab_options_are_taken_out_of_the_line_up_to_a_double_dash() {
-        let got = split_tab_args(&words("--json snapshot --tab t3 --depth 2")).unwrap();
-        assert_eq!(got.tab, Some(TabRef::Id(3)));
-        assert_eq!(got.rest, words("--json snapshot --depth 2"));
-        let got = split_tab_args(&words("tab-new --label=cart https://example.test/")).unwrap();
-        assert_eq!(got.label.as_deref(), Some("cart"));
-        assert_eq!(got.rest, words("tab-new https://example.test/"));
-        let got = split_tab_args(&words("fill e1 -- --tab x")).unwrap();
-        assert_eq!(got.tab, None);
-        assert_eq!(got.rest, words("fill e1 -- --tab x"));
-        assert_eq!(
-            split_tab_args(&words("click e1 --tab 0 --tab=1")),
-            Err(TabArgError::Twice("--tab"))
-        );
-        assert_eq!(
-            split_tab_args(&words("click e1 --tab")),
-            Err(TabArgError::Missing("--tab"))
-        );
-        assert_eq!(
-            split_tab_args(&words("click e1 --label x")),
-            Err(TabArgError::LabelWithout)
-        );
-        assert!(split_tab_args(&words("tab-new --label t4")).is_err());
     }
 }

@@ -12,6 +12,7 @@
 //! is the next one's input). Property tests check the chain as a whole.
 
 mod controls;
+pub mod json;
 mod known;
 mod patterns;
 
@@ -47,11 +48,18 @@ pub struct Redactor {
 impl Redactor {
     /// A redactor that also hides the value `fingerprint` describes.
     pub fn new(fingerprint: Option<Fingerprint>) -> Redactor {
+        let mut redactor = Redactor::values(fingerprint);
+        redactor.stages.push(Box::<controls::Controls>::default());
+        redactor
+    }
+
+    /// The first two stages only, for text that is escaped afterwards by
+    /// other rules (a JSON string, `json.rs`).
+    pub fn values(fingerprint: Option<Fingerprint>) -> Redactor {
         let mut stages: Vec<Box<dyn Stage + Send>> = vec![Box::<patterns::Patterns>::default()];
         if let Some(fingerprint) = fingerprint {
             stages.push(Box::new(known::Known::new(fingerprint)));
         }
-        stages.push(Box::<controls::Controls>::default());
         Redactor { stages }
     }
 
@@ -70,6 +78,17 @@ impl Redactor {
             out
         })
     }
+}
+
+/// A text (a tab's header) with the token's spellings and the stored
+/// token's bare value redacted, its other characters as they are (what is
+/// kept of a page's words, where a control is escaped when printed).
+pub fn redact_value(text: &str, fingerprint: Option<&Fingerprint>) -> String {
+    let mut redactor = Redactor::values(fingerprint.cloned());
+    let mut out = redactor.feed(text.as_bytes());
+    out.extend(redactor.finish());
+    // The stages cut only at whole characters.
+    String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
 
 /// Redacts a whole buffer at once.

@@ -193,14 +193,14 @@ pub fn recover<'a, E: From<BootstrapError>>(
     runtime
         .remove_state(StateFile::Bootstrap)
         .map_err(BootstrapError::from)?;
-    eprintln!(
+    crate::output::notice(&format!(
         "my-chrome: an earlier connect was interrupted; its private output was scrubbed{}",
         if detached {
             " and its session detached"
         } else {
             ""
         }
-    );
+    ));
     Ok(())
 }
 

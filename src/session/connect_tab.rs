@@ -7,7 +7,7 @@
 
 use std::path::Path;
 
-use crate::daemon::request::{Plan, plan};
+use crate::daemon::request::{Plan, plan_words};
 use crate::daemon::{DaemonError, Housekeeping, Reply};
 
 /// How many connect tabs one `close_all` closes at most.
@@ -43,13 +43,13 @@ fn send(
     args: &[&str],
 ) -> Result<String, ConnectTabError> {
     let words: Vec<String> = args.iter().map(|a| a.to_string()).collect();
-    let Plan::Run(line) = plan(&words, cwd) else {
+    let Plan::Run(request) = plan_words(&words, cwd) else {
         return Err(ConnectTabError::Unlisted(format!(
             "`{}` is not a daemon command",
             args.join(" ")
         )));
     };
-    match budget.run(socket, &line, REPLY_LIMIT) {
+    match budget.run(socket, &request.bytes, REPLY_LIMIT) {
         // A failed command's text can list the tabs, the connect tab's
         // address among them: never in a message.
         Ok(Reply::Text { is_error: true, .. }) => {

@@ -3,6 +3,15 @@
 //! current tab. Pure: the daemon's lists come in, the decisions go out, so
 //! every ownership rule is tested directly.
 //!
+//! A tab passes from one agent to another only through its owner (who
+//! gives it back: `release`) and the user (who gives it: `tab-give`). A
+//! tab that leaves its owner for any reason — in doubt, moved to another
+//! site, its owner gone quiet — is *held* for it: its former owner may take
+//! it again (`tab-claim`), no other agent can. A tab nobody can account for
+//! (a popup that appeared between commands, or while other agents' or the
+//! user's pages were open, a tab the user dragged in) is *the user's*, and
+//! goes to an agent only when the user gives it.
+//!
 //! Ids (`t<N>`) are never reused: a book for a new session (a new daemon)
 //! starts where the last one stopped, and ids below its first belong to
 //! earlier sessions.
@@ -11,10 +20,14 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::align::{self, Rules, Seen};
+use super::align::{self, Match, Rules, Seen};
+pub use crate::policy::holds::HoldKind;
 use crate::policy::tabs::TabRef;
 
-const VERSION: u32 = 1;
+/// 2: tabs held for an agent, and why a tab is no agent's. A book of 1 is
+/// read as it is (it has neither).
+const VERSION: u32 = 2;
+const VERSIONS_READ: [u32; 2] = [1, 2];
 
 /// The header of a blank tab, as the daemon lists it.
 pub const BLANK: &str = "[](about:blank)";
@@ -47,32 +60,6 @@ pub struct Hold {
     pub what: HoldKind,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum HoldKind {
-    /// `tracing-start` (records every tab) until `tracing-stop`.
-    Tracing,
-    /// `route` (rewrites every tab's requests) until a bare `unroute`.
-    Routes,
-    /// `network-state-set offline` until `network-state-set online`.
-    Network,
-}
-
-impl HoldKind {
-    /// What it is and what ends it.
-    pub fn describe(self) -> &'static str {
-        match self {
-            HoldKind::Tracing => "tracing running (it records every tab; `tracing-stop` ends it)",
-            HoldKind::Routes => {
-                "routes set (they rewrite every tab's requests; a bare `unroute` ends them)"
-            }
-            HoldKind::Network => {
-                "the network set offline for every tab (`network-state-set online` ends it)"
-            }
-        }
-    }
-}
-
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Tab {
@@ -83,19 +70,27 @@ pub struct Tab {
     pub header: String,
     /// Opened by its agent's command: `release` closes it.
     pub opened: bool,
+    /// Why a tab is held, or the user's (`my-chrome agents` says so).
+    #[serde(default)]
+    pub why: Option<Why>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Owner {
-    /// Added by the user, or of unknown origin: no agent's until claimed.
+    /// The user's: added by the user, of unknown origin, or given back.
+    /// No agent's until the user gives it (`tab-give`).
     User,
     /// The blank tab `connect` leaves: the first agent without a tab takes it.
     Spare,
     Agent(String),
+    /// It left this agent (in doubt, moved to another site, the agent gone
+    /// quiet): the agent may take it again, no other agent can.
+    Held(String),
 }
 
 impl Owner {
+    /// The agent it belongs to.
     pub fn agent(&self) -> Option<&str> {
         match self {
             Owner::Agent(name) => Some(name),
@@ -103,12 +98,62 @@ impl Owner {
         }
     }
 
-    /// "agent X", "the user", "nobody yet".
+    /// The agent it belongs to or is held for: the one agent whose pages
+    /// it may show.
+    pub fn agent_or_held(&self) -> Option<&str> {
+        match self {
+            Owner::Agent(name) | Owner::Held(name) => Some(name),
+            Owner::User | Owner::Spare => None,
+        }
+    }
+
+    /// "agent X", "the user", "nobody yet", "held for agent X".
     pub fn describe(&self) -> String {
         match self {
             Owner::User => "the user".into(),
             Owner::Spare => "nobody yet".into(),
             Owner::Agent(name) => format!("agent {name}"),
+            Owner::Held(name) => format!("held for agent {name}"),
+        }
+    }
+}
+
+/// Why a tab is held for an agent, or the user's.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Why {
+    /// Open before my-chrome first saw the session.
+    Found,
+    /// It appeared between commands (a popup a page opened, a tab the
+    /// user added).
+    Appeared,
+    /// It appeared during this agent's command while other pages (another
+    /// agent's, the user's) were open, any of which could have opened it.
+    AppearedDuring(String),
+    /// It could not be told apart from another tab after tabs changed.
+    InDoubt,
+    /// Its page went to another site between commands (or it closed and a
+    /// tab that appeared took its place).
+    Moved,
+    /// Its agent had no command for the gone time.
+    OwnerGone,
+    /// Its agent gave it back (`release`).
+    Released,
+}
+
+impl Why {
+    pub fn describe(&self) -> String {
+        match self {
+            Why::Found => "open before my-chrome first saw the session".into(),
+            Why::Appeared => "appeared between commands (a popup, or a tab you added)".into(),
+            Why::AppearedDuring(agent) => format!(
+                "appeared during agent {agent}'s command while other pages were open, any of \
+                 which could have opened it"
+            ),
+            Why::InDoubt => "could not be told apart from another tab after tabs changed".into(),
+            Why::Moved => "its page went to another site between commands".into(),
+            Why::OwnerGone => "its agent had no command for the gone time".into(),
+            Why::Released => "its agent gave it back".into(),
         }
     }
 }
@@ -136,7 +181,7 @@ pub struct During<'a> {
     /// Whether it may have made another tab current (`tab-new`): the
     /// current tab then pins nothing.
     pub moves_current: bool,
-    /// Whether a tab appearing meanwhile is its (a popup of its page).
+    /// Whether a tab appearing meanwhile may be its (a popup of its page).
     pub opens: bool,
 }
 
@@ -149,8 +194,16 @@ pub enum Refused {
     Gone(u64),
     /// It belongs to an earlier session (before a reconnect).
     Earlier(u64),
-    /// It is someone else's.
+    /// It is someone else's (another agent's, held for another agent,
+    /// the user's).
     Foreign { id: u64, owner: Owner },
+    /// It is held for the agent asking: `tab-claim` takes it again.
+    HeldForYou(u64),
+    /// The user gives it: an agent does not take it (`tab-claim`).
+    UsersToGive(u64),
+    /// An agent has it: it gives it back itself (`tab-give` gives only
+    /// what no agent has).
+    Owned { id: u64, agent: String },
     /// The label is already one of the agent's tabs'.
     LabelTaken(String),
 }
@@ -170,12 +223,13 @@ impl Book {
             holds: Vec::new(),
         };
         for tab in seen {
-            let owner = if blank_is_spare && tab.header == BLANK {
-                Owner::Spare
+            let (owner, why) = if blank_is_spare && tab.header == BLANK {
+                (Owner::Spare, None)
             } else {
-                Owner::User
+                (Owner::User, Some(Why::Found))
             };
             let id = book.add(owner, &tab.header, false);
+            book.tabs.last_mut().expect("just added").why = why;
             if tab.current {
                 book.current = Some(id);
             }
@@ -227,12 +281,12 @@ impl Book {
             l.as_deref()
                 .is_none_or(|l| crate::policy::tabs::label(l).is_ok())
         };
-        self.version == VERSION
+        VERSIONS_READ.contains(&self.version)
             && self.agents.keys().all(|n| name_ok(n))
             && self
                 .tabs
                 .iter()
-                .all(|t| label_ok(&t.label) && t.owner.agent().is_none_or(name_ok))
+                .all(|t| label_ok(&t.label) && t.owner.agent_or_held().is_none_or(name_ok))
             && self.holds.iter().all(|h| name_ok(&h.agent))
             && ids.len() == self.tabs.len()
             && self
@@ -243,15 +297,22 @@ impl Book {
     }
 
     fn add(&mut self, owner: Owner, header: &str, opened: bool) -> u64 {
-        let id = self.next_id;
-        self.next_id += 1;
+        let id = self.take_id();
         self.tabs.push(Tab {
             id,
             owner,
             label: None,
             header: header.into(),
             opened,
+            why: None,
         });
+        id
+    }
+
+    /// The next id, taken.
+    fn take_id(&mut self) -> u64 {
+        let id = self.next_id;
+        self.next_id += 1;
         id
     }
 
@@ -272,16 +333,16 @@ impl Book {
             .collect()
     }
 
-    /// Other agents with a tab of the session, by name.
+    /// Other agents with a tab of the session (or one held for them), by
+    /// name.
     pub fn others_with_tabs(&self, agent: &str) -> Vec<String> {
         let mut names: Vec<String> = self
             .tabs
             .iter()
-            .filter_map(|t| t.owner.agent())
+            .filter_map(|t| t.owner.agent_or_held())
             .filter(|name| *name != agent)
             .map(String::from)
             .collect();
-        names.dedup();
         names.sort();
         names.dedup();
         names
@@ -307,64 +368,61 @@ impl Book {
                 .filter(|_| closed != self.current && !during.is_some_and(|d| d.moves_current)),
             acted_on: position(during.and_then(|d| d.acted_on)),
         };
-        let alignment = align::align(&rules, seen);
+        let matches = align::align(&rules, seen);
+        let opener = during.and_then(|d| self.sole_opener(&known, &matches, d));
         let mut notes: Vec<(String, String)> = Vec::new();
         let mut tabs = Vec::new();
         let mut current = None;
-        for (j, tab) in seen.iter().enumerate() {
-            let kept = if j < alignment.kept {
-                match alignment.certain(j) {
-                    Some(i) => Tab {
-                        header: tab.header.clone(),
-                        ..known[i].clone()
-                    },
-                    None => self.in_doubt(
-                        &known,
-                        &alignment.candidates[j],
-                        alignment.maybe_new[j],
-                        tab,
-                        &mut notes,
-                    ),
-                }
-            } else {
-                // A tab is the command's only when nothing else moved: with
-                // a known tab gone, what appeared may be a shifted one.
-                let settled = alignment.kept == known.len() && !alignment.maybe_new.contains(&true);
-                let owner = match during {
-                    Some(d) if d.opens && settled => Owner::Agent(d.agent.into()),
-                    _ => Owner::User,
-                };
-                let opened = owner.agent().is_some();
-                let id = self.next_id;
-                self.next_id += 1;
-                Tab {
-                    id,
-                    owner,
-                    label: None,
+        for (tab, matched) in seen.iter().zip(&matches) {
+            let now = match matched {
+                Match::Kept {
+                    known: i,
+                    moved: false,
+                } => Tab {
                     header: tab.header.clone(),
-                    opened,
+                    ..known[*i].clone()
+                },
+                Match::Kept {
+                    known: i,
+                    moved: true,
+                } => self.moved(&known[*i], tab, &mut notes),
+                Match::InDoubt {
+                    candidates,
+                    maybe_new,
+                    moved,
+                } => self.in_doubt(&known, candidates, *maybe_new || *moved, tab, &mut notes),
+                Match::New => {
+                    let new = self.appeared(tab, during, opener.as_deref());
+                    if let (Some(d), Some(Why::AppearedDuring(_))) = (during, &new.why) {
+                        notes.push((
+                            d.agent.into(),
+                            format!(
+                                "a tab appeared during your command (t{}), but other pages \
+                                 were open too (another agent's, the user's), any of which \
+                                 could have opened it: it is the user's, who may give it to you \
+                                 (the user runs `my-chrome tab-give t{} {}`)",
+                                new.id, new.id, d.agent
+                            ),
+                        ));
+                    }
+                    new
                 }
             };
             if tab.current {
-                current = Some(kept.id);
+                current = Some(now.id);
             }
-            tabs.push(kept);
+            tabs.push(now);
         }
-        let in_doubt: Vec<usize> = (0..alignment.kept)
-            .filter(|&j| alignment.certain(j).is_none())
-            .flat_map(|j| alignment.candidates[j].iter().copied())
-            .collect();
+        let accounted: Vec<usize> = matches.iter().flat_map(Match::known).collect();
         for (i, tab) in known.iter().enumerate() {
-            let still = tabs.iter().any(|t| t.id == tab.id);
-            if still || in_doubt.contains(&i) {
+            if accounted.contains(&i) {
                 continue;
             }
-            if let Some(agent) = tab.owner.agent() {
+            if let Some(agent) = tab.owner.agent_or_held() {
                 notes.push((
                     agent.into(),
                     format!(
-                        "tab {} was closed (by the user, or by its page), or its page left for \
-                         another site, so it is no longer yours",
+                        "tab {} was closed (by the user, or by its page)",
                         name_of(tab)
                     ),
                 ));
@@ -392,27 +450,99 @@ impl Book {
         returned
     }
 
-    /// A seen tab that could be any of `candidates` (or, `maybe_new`, a
-    /// new one): a new id; the one owner they share, or the user's.
+    /// The agent whose page opened the tabs that appeared during `during`,
+    /// when that can be known: its command may open tabs, nothing else
+    /// changed, and no page but its own was open to open one (every other
+    /// tab is blank).
+    fn sole_opener(&self, known: &[Tab], matches: &[Match], during: &During) -> Option<String> {
+        let settled = matches
+            .iter()
+            .all(|m| matches!(m, Match::Kept { moved: false, .. } | Match::New))
+            && matches
+                .iter()
+                .filter(|m| matches!(m, Match::Kept { .. }))
+                .count()
+                == known.len();
+        let only_its_pages = known
+            .iter()
+            .all(|t| t.owner.agent_or_held() == Some(during.agent) || t.header == BLANK);
+        (during.opens && settled && only_its_pages).then(|| during.agent.to_string())
+    }
+
+    /// A tab that appeared: its opener's when known, else the user's.
+    fn appeared(&mut self, seen: &Seen, during: Option<&During>, opener: Option<&str>) -> Tab {
+        let (owner, why) = match (opener, during) {
+            (Some(agent), _) => (Owner::Agent(agent.into()), None),
+            (None, Some(d)) if d.opens => (Owner::User, Some(Why::AppearedDuring(d.agent.into()))),
+            (None, _) => (Owner::User, Some(Why::Appeared)),
+        };
+        Tab {
+            id: self.take_id(),
+            opened: owner.agent().is_some(),
+            owner,
+            label: None,
+            header: seen.header.clone(),
+            why,
+        }
+    }
+
+    /// A known tab that went to another site: a new id, held for its
+    /// agent (it may also be a tab that appeared in its place).
+    fn moved(&mut self, was: &Tab, seen: &Seen, notes: &mut Vec<(String, String)>) -> Tab {
+        let id = self.take_id();
+        let owner = match &was.owner {
+            Owner::Agent(name) | Owner::Held(name) => {
+                notes.push((
+                    name.clone(),
+                    format!(
+                        "the page of tab {} went to another site (or it closed and a tab that \
+                         appeared took its place): it is now t{id}, held for you; `my-chrome \
+                         tab-claim t{id}` takes it again",
+                        name_of(was)
+                    ),
+                ));
+                Owner::Held(name.clone())
+            }
+            Owner::User | Owner::Spare => Owner::User,
+        };
+        Tab {
+            id,
+            owner,
+            label: None,
+            header: seen.header.clone(),
+            opened: false,
+            why: Some(Why::Moved),
+        }
+    }
+
+    /// A seen tab that could be any of `candidates` (or, `uncertain`, a
+    /// new one, or one that went to another site): a new id, and the one
+    /// agent they share's when nothing else can be it (held for it when it
+    /// may not be its own), else the user's.
     fn in_doubt(
         &mut self,
         known: &[Tab],
         candidates: &[usize],
-        maybe_new: bool,
+        uncertain: bool,
         seen: &Seen,
         notes: &mut Vec<(String, String)>,
     ) -> Tab {
         let first = &known[candidates[0]].owner;
-        let owner = if !maybe_new && candidates.iter().all(|&i| known[i].owner == *first) {
-            first.clone()
-        } else {
-            Owner::User
+        let one_agent = first.agent_or_held().filter(|a| {
+            candidates
+                .iter()
+                .all(|&i| known[i].owner.agent_or_held() == Some(a))
+        });
+        let all_owned = candidates.iter().all(|&i| known[i].owner == *first);
+        let owner = match one_agent {
+            Some(a) if all_owned && !uncertain && first.agent().is_some() => Owner::Agent(a.into()),
+            Some(a) => Owner::Held(a.into()),
+            None => Owner::User,
         };
-        let id = self.next_id;
-        self.next_id += 1;
+        let id = self.take_id();
         let mut agents: Vec<&str> = candidates
             .iter()
-            .filter_map(|&i| known[i].owner.agent())
+            .filter_map(|&i| known[i].owner.agent_or_held())
             .collect();
         agents.sort_unstable();
         agents.dedup();
@@ -421,26 +551,32 @@ impl Book {
         for agent in agents {
             let own: Vec<String> = candidates
                 .iter()
-                .filter(|&&i| known[i].owner.agent() == Some(agent))
+                .filter(|&&i| known[i].owner.agent_or_held() == Some(agent))
                 .map(|&i| name_of(&known[i]))
                 .collect();
-            let whose = if owner.agent() == Some(agent) {
-                "still yours".to_string()
-            } else {
-                format!("{}'s", owner.describe())
+            let whose = match &owner {
+                Owner::Agent(a) if a == agent => "still yours".to_string(),
+                Owner::Held(a) if a == agent => {
+                    format!("held for you (`my-chrome tab-claim t{id}` takes it again)")
+                }
+                other => format!("{}'s (only the user can give it)", other.describe()),
             };
             notes.push((
                 agent.into(),
                 format!(
-                    "{} could not be told apart from another tab after a tab closed or opened, \
-                     so it is now t{id}, {whose}",
+                    "{} could not be told apart from another tab after tabs changed, so it is \
+                     now t{id}, {whose}",
                     own.join(" or "),
                 ),
             ));
         }
         Tab {
             id,
-            owner: owner.clone(),
+            why: match owner {
+                Owner::Agent(_) => None,
+                _ => Some(Why::InDoubt),
+            },
+            owner,
             label: None,
             header: seen.header.clone(),
             opened: false,
@@ -461,11 +597,15 @@ impl Book {
                         Refused::Unknown(reference.clone())
                     });
                 };
-                if tab.owner.agent() != Some(agent) {
-                    return Err(Refused::Foreign {
-                        id: *id,
-                        owner: tab.owner.clone(),
-                    });
+                match &tab.owner {
+                    Owner::Agent(name) if name == agent => {}
+                    Owner::Held(name) if name == agent => return Err(Refused::HeldForYou(*id)),
+                    owner => {
+                        return Err(Refused::Foreign {
+                            id: *id,
+                            owner: owner.clone(),
+                        });
+                    }
                 }
                 Some(tab)
             }
@@ -513,6 +653,7 @@ impl Book {
             tab.owner = Owner::Agent(agent.into());
             tab.opened = true;
             tab.label = label.map(String::from);
+            tab.why = None;
         }
         self.agents.entry(agent.into()).or_default().current = Some(id);
         Ok(())
@@ -529,26 +670,39 @@ impl Book {
         Ok(())
     }
 
-    /// `agent` takes the user's tab `id` (one the user added to the session).
+    /// The tab `id`, or why there is none by that id.
+    fn find(&self, id: u64) -> Result<&Tab, Refused> {
+        self.tab(id).ok_or(if id < self.first_id {
+            Refused::Earlier(id)
+        } else if id < self.next_id {
+            Refused::Gone(id)
+        } else {
+            Refused::Unknown(TabRef::Id(id))
+        })
+    }
+
+    /// `agent` takes tab `id` (again): its own (to label it), one held for
+    /// it, or the blank one `connect` left. A tab of the user's is the
+    /// user's to give (`give`), another agent's or one held for another
+    /// is not its to take.
     pub fn claim(&mut self, agent: &str, id: u64, label: Option<&str>) -> Result<(), Refused> {
-        match self.tab(id) {
-            None if id < self.first_id => return Err(Refused::Earlier(id)),
-            None if id < self.next_id => return Err(Refused::Gone(id)),
-            None => return Err(Refused::Unknown(TabRef::Id(id))),
-            Some(tab) if tab.owner.agent() == Some(agent) => {}
-            Some(tab) if tab.owner != Owner::User && tab.owner != Owner::Spare => {
+        match &self.find(id)?.owner {
+            Owner::Agent(name) | Owner::Held(name) if name == agent => {}
+            Owner::Spare => {}
+            Owner::User => return Err(Refused::UsersToGive(id)),
+            owner => {
                 return Err(Refused::Foreign {
                     id,
-                    owner: tab.owner.clone(),
+                    owner: owner.clone(),
                 });
             }
-            Some(_) => {}
         }
         if let Some(label) = label {
             self.check_label(agent, label)?;
         }
         let tab = self.tabs.iter_mut().find(|t| t.id == id).expect("found");
         tab.owner = Owner::Agent(agent.into());
+        tab.why = None;
         if label.is_some() {
             tab.label = label.map(String::from);
         }
@@ -556,15 +710,49 @@ impl Book {
         Ok(())
     }
 
-    /// Gives `agent`'s tabs (or one of them) back to the user; those it
-    /// opened are returned to close, unless `keep`. The
-    /// session keeps at least one tab (closing the last would end it): a
-    /// tab that would be the last is left to the user instead.
+    /// The user gives tab `id` to `agent`: a tab of the user's, one held
+    /// for an agent (which hears so), or the blank one. A tab an agent has
+    /// is its to give back first (`release`).
+    pub fn give(&mut self, id: u64, agent: &str) -> Result<(), Refused> {
+        let was = match &self.find(id)?.owner {
+            Owner::Agent(name) if name != agent => {
+                return Err(Refused::Owned {
+                    id,
+                    agent: name.clone(),
+                });
+            }
+            owner => owner.clone(),
+        };
+        if let Owner::Held(name) = &was
+            && name != agent
+        {
+            self.agents
+                .entry(name.clone())
+                .or_default()
+                .notices
+                .push(format!(
+                    "tab t{id}, held for you, was given to agent {agent} by the user"
+                ));
+        }
+        let tab = self.tabs.iter_mut().find(|t| t.id == id).expect("found");
+        if tab.owner.agent() != Some(agent) {
+            tab.label = None;
+            tab.opened = false;
+        }
+        tab.owner = Owner::Agent(agent.into());
+        tab.why = None;
+        Ok(())
+    }
+
+    /// Gives `agent`'s tabs (or one of them) back to the user, and the
+    /// tabs held for it; those it opened are returned to close, unless
+    /// `keep`. The session keeps at least one tab (closing the last would
+    /// end it): a tab that would be the last is left to the user instead.
     pub fn release(&mut self, agent: &str, only: Option<u64>, keep: bool) -> Vec<u64> {
         let mut close = Vec::new();
         let mut left = self.tabs.len();
         for tab in self.tabs.iter_mut() {
-            if tab.owner.agent() != Some(agent) || only.is_some_and(|id| id != tab.id) {
+            if tab.owner.agent_or_held() != Some(agent) || only.is_some_and(|id| id != tab.id) {
                 continue;
             }
             tab.label = None;
@@ -575,6 +763,7 @@ impl Book {
             // Until it is closed (or if it cannot be), the user's.
             tab.owner = Owner::User;
             tab.opened = false;
+            tab.why = Some(Why::Released);
         }
         if let Some(state) = self.agents.get_mut(agent)
             && state.current.is_some_and(|id| only.is_none_or(|o| o == id))
@@ -587,8 +776,9 @@ impl Book {
         close
     }
 
-    /// Agents without a command for `gone_after_ms` leave their tabs to the
-    /// user (and hear so, once, if they come back). Returns their names.
+    /// Agents without a command for `gone_after_ms`: their tabs are held
+    /// for them (and they hear so, once, if they come back). Returns their
+    /// names.
     pub fn expire(&mut self, now: u64, gone_after_ms: u64) -> Vec<String> {
         let gone: Vec<String> = self
             .agents
@@ -599,21 +789,23 @@ impl Book {
         let mut left = Vec::new();
         for name in gone {
             let ids: Vec<String> = self.own(&name).iter().map(|t| name_of(t)).collect();
+            if ids.is_empty() {
+                if self.held_for(&name).is_empty() {
+                    self.agents.remove(&name);
+                }
+                continue;
+            }
             for tab in self.tabs.iter_mut() {
                 if tab.owner.agent() == Some(&name) {
-                    tab.owner = Owner::User;
-                    tab.opened = false;
-                    tab.label = None;
+                    tab.owner = Owner::Held(name.clone());
+                    tab.why = Some(Why::OwnerGone);
                 }
-            }
-            if ids.is_empty() {
-                self.agents.remove(&name);
-                continue;
             }
             let agent = self.agents.get_mut(&name).expect("listed");
             agent.current = None;
             agent.notices.push(format!(
-                "you had no command for {} s, so your tabs ({}) are the user's now",
+                "you had no command for {} s, so your tabs ({}) are held for you: `my-chrome \
+                 tab-claim <id>` takes one again",
                 gone_after_ms / 1000,
                 ids.join(", ")
             ));
@@ -622,31 +814,37 @@ impl Book {
         left
     }
 
+    /// The tabs held for `agent`.
+    pub fn held_for(&self, agent: &str) -> Vec<&Tab> {
+        self.tabs
+            .iter()
+            .filter(|t| matches!(&t.owner, Owner::Held(name) if name == agent))
+            .collect()
+    }
+
     /// Another agent's browser-wide state, which keeps `agent` out.
     pub fn held_by_other(&self, agent: &str) -> Option<&Hold> {
         self.holds.iter().find(|h| h.agent != agent)
     }
 
-    /// What a browser-wide command that ran for `agent` started or ended.
-    pub fn note_hold(&mut self, agent: &str, command: &str, argument: Option<&str>) {
-        let (kind, starts) = match (command, argument) {
-            ("tracing-start", _) => (HoldKind::Tracing, true),
-            ("tracing-stop", _) => (HoldKind::Tracing, false),
-            ("route", _) => (HoldKind::Routes, true),
-            // A pattern removes some routes only: the hold stays.
-            ("unroute", Some(_)) => return,
-            ("unroute", None) => (HoldKind::Routes, false),
-            ("network-state-set", Some("online")) => (HoldKind::Network, false),
-            ("network-state-set", _) => (HoldKind::Network, true),
-            _ => return,
-        };
-        self.holds.retain(|h| !(h.agent == agent && h.what == kind));
-        if starts {
+    /// `agent` may have started `kind` (recorded before its command is
+    /// sent: it holds whatever the command's fate).
+    pub fn start_hold(&mut self, agent: &str, kind: HoldKind) {
+        if !self
+            .holds
+            .iter()
+            .any(|h| h.agent == agent && h.what == kind)
+        {
             self.holds.push(Hold {
                 agent: agent.into(),
                 what: kind,
             });
         }
+    }
+
+    /// `agent`'s command that ends `kind` ran.
+    pub fn end_hold(&mut self, agent: &str, kind: HoldKind) {
+        self.holds.retain(|h| !(h.agent == agent && h.what == kind));
     }
 
     /// The notes for `agent`, taken.
@@ -684,6 +882,7 @@ mod tests {
     const A: &str = "[A](https://a.test/)";
     const B: &str = "[B](https://b.test/)";
     const C: &str = "[C](https://c.test/)";
+    const X: &str = "[X](https://evil.test/)";
 
     fn opens(agent: &str, on: u64) -> During<'_> {
         During {
@@ -704,28 +903,55 @@ mod tests {
         book.sync(after, Some(during))
     }
 
+    fn owners(book: &Book) -> Vec<(u64, Owner)> {
+        book.tabs.iter().map(|t| (t.id, t.owner.clone())).collect()
+    }
+
+    fn agent(name: &str) -> Owner {
+        Owner::Agent(name.into())
+    }
+
+    fn held(name: &str) -> Owner {
+        Owner::Held(name.into())
+    }
+
     /// A book where "a" owns t1 (A) and "b" owns t2 (B), t1 current.
     fn two_agents() -> Book {
         let mut book = Book::fresh("s", 1, &seen(&[BLANK], 0), true);
         assert_eq!(book.default_tab("a"), Some(1));
         ran(&mut book, &opens("a", 1), &seen(&[A], 0));
         book.sync(&seen(&[A, BLANK], 0), None);
-        // The tab that appeared between commands is the user's.
+        // The tab that appeared between commands is the user's, and b
+        // gets it only from the user.
         assert_eq!(book.tabs[1].owner, Owner::User);
+        assert_eq!(book.tabs[1].why, Some(Why::Appeared));
+        assert_eq!(book.claim("b", 2, None), Err(Refused::UsersToGive(2)));
+        book.give(2, "b").unwrap();
         book.claim("b", 2, Some("mine")).unwrap();
         ran(&mut book, &opens("b", 2), &seen(&[A, B], 1));
         book
     }
 
     #[test]
-    fn the_blank_tab_goes_to_the_first_agent_and_new_ones_to_their_opener() {
+    fn the_blank_tab_goes_to_the_first_agent_and_a_popup_to_its_sole_opener() {
+        // a alone: its click opened a popup, which only its page can have.
+        let mut alone = Book::fresh("s", 1, &seen(&[BLANK], 0), true);
+        alone.default_tab("a");
+        ran(&mut alone, &opens("a", 1), &seen(&[A], 0));
+        ran(&mut alone, &opens("a", 1), &seen(&[A, C], 0));
+        assert_eq!(alone.tabs[1].owner, agent("a"));
+        assert!(alone.tabs[1].opened);
+        // With b's page open too, b's page (a timer of its own) may have
+        // opened it just as well: the user's, who gives it.
         let mut book = two_agents();
         assert_eq!(book.own("a").len(), 1);
         assert_eq!(book.own("b")[0].label.as_deref(), Some("mine"));
-        // b's click opened a popup: b's, opened by it.
-        ran(&mut book, &opens("b", 2), &seen(&[A, B, C], 1));
-        assert_eq!(book.tabs[2].owner, Owner::Agent("b".into()));
-        assert!(book.tabs[2].opened);
+        let notes = ran(&mut book, &opens("b", 2), &seen(&[A, B, C], 1));
+        assert_eq!(book.tabs[2].owner, Owner::User);
+        assert_eq!(book.tabs[2].why, Some(Why::AppearedDuring("b".into())));
+        assert_eq!(notes.len(), 1, "b hears the tab waits for the user");
+        assert!(notes[0].contains("`my-chrome tab-give t3 b`"), "{notes:?}");
+        assert!(book.take_notices("a").is_empty());
         // A read opens nothing: a tab appearing meanwhile is the user's.
         let read = During {
             opens: false,
@@ -733,7 +959,19 @@ mod tests {
         };
         ran(&mut book, &read, &seen(&[A, B, C, C], 0));
         assert_eq!(book.tabs[3].owner, Owner::User);
+        assert_eq!(book.tabs[3].why, Some(Why::Appeared));
         assert_eq!(book.default_tab("c"), None, "no spare left");
+    }
+
+    #[test]
+    fn blank_tabs_of_others_open_no_popup() {
+        // b has only a blank tab: a's click's popup is a's.
+        let mut book = Book::fresh("s", 1, &seen(&[BLANK, BLANK], 0), false);
+        book.give(1, "a").unwrap();
+        book.give(2, "b").unwrap();
+        ran(&mut book, &opens("a", 1), &seen(&[A, BLANK], 0));
+        ran(&mut book, &opens("a", 1), &seen(&[A, BLANK, C], 0));
+        assert_eq!(book.tabs[2].owner, agent("a"));
     }
 
     #[test]
@@ -746,7 +984,7 @@ mod tests {
             book.resolve("a", &TabRef::Id(2)),
             Err(Refused::Foreign {
                 id: 2,
-                owner: Owner::Agent("b".into())
+                owner: agent("b")
             })
         );
         assert_eq!(
@@ -758,8 +996,10 @@ mod tests {
         assert!(notes.is_empty());
         assert_eq!(book.resolve("b", &TabRef::Id(2)), Err(Refused::Gone(2)));
         let told = book.take_notices("b");
-        assert_eq!(told.len(), 1);
-        assert!(told[0].contains("t2 (mine) was closed"), "{told:?}");
+        assert_eq!(
+            told,
+            ["tab t2 (mine) was closed (by the user, or by its page)"]
+        );
         assert!(book.take_notices("b").is_empty());
         assert!(book.take_notices("a").is_empty());
         assert_eq!(book.default_tab("b"), None, "b has no tab and no spare");
@@ -774,20 +1014,80 @@ mod tests {
     }
 
     #[test]
-    fn tabs_in_doubt_go_to_the_user_unless_one_agent_had_them_all() {
+    fn tabs_in_doubt_stay_with_the_one_agent_that_had_them_all() {
         let mut book = two_agents();
-        // b opens two tabs on the same page; a third of the user's too.
+        // b opens two tabs on the same page (alone... a's page is open: the
+        // user gives them to b); a third of the user's too.
         ran(&mut book, &opens("b", 2), &seen(&[A, B, C, C], 1));
+        book.give(3, "b").unwrap();
+        book.give(4, "b").unwrap();
         book.sync(&seen(&[A, B, C, C, C], 1), None);
         assert_eq!(book.tabs[4].owner, Owner::User);
         // One of the three C tabs closes: the first left is one of b's two
-        // (still b's, under a new id), the second b's or the user's (the
-        // user's).
+        // (still b's, under a new id); the second b's or the user's: the
+        // user's, who gives it.
         book.sync(&seen(&[A, B, C, C], 1), None);
-        assert_eq!(book.tabs[2].owner, Owner::Agent("b".into()), "{book:#?}");
+        assert_eq!(book.tabs[2].owner, agent("b"), "{book:#?}");
         assert_eq!(book.tabs[3].owner, Owner::User);
+        assert_eq!(book.tabs[3].why, Some(Why::InDoubt));
         assert_eq!((book.tabs[2].id, book.tabs[3].id), (6, 7), "new ids");
         assert_eq!(book.take_notices("b").len(), 2);
+    }
+
+    #[test]
+    fn a_tab_that_may_be_an_agents_or_new_is_held_for_it() {
+        // a's last tab goes to another site: it moved, or it closed and a
+        // new tab came. Either way no other agent may take it; a may.
+        let mut book = two_agents();
+        book.sync(&seen(&[A, X], 1), None);
+        let t = &book.tabs[1];
+        assert_eq!(
+            (t.id, &t.owner, &t.why),
+            (3, &held("b"), &Some(Why::InDoubt))
+        );
+        assert_eq!(
+            book.resolve("b", &TabRef::Id(3)),
+            Err(Refused::HeldForYou(3))
+        );
+        assert_eq!(
+            book.claim("a", 3, None),
+            Err(Refused::Foreign {
+                id: 3,
+                owner: held("b")
+            })
+        );
+        let told = book.take_notices("b").join("\n");
+        assert!(told.contains("now t3, held for you"), "{told}");
+        assert!(book.take_notices("a").is_empty());
+        assert_eq!(
+            book.others_with_tabs("a"),
+            ["b"],
+            "held tabs are b's to keep"
+        );
+        book.claim("b", 3, None).unwrap();
+        assert_eq!(book.tab(3).unwrap().owner, agent("b"));
+        assert_eq!(book.tab(3).unwrap().why, None);
+    }
+
+    #[test]
+    fn a_page_that_went_to_another_site_is_held_for_its_agent() {
+        // b's t2 sits between a's t1 and c's t3: a tab that appeared would
+        // have come last, so the tab at t2's place is t2, moved.
+        let mut book = two_agents();
+        book.sync(&seen(&[A, B, C], 1), None);
+        book.give(3, "c").unwrap();
+        book.sync(&seen(&[A, X, C], 1), None);
+        assert_eq!(
+            owners(&book),
+            [(1, agent("a")), (4, held("b")), (3, agent("c"))]
+        );
+        assert_eq!(book.tab(4).unwrap().why, Some(Why::Moved));
+        let told = book.take_notices("b").join("\n");
+        assert!(
+            told.contains("tab t2 (mine) went to another site") && told.contains("now t4"),
+            "{told}"
+        );
+        assert!(book.take_notices("c").is_empty());
     }
 
     #[test]
@@ -800,8 +1100,8 @@ mod tests {
             ..opens("c", 0)
         };
         book.sync(&seen(&[A, B, BLANK], 2), Some(&new));
-        assert_eq!(book.tabs[2].owner, Owner::Agent("c".into()));
-        assert_eq!(book.tab(1).unwrap().owner, Owner::Agent("a".into()));
+        book.adopt("c", 3, None).unwrap();
+        assert_eq!(book.tab(1).unwrap().owner, agent("a"));
         // The user closed b's tab while c's click ran, and c's page opened
         // a popup: the popup is not c's to have (it could be a shifted tab).
         let click = opens("c", 3);
@@ -820,17 +1120,39 @@ mod tests {
         ran(&mut book, &opens("a", 1), &seen(&[x], 0));
         let mut b = book.clone();
         b.sync(&seen(&[x, BLANK], 0), None);
-        b.claim("b", 2, None).unwrap();
+        b.give(2, "b").unwrap();
         ran(&mut b, &opens("b", 2), &seen(&[x, y], 1));
         b.current = Some(1);
         b.sync(&seen(&[y, x], 0), None);
-        assert!(b.tabs.iter().all(|t| t.owner == Owner::User), "{b:#?}");
+        assert!(
+            b.tabs
+                .iter()
+                .all(|t| t.owner == Owner::User || t.owner == held("b")),
+            "{b:#?}"
+        );
+        assert_eq!(b.tabs[0].owner, Owner::User, "t1 or t2: nobody's");
         // Each hears of its own tab, and of nobody else's.
         let told_a = b.take_notices("a").join("\n");
         let told_b = b.take_notices("b").join("\n");
         assert!(told_a.contains("t1") && !told_a.contains("t2"), "{told_a}");
         assert!(told_b.contains("t2") && !told_b.contains("t1"), "{told_b}");
         assert!(told_a.contains("the user's"), "{told_a}");
+    }
+
+    #[test]
+    fn twins_of_two_agents_one_of_which_closed_are_nobodys() {
+        // a's and b's tabs show the same page; a's (current) closes and
+        // the daemon makes b's current: the survivor may be either.
+        let mut book = Book::fresh("s", 1, &seen(&[BLANK, BLANK], 0), false);
+        book.give(1, "a").unwrap();
+        book.give(2, "b").unwrap();
+        ran(&mut book, &opens("a", 1), &seen(&[A, BLANK], 0));
+        book.current = Some(2);
+        ran(&mut book, &opens("b", 2), &seen(&[A, A], 1));
+        book.current = Some(1);
+        book.sync(&seen(&[A], 0), None);
+        assert_eq!(owners(&book), [(3, Owner::User)]);
+        assert!(book.own("a").is_empty() && book.own("b").is_empty());
     }
 
     #[test]
@@ -848,19 +1170,22 @@ mod tests {
 
     #[test]
     fn labels_are_one_per_tab_of_an_agent() {
-        let mut book = two_agents();
-        ran(&mut book, &opens("b", 2), &seen(&[A, B, C], 1));
+        let mut book = Book::fresh("s", 1, &seen(&[BLANK], 0), true);
+        book.default_tab("b");
+        ran(&mut book, &opens("b", 1), &seen(&[B], 0));
+        book.claim("b", 1, Some("mine")).unwrap();
+        ran(&mut book, &opens("b", 1), &seen(&[B, C], 0));
         assert_eq!(
-            book.adopt("b", 3, Some("mine")),
+            book.adopt("b", 2, Some("mine")),
             Err(Refused::LabelTaken("mine".into()))
         );
-        book.adopt("b", 3, Some("other")).unwrap();
-        assert_eq!(book.resolve("b", &TabRef::Label("other".into())), Ok(3));
+        book.adopt("b", 2, Some("other")).unwrap();
+        assert_eq!(book.resolve("b", &TabRef::Label("other".into())), Ok(2));
         assert_eq!(
-            book.claim("a", 3, None),
+            book.claim("a", 2, None),
             Err(Refused::Foreign {
-                id: 3,
-                owner: Owner::Agent("b".into())
+                id: 2,
+                owner: agent("b")
             })
         );
     }
@@ -869,10 +1194,16 @@ mod tests {
     fn release_closes_what_the_agent_opened_but_never_the_last_tab() {
         let mut book = two_agents();
         ran(&mut book, &opens("b", 2), &seen(&[A, B, C], 1));
-        // b claimed t2 (the user's): it goes back; t3 it opened: closed.
+        book.give(3, "b").unwrap();
+        book.tabs[2].opened = true;
+        // b was given t2 (the user's): it goes back; t3 it opened: closed.
         assert_eq!(book.release("b", None, false), vec![3]);
         assert_eq!(book.tab(2).unwrap().owner, Owner::User);
+        assert_eq!(book.tab(2).unwrap().why, Some(Why::Released));
         assert!(book.own("b").is_empty() && !book.agents.contains_key("b"));
+        // A given-back tab is the user's to give again, not an agent's to
+        // take.
+        assert_eq!(book.claim("a", 2, None), Err(Refused::UsersToGive(2)));
         // a alone, with the session's only tab besides the user's.
         let mut alone = Book::fresh("s", 1, &seen(&[BLANK], 0), true);
         alone.default_tab("a");
@@ -880,36 +1211,106 @@ mod tests {
         assert_eq!(alone.tabs[0].owner, Owner::User, "kept: the last tab");
         let mut kept = two_agents();
         ran(&mut kept, &opens("b", 2), &seen(&[A, B, C], 1));
+        kept.give(3, "b").unwrap();
         assert!(kept.release("b", None, true).is_empty());
         assert_eq!(kept.tab(3).unwrap().owner, Owner::User);
+        // What is held for it goes back to the user too.
+        let mut gone = two_agents();
+        gone.agents.get_mut("b").unwrap().last_at = 0;
+        gone.expire(10_000, 1_000);
+        assert_eq!(gone.tab(2).unwrap().owner, held("b"));
+        assert!(
+            gone.release("b", None, false).is_empty(),
+            "nothing it opened"
+        );
+        let t2 = gone.tab(2).unwrap();
+        assert_eq!((&t2.owner, &t2.why), (&Owner::User, &Some(Why::Released)));
     }
 
     #[test]
-    fn an_agent_gone_quiet_leaves_its_tabs_to_the_user() {
+    fn an_agent_gone_quiet_has_its_tabs_held_for_it() {
         let mut book = two_agents();
         book.agents.get_mut("a").unwrap().last_at = 1_000;
         book.agents.get_mut("b").unwrap().last_at = 5_000;
         assert_eq!(book.expire(6_000, 4_000), vec!["a".to_string()]);
-        assert_eq!(book.tab(1).unwrap().owner, Owner::User);
+        let t1 = book.tab(1).unwrap();
+        assert_eq!((&t1.owner, &t1.why), (&held("a"), &Some(Why::OwnerGone)));
         assert!(book.take_notices("a")[0].contains("no command for 4 s"));
-        assert_eq!(book.tab(2).unwrap().owner, Owner::Agent("b".into()));
-        assert_eq!(book.others_with_tabs("a"), vec!["b".to_string()]);
+        assert_eq!(book.tab(2).unwrap().owner, agent("b"));
+        // No other agent takes it; its own may, and the user may give it.
+        assert_eq!(
+            book.resolve("b", &TabRef::Id(1)).unwrap_err(),
+            Refused::Foreign {
+                id: 1,
+                owner: held("a")
+            }
+        );
+        assert_eq!(book.others_with_tabs("b"), ["a"]);
+        assert_eq!(
+            book.resolve("a", &TabRef::Id(1)),
+            Err(Refused::HeldForYou(1))
+        );
+        let mut claimed = book.clone();
+        claimed.claim("a", 1, None).unwrap();
+        assert_eq!(claimed.tab(1).unwrap().owner, agent("a"));
+        book.give(1, "b").unwrap();
+        assert_eq!(book.tab(1).unwrap().owner, agent("b"));
+        assert_eq!(
+            book.take_notices("a"),
+            ["tab t1, held for you, was given to agent b by the user"]
+        );
+    }
+
+    #[test]
+    fn the_user_gives_what_no_agent_has() {
+        let mut book = two_agents();
+        book.sync(&seen(&[A, B, C], 1), None);
+        assert_eq!(book.tab(3).unwrap().owner, Owner::User);
+        assert_eq!(
+            book.give(1, "b"),
+            Err(Refused::Owned {
+                id: 1,
+                agent: "a".into()
+            })
+        );
+        assert_eq!(book.give(9, "b"), Err(Refused::Unknown(TabRef::Id(9))));
+        let before = book.clone();
+        assert_eq!(
+            book.give(1, "b").unwrap_err(),
+            Refused::Owned {
+                id: 1,
+                agent: "a".into()
+            }
+        );
+        assert_eq!(book, before, "a refused gift changes nothing");
+        book.give(3, "a").unwrap();
+        let t3 = book.tab(3).unwrap();
+        assert_eq!((&t3.owner, &t3.why, t3.opened), (&agent("a"), &None, false));
+        assert_eq!(book.resolve("a", &TabRef::Id(3)), Ok(3));
+        // An agent's own tab given to it again: nothing changes of it.
+        book.claim("a", 3, Some("docs")).unwrap();
+        book.give(3, "a").unwrap();
+        assert_eq!(book.tab(3).unwrap().label.as_deref(), Some("docs"));
     }
 
     #[test]
     fn browser_wide_state_keeps_other_agents_out_until_it_ends() {
         let mut book = two_agents();
-        book.note_hold("a", "tracing-start", None);
-        book.note_hold("a", "route", Some("**/x"));
+        book.start_hold("a", HoldKind::Tracing);
+        book.start_hold("a", HoldKind::Routes);
+        book.start_hold("a", HoldKind::Routes);
+        assert_eq!(book.holds.len(), 2, "one hold of a kind per agent");
         assert_eq!(book.held_by_other("b").unwrap().what, HoldKind::Tracing);
         assert!(book.held_by_other("a").is_none());
-        book.note_hold("a", "tracing-stop", None);
-        book.note_hold("a", "unroute", Some("**/x"));
+        book.end_hold("a", HoldKind::Tracing);
         assert_eq!(book.held_by_other("b").unwrap().what, HoldKind::Routes);
-        book.note_hold("a", "unroute", None);
-        book.note_hold("a", "network-state-set", Some("offline"));
-        assert_eq!(book.held_by_other("b").unwrap().what, HoldKind::Network);
-        book.note_hold("a", "network-state-set", Some("online"));
+        book.end_hold("b", HoldKind::Routes);
+        assert_eq!(
+            book.held_by_other("b").unwrap().what,
+            HoldKind::Routes,
+            "b ends no hold of a's"
+        );
+        book.end_hold("a", HoldKind::Routes);
         assert!(book.held_by_other("b").is_none());
     }
 
@@ -928,12 +1329,19 @@ mod tests {
         // A blank tab is spare only in a book `connect` makes.
         let other = Book::fresh("s3", 9, &seen(&[BLANK], 0), false);
         assert_eq!(other.tabs[0].owner, Owner::User);
+        assert_eq!(other.tabs[0].why, Some(Why::Found));
     }
 
     #[test]
     fn a_book_is_checked_before_it_is_believed() {
         let book = two_agents();
         assert!(book.well_formed());
+        let mut first = book.clone();
+        first.version = 1;
+        assert!(first.well_formed(), "a book of the release before is read");
+        let mut later = book.clone();
+        later.version = 3;
+        assert!(!later.well_formed());
         let mut twice = book.clone();
         twice.tabs[1].id = 1;
         assert!(!twice.well_formed());
@@ -941,27 +1349,15 @@ mod tests {
         ahead.tabs[0].id = ahead.next_id;
         assert!(!ahead.well_formed());
         let mut named = book.clone();
-        named.tabs[0].owner = Owner::Agent("a\u{1b}[31m".into());
+        named.tabs[0].owner = Owner::Held("a\u{1b}[31m".into());
         assert!(!named.well_formed());
         let mut labelled = book.clone();
         labelled.tabs[0].label = Some("two words".into());
         assert!(!labelled.well_formed());
-    }
-
-    #[test]
-    fn each_hold_says_what_it_is_and_what_ends_it() {
-        assert_eq!(
-            HoldKind::Tracing.describe(),
-            "tracing running (it records every tab; `tracing-stop` ends it)"
-        );
-        assert_eq!(
-            HoldKind::Routes.describe(),
-            "routes set (they rewrite every tab's requests; a bare `unroute` ends them)"
-        );
-        assert_eq!(
-            HoldKind::Network.describe(),
-            "the network set offline for every tab (`network-state-set online` ends it)"
-        );
+        // A book written before `why` existed reads without it.
+        let old = r#"{"version":1,"session":"s","first_id":1,"next_id":2,"tabs":[{"id":1,"owner":"user","label":null,"header":"[](about:blank)","opened":false}],"current":1,"agents":{},"holds":[]}"#;
+        let read: Book = serde_json::from_str(old).unwrap();
+        assert!(read.well_formed() && read.tabs[0].why.is_none());
     }
 
     #[test]
@@ -988,8 +1384,7 @@ mod tests {
         let mut book = two_agents();
         assert_eq!(book.current, Some(2));
         assert!(book.sync(&seen(&[A, B], 0), None).is_empty());
-        let got: Vec<(u64, Owner)> = book.tabs.iter().map(|t| (t.id, t.owner.clone())).collect();
-        assert_eq!(got, vec![(1, Owner::Agent("a".into())), (3, Owner::User)]);
+        assert_eq!(owners(&book), [(1, agent("a")), (3, Owner::User)]);
         assert_eq!(book.current, Some(1));
         assert_eq!(book.resolve("b", &TabRef::Id(2)), Err(Refused::Gone(2)));
         assert_eq!(
@@ -1001,32 +1396,26 @@ mod tests {
         );
         assert_eq!(
             book.take_notices("b"),
-            vec![
-                "tab t2 (mine) was closed (by the user, or by its page), or its page left for \
-                 another site, so it is no longer yours"
-                    .to_string()
-            ]
+            ["tab t2 (mine) was closed (by the user, or by its page)"]
         );
         assert!(book.take_notices("a").is_empty());
     }
 
     #[test]
     fn an_agents_current_tab_stays_its_current_while_it_lives() {
-        let mut book = two_agents();
-        assert_eq!(book.agents["a"].current, Some(1));
-        assert_eq!(book.agents["b"].current, Some(2));
-        // b's click opened a popup (t3): b's commands still run on t2.
-        ran(&mut book, &opens("b", 2), &seen(&[A, B, C], 1));
-        assert_eq!(book.agents["b"].current, Some(2));
-        assert_eq!(book.default_tab("b"), Some(2));
-        assert_eq!(book.default_tab("a"), Some(1));
-        // The user closes t2 (the daemon makes t3 current): b's current is
-        // forgotten, and its next command runs on its latest tab, t3.
-        book.sync(&seen(&[A, C], 1), None);
+        let mut book = Book::fresh("s", 1, &seen(&[BLANK], 0), true);
+        book.default_tab("b");
+        ran(&mut book, &opens("b", 1), &seen(&[B], 0));
+        // b's click opened a popup (t2, b's): b's commands still run on t1.
+        ran(&mut book, &opens("b", 1), &seen(&[B, C], 0));
+        assert_eq!(book.tab(2).unwrap().owner, agent("b"));
+        assert_eq!(book.agents["b"].current, Some(1));
+        assert_eq!(book.default_tab("b"), Some(1));
+        // The user closes t1 (the daemon makes t2 current): b's current is
+        // forgotten, and its next command runs on its latest tab, t2.
+        book.sync(&seen(&[C], 0), None);
         assert_eq!(book.agents["b"].current, None);
-        assert_eq!(book.agents["a"].current, Some(1));
-        assert_eq!(book.default_tab("b"), Some(3));
-        assert_eq!(book.default_tab("a"), Some(1));
+        assert_eq!(book.default_tab("b"), Some(2));
     }
 
     /// The book of a second session, after `two_agents`' (ids 1 and 2):
@@ -1061,48 +1450,65 @@ mod tests {
             );
         }
         let mut claimed = book.clone();
-        for (id, refused) in expected {
-            assert_eq!(claimed.claim("a", id, Some("x")), Err(refused), "t{id}");
+        for (id, refused) in expected.clone() {
+            assert_eq!(
+                claimed.claim("a", id, Some("x")),
+                Err(refused.clone()),
+                "t{id}"
+            );
+            assert_eq!(claimed.give(id, "a"), Err(refused), "t{id}");
             assert_eq!(claimed, book, "a refused claim changes nothing");
         }
+        // t4 is the user's: the user gives it, then a labels it.
+        assert_eq!(
+            claimed.claim("a", 4, Some("x")),
+            Err(Refused::UsersToGive(4))
+        );
+        claimed.give(4, "a").unwrap();
         claimed.claim("a", 4, Some("x")).unwrap();
-        assert_eq!(claimed.tab(4).unwrap().owner, Owner::Agent("a".into()));
+        assert_eq!(claimed.tab(4).unwrap().owner, agent("a"));
         assert_eq!(claimed.tab(4).unwrap().label.as_deref(), Some("x"));
         assert_eq!(claimed.resolve("a", &TabRef::Id(4)), Ok(4));
     }
 
     #[test]
     fn an_agent_may_claim_its_own_tab_again_to_label_it() {
-        let mut book = two_agents();
-        ran(&mut book, &opens("b", 2), &seen(&[A, B, C], 1));
-        assert_eq!(book.claim("b", 3, Some("popup")), Ok(()));
-        let tab = book.tab(3).unwrap();
-        assert_eq!(tab.owner, Owner::Agent("b".into()));
+        let mut book = Book::fresh("s", 1, &seen(&[BLANK], 0), true);
+        book.default_tab("b");
+        ran(&mut book, &opens("b", 1), &seen(&[B], 0));
+        ran(&mut book, &opens("b", 1), &seen(&[B, C], 0));
+        assert_eq!(book.claim("b", 2, Some("popup")), Ok(()));
+        let tab = book.tab(2).unwrap();
+        assert_eq!(tab.owner, agent("b"));
         assert_eq!(tab.label.as_deref(), Some("popup"));
         assert!(tab.opened, "still b's to close on release");
-        assert_eq!(book.agents["b"].current, Some(3));
-        // Without a label, the one it has stays.
-        assert_eq!(book.claim("b", 2, None), Ok(()));
-        assert_eq!(book.tab(2).unwrap().label.as_deref(), Some("mine"));
         assert_eq!(book.agents["b"].current, Some(2));
-        assert_eq!(book.release("b", None, false), vec![3]);
+        // Without a label, the one it has stays.
+        book.claim("b", 1, Some("mine")).unwrap();
+        assert_eq!(book.claim("b", 1, None), Ok(()));
+        assert_eq!(book.tab(1).unwrap().label.as_deref(), Some("mine"));
+        assert_eq!(book.agents["b"].current, Some(1));
+        assert_eq!(book.release("b", None, false), vec![1]);
     }
 
     #[test]
     fn release_of_one_tab_touches_that_tab_only() {
-        let mut book = two_agents();
-        ran(&mut book, &opens("b", 2), &seen(&[A, B, C], 1));
+        let mut book = Book::fresh("s", 1, &seen(&[BLANK, BLANK], 0), false);
+        book.give(2, "b").unwrap();
+        book.claim("b", 2, Some("mine")).unwrap();
+        ran(&mut book, &opens("b", 2), &seen(&[BLANK, B], 1));
+        ran(&mut book, &opens("b", 2), &seen(&[BLANK, B, C], 1));
+        assert_eq!(book.tab(3).unwrap().owner, agent("b"));
         // b releases its popup t3: closed; t2 stays b's, labelled, current.
-        assert_eq!(book.release("b", Some(3), false), vec![3]);
-        assert_eq!(book.tab(3).unwrap().owner, Owner::User);
-        assert_eq!(book.tab(2).unwrap().owner, Owner::Agent("b".into()));
-        assert_eq!(book.tab(2).unwrap().label.as_deref(), Some("mine"));
-        assert_eq!(book.agents["b"].current, Some(2));
-        assert_eq!(book.default_tab("b"), Some(2));
-        // b releases t2, its current (claimed from the user: not closed),
+        let mut one = book.clone();
+        assert_eq!(one.release("b", Some(3), false), vec![3]);
+        assert_eq!(one.tab(3).unwrap().owner, Owner::User);
+        assert_eq!(one.tab(2).unwrap().owner, agent("b"));
+        assert_eq!(one.tab(2).unwrap().label.as_deref(), Some("mine"));
+        assert_eq!(one.agents["b"].current, Some(2));
+        assert_eq!(one.default_tab("b"), Some(2));
+        // b releases t2, its current (given by the user: not closed),
         // keeping t3: its next command runs on t3, never on the user's t2.
-        let mut book = two_agents();
-        ran(&mut book, &opens("b", 2), &seen(&[A, B, C], 1));
         assert_eq!(book.release("b", Some(2), false), Vec::<u64>::new());
         let t2 = book.tab(2).unwrap();
         assert_eq!((&t2.owner, t2.label.as_deref()), (&Owner::User, None));
@@ -1115,7 +1521,6 @@ mod tests {
                 owner: Owner::User
             })
         );
-        assert_eq!(book.tab(1).unwrap().owner, Owner::Agent("a".into()));
     }
 
     #[test]

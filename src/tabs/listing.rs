@@ -157,22 +157,22 @@ pub fn rewrite_text(text: &str, how: &Rewrite) -> String {
     out
 }
 
-/// The snapshot files a reply points at (`[Snapshot](path)`, or a
-/// `--json` reply's `"file"`): written by the daemon, relative to its
-/// working directory.
-pub fn snapshot_files(text: &str) -> Vec<String> {
-    let mut files = Vec::new();
-    for (at, _) in text.match_indices("[Snapshot](") {
-        let rest = &text[at + "[Snapshot](".len()..];
-        if let Some(end) = rest.find(')') {
-            files.push(rest[..end].to_string());
-        }
-    }
+/// Every word of a reply that may name a file the daemon wrote (a link's
+/// target, a `--json` reply's `"file"`, a bare path line): relative to its
+/// working directory. The caller decides which of them to touch.
+pub fn mentioned_files(text: &str) -> Vec<String> {
+    let mut files: Vec<String> = text
+        .split(|c: char| c.is_whitespace() || matches!(c, '(' | ')' | '[' | ']' | '"' | '\'' | ','))
+        .filter(|word| word.contains('/'))
+        .map(String::from)
+        .collect();
     if let Ok(value) = serde_json::from_str::<serde_json::Value>(text)
         && let Some(file) = value["snapshot"]["file"].as_str()
     {
         files.push(file.to_string());
     }
+    files.sort();
+    files.dedup();
     files
 }
 
@@ -312,12 +312,14 @@ mod tests {
     }
 
     #[test]
-    fn snapshot_files_are_found_in_every_form() {
+    fn written_files_are_found_in_every_form() {
         let text =
-            "### Page\n- Page URL: x\n### Snapshot\n- [Snapshot](.playwright-cli/page-1.yml)\n";
-        assert_eq!(snapshot_files(text), [".playwright-cli/page-1.yml"]);
+            "### Page\n- Page URL: x\n### Snapshot\n- [Snapshot](session-output/page-1.yml)\n";
+        assert_eq!(mentioned_files(text), ["session-output/page-1.yml"]);
         let json = r#"{"snapshot":{"file":"out/page-2.yml"}}"#;
-        assert_eq!(snapshot_files(json), ["out/page-2.yml"]);
-        assert!(snapshot_files("### Result\n- done").is_empty());
+        assert!(mentioned_files(json).contains(&"out/page-2.yml".to_string()));
+        let bare = "### Result\nsession-output/response-1.bin\n";
+        assert_eq!(mentioned_files(bare), ["session-output/response-1.bin"]);
+        assert!(mentioned_files("### Result\n- done").is_empty());
     }
 }

@@ -16,7 +16,7 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::daemon::request::{Plan, plan};
+use crate::daemon::request::{Plan, Request, plan_words};
 use crate::daemon::{self, DaemonError, Reply};
 use crate::exit::Exit;
 use crate::lease::{self, HeldLease, log::Event};
@@ -61,6 +61,8 @@ pub enum TabsError {
         command: String,
         agents: Vec<String>,
     },
+    #[error("{}", given(.refused))]
+    NotGiven { refused: Refused },
     #[error(
         "the session's tabs changed while this command was choosing its tab (a tab closed or \
          opened meanwhile); nothing was run. Run it again"
@@ -87,10 +89,19 @@ pub enum TabsError {
     LastTab(u64),
     #[error(
         "{path}: is not a tab book of my-chrome ({detail}); nothing was run. It records which \
-         agent owns which tab: remove it (rm {path}; every tab is then the user's until \
-         claimed, and ids go on from where they were) and run the command again"
+         agent owns which tab, so no command guesses without it. The user recovers: either \
+         `my-chrome disconnect` and `my-chrome connect` (a new session, a new book), or remove \
+         it (rm {path}): every tab is then the user's until the user gives it to an agent \
+         (`my-chrome tab-give <id> <agent>`), and ids go on from where they were"
     )]
     Malformed { path: PathBuf, detail: String },
+    #[error(
+        "{path}: describes another session than the one attached (not the one the last \
+         `my-chrome connect` made); nothing was run. The user recovers: either \
+         `my-chrome disconnect` and `my-chrome connect`, or remove it (rm {path}): every tab is \
+         then the user's until the user gives it to an agent (`my-chrome tab-give <id> <agent>`)"
+    )]
+    OtherSession { path: PathBuf },
     #[error(
         "{path}: is not my-chrome's record of the next tab id; nothing was run. Remove it (rm \
          {path}) and run the command again: ids given before may then be given again, so ask \
@@ -99,6 +110,10 @@ pub enum TabsError {
     BadIds { path: PathBuf },
     #[error(transparent)]
     Runtime(#[from] RuntimeError),
+    #[error(transparent)]
+    Settings(#[from] crate::settings::SettingsError),
+    #[error(transparent)]
+    Fingerprint(#[from] crate::token::fingerprint::FingerprintError),
     #[error(transparent)]
     Daemon(#[from] DaemonError),
     #[error(transparent)]
@@ -109,17 +124,33 @@ impl TabsError {
     pub fn exit(&self) -> Exit {
         match self {
             TabsError::Refused { refused, .. } => match refused {
-                Refused::Foreign { .. } => Exit::Busy,
-                Refused::Gone(_) => Exit::TabGone,
+                Refused::Foreign { .. } | Refused::UsersToGive(_) | Refused::Owned { .. } => {
+                    Exit::Busy
+                }
+                Refused::Gone(_) | Refused::HeldForYou(_) => Exit::TabGone,
                 Refused::Unknown(_) | Refused::Earlier(_) | Refused::LabelTaken(_) => Exit::Usage,
             },
             TabsError::Changed { .. } | TabsError::Withheld { .. } => Exit::TabGone,
             TabsError::Held { .. } => Exit::Busy,
+            TabsError::NotGiven { refused } => match refused {
+                Refused::Owned { .. } => Exit::Busy,
+                Refused::Gone(_) => Exit::TabGone,
+                Refused::Unknown(_)
+                | Refused::Earlier(_)
+                | Refused::Foreign { .. }
+                | Refused::HeldForYou(_)
+                | Refused::UsersToGive(_)
+                | Refused::LabelTaken(_) => Exit::Usage,
+            },
             TabsError::OthersHaveTabs { .. } => Exit::Busy,
             TabsError::Moved | TabsError::Unlisted(_) => Exit::Failure,
             TabsError::LastTab(_) => Exit::Usage,
-            TabsError::Malformed { .. } | TabsError::BadIds { .. } => Exit::Security,
+            TabsError::Malformed { .. }
+            | TabsError::OtherSession { .. }
+            | TabsError::BadIds { .. } => Exit::Security,
             TabsError::Runtime(e) => e.exit(),
+            TabsError::Settings(e) => e.exit(),
+            TabsError::Fingerprint(e) => e.exit(),
             TabsError::Daemon(e) => e.exit(),
             TabsError::Lease(e) => e.exit(),
         }
@@ -135,18 +166,58 @@ fn refusal(agent: &str, refused: &Refused, own: &str) -> String {
              are never reused"
         ),
         Refused::Foreign { id, owner } => format!(
-            "tab t{id} is {}'s, not agent {agent}'s{}",
-            owner.describe(),
+            "tab t{id} is {}, not agent {agent}'s{}",
             match owner {
-                book::Owner::User | book::Owner::Spare => {
-                    "; `my-chrome tab-claim <id>` takes a tab the user added"
+                book::Owner::Held(_) => owner.describe(),
+                other => format!("{}'s", other.describe()),
+            },
+            match owner {
+                book::Owner::User => {
+                    "; only the user can give it to an agent (the user runs `my-chrome tab-give \
+                     <id> <agent>`)"
                 }
-                book::Owner::Agent(_) => "",
+                book::Owner::Spare | book::Owner::Agent(_) | book::Owner::Held(_) => "",
             }
+        ),
+        Refused::HeldForYou(id) => format!(
+            "tab t{id} is held for agent {agent}: it left you (its page went to another site, it \
+             could not be told apart from another tab, or you had no command for a while); \
+             `my-chrome tab-claim t{id}` takes it again"
+        ),
+        Refused::UsersToGive(id) => format!(
+            "tab t{id} is the user's: an agent does not take it; only the user can give it to \
+             an agent (the user runs `my-chrome tab-give t{id} <agent>`)"
+        ),
+        Refused::Owned { id, agent: owner } => format!(
+            "tab t{id} is agent {owner}'s: it gives it back itself (`my-chrome release --tab \
+             t{id}`), or it is held for it once it has been quiet for the gone time; only a tab \
+             no agent has can be given"
         ),
         Refused::LabelTaken(label) => format!("agent {agent} already has a tab labelled {label}"),
     };
     format!("{why}; nothing was run. Your tabs:\n{own}")
+}
+
+/// Why the user's `tab-give` gave nothing.
+fn given(refused: &Refused) -> String {
+    let why = match refused {
+        Refused::Owned { id, agent } => format!(
+            "tab t{id} is agent {agent}'s: only a tab no agent has is given; the agent gives it \
+             back itself (`my-chrome release --tab t{id}`), or it is held for it once the agent \
+             has had no command for the gone time"
+        ),
+        Refused::Gone(id) => format!("tab t{id} is closed"),
+        Refused::Earlier(id) => {
+            format!("tab t{id} belongs to an earlier session (before the last `my-chrome connect`)")
+        }
+        Refused::Unknown(reference) => format!("no tab of the session has {reference}"),
+        // What `give` never refuses for.
+        Refused::Foreign { id, .. } | Refused::HeldForYou(id) | Refused::UsersToGive(id) => {
+            format!("tab t{id} cannot be given")
+        }
+        Refused::LabelTaken(label) => format!("the label {label} is taken"),
+    };
+    format!("{why}; nothing was given. `my-chrome agents` lists the tabs no agent has")
 }
 
 /// What identifies the daemon a book describes: its socket file (a new
@@ -166,31 +237,42 @@ pub fn session_key(socket: &Path) -> Result<String, RuntimeError> {
     ))
 }
 
-/// The book, if there is one. Empty or zero-filled (a power loss): none.
+/// The book, if there is one. One that cannot be read — empty,
+/// zero-filled (a power loss), cut short, not ours — is an error: a fresh
+/// book in its place would forget every owner.
 pub fn load(runtime: &Runtime) -> Result<Option<Book>, TabsError> {
-    let Some(bytes) = runtime
-        .read_state(StateFile::Tabs)?
-        .filter(|bytes| !bytes.iter().all(|b| *b == 0 || b.is_ascii_whitespace()))
-    else {
+    let Some(bytes) = runtime.read_state(StateFile::Tabs)? else {
         return Ok(None);
     };
     let malformed = |detail: String| TabsError::Malformed {
         path: runtime.root().join(StateFile::Tabs.file_name()),
         detail,
     };
+    if bytes.iter().all(|b| *b == 0 || b.is_ascii_whitespace()) {
+        return Err(malformed("it is empty (cut short?)".into()));
+    }
     // Where and what kind of error, never the text: it holds addresses.
-    let book: Book = serde_json::from_slice(&bytes).map_err(|e| {
-        malformed(format!(
-            "{:?} error at line {}, column {}",
-            e.classify(),
-            e.line(),
-            e.column()
-        ))
-    })?;
+    let book: Book =
+        serde_json::from_slice(&bytes).map_err(|e| malformed(crate::runtime::json_fault(&e)))?;
     if !book.well_formed() {
         return Err(malformed("unexpected version or ids".into()));
     }
     Ok(Some(book))
+}
+
+/// The book of a session `connect` just made when its tabs could not be
+/// listed: none yet (the next command finds them as tabs that appeared,
+/// the user's), ids going on from where they were.
+pub fn begin_without_tabs(runtime: &Runtime, socket: &Path) -> Result<(), TabsError> {
+    let key = session_key(socket)?;
+    let next = first_free_id(runtime)?;
+    let book = match load(runtime) {
+        Ok(Some(earlier)) => Book::after(&earlier, next.max(earlier.next_id), &key, &[], false),
+        // One that cannot be read is replaced: `connect` is the user's
+        // way back from it.
+        Ok(None) | Err(_) => Book::fresh(&key, next, &[], false),
+    };
+    Ok(save(runtime, &book)?)
 }
 
 /// Writes the book, and its next id apart from it when that moved on (ids
@@ -244,6 +326,9 @@ pub struct Desk {
     command: Duration,
     pub agent: String,
     pub book: Book,
+    /// The stored token's fingerprint: no header is kept with the token
+    /// in it (the book is a file of ours).
+    known: Option<crate::token::fingerprint::Fingerprint>,
 }
 
 impl Desk {
@@ -273,6 +358,7 @@ impl Desk {
             command,
             agent: held.agent.clone(),
             book: Book::fresh("", 1, &[], false),
+            known: crate::token::fingerprint::recorded(runtime)?,
         };
         let seen = desk.list()?;
         let key = session_key(socket)?;
@@ -281,13 +367,19 @@ impl Desk {
                 book.sync(&seen, None);
                 book
             }
-            Some(earlier) => Book::after(
+            // Only `connect` starts a session, and it writes its book.
+            Some(earlier) if after_connect => Book::after(
                 &earlier,
                 first_free_id(runtime)?.max(earlier.next_id),
                 &key,
                 &seen,
-                after_connect,
+                true,
             ),
+            Some(_) => {
+                return Err(TabsError::OtherSession {
+                    path: runtime.root().join(StateFile::Tabs.file_name()),
+                });
+            }
             None => Book::fresh(&key, first_free_id(runtime)?, &seen, after_connect),
         };
         let now = lease::now_ms();
@@ -372,22 +464,24 @@ impl Desk {
         if let Some(id) = self.book.default_tab(&self.agent) {
             return Ok(id);
         }
-        self.open_tab(None, None)
+        self.open_tab()
     }
 
-    /// Opens a tab for the agent (`tab-new [url]`), labelled; the reply's
-    /// text, for the caller to show.
-    pub fn open_tab(&mut self, url: Option<&str>, label: Option<&str>) -> Result<u64, TabsError> {
-        let (id, _) = self.open_tab_replying(url, label, &[])?;
+    /// Opens a blank tab for the agent (`tab-new about:blank`: a tab
+    /// opened without an address can leave `eval` waiting forever through
+    /// the extension, src/session/connect_tab.rs).
+    pub fn open_tab(&mut self) -> Result<u64, TabsError> {
+        let request = self.request(&["tab-new".into(), "about:blank".into()])?;
+        let (id, _) = self.open_tab_with(&request, None)?;
         Ok(id)
     }
 
-    /// The same, with options for the request (`--json`), and its reply.
-    pub fn open_tab_replying(
+    /// Opens a tab for the agent with `request` (a `tab-new`), labelled;
+    /// its reply, for the caller to show.
+    pub fn open_tab_with(
         &mut self,
-        url: Option<&str>,
+        request: &Request,
         label: Option<&str>,
-        leading: &[String],
     ) -> Result<(u64, Reply), TabsError> {
         if let Some(label) = label
             && self
@@ -398,14 +492,9 @@ impl Desk {
         {
             return Err(self.refused(Refused::LabelTaken(label.into())));
         }
-        let mut args = leading.to_vec();
-        args.push("tab-new".into());
-        // A tab opened without an address can leave `eval` waiting forever
-        // through the extension (src/session/connect_tab.rs).
-        args.push(url.unwrap_or("about:blank").into());
         let first_new = self.book.next_id;
         self.moving_current()?;
-        let reply = self.send_command(&args)?;
+        let reply = daemon::run(&self.socket, &request.bytes, self.command, LIST_LIMIT)?;
         let seen = self.list()?;
         // Every tab that appeared is the user's, but the one the daemon
         // opened and made current, when it is new.
@@ -444,15 +533,18 @@ impl Desk {
             Reply::Text {
                 text: Some(text),
                 is_error: false,
-            } => listing::parse_list(&text),
+            } => self.parse_list(&text),
             _ => None,
         }
         .ok_or(TabsError::Moved)?;
+        // Every tab where it was, showing exactly what it showed: a tab
+        // closed meanwhile would have moved the one at `index` (a site
+        // alone would not tell it from a neighbour of the same site).
         let same = seen.len() == self.book.tabs.len()
             && seen
                 .iter()
                 .zip(&self.book.tabs)
-                .all(|(s, t)| align::same_page(&t.header, &s.header))
+                .all(|(s, t)| s.header == t.header)
             && seen.get(index).is_some_and(|s| s.current);
         if !same {
             // What the list shows now is read in at the next command.
@@ -550,19 +642,13 @@ impl Desk {
 
     /// One housekeeping request for the daemon.
     fn send(&self, args: &[String]) -> Result<Reply, TabsError> {
-        let line = self.line(args)?;
-        Ok(self.budget.run(&self.socket, &line, LIST_LIMIT)?)
+        let request = self.request(args)?;
+        Ok(self.budget.run(&self.socket, &request.bytes, LIST_LIMIT)?)
     }
 
-    /// The agent's own `tab-new`: a page loads in it, so it has the command
-    /// bound, not the housekeeping one.
-    fn send_command(&self, args: &[String]) -> Result<Reply, TabsError> {
-        let line = self.line(args)?;
-        Ok(daemon::run(&self.socket, &line, self.command, LIST_LIMIT)?)
-    }
-
-    fn line(&self, args: &[String]) -> Result<Vec<u8>, TabsError> {
-        let Plan::Run(line) = plan(args, &self.cwd) else {
+    /// The request for one of my-chrome's own lines.
+    fn request(&self, args: &[String]) -> Result<Request, TabsError> {
+        let Plan::Run(request) = plan_words(args, &self.cwd) else {
             return Err(TabsError::Unlisted(format!(
                 "`{}` is no daemon request",
                 args.iter()
@@ -570,7 +656,16 @@ impl Desk {
                     .map_or("", String::as_str)
             )));
         };
-        Ok(line)
+        Ok(request)
+    }
+
+    /// The tabs a list shows, their headers with no token in them.
+    fn parse_list(&self, text: &str) -> Option<Vec<Seen>> {
+        let mut seen = listing::parse_list(text)?;
+        for tab in &mut seen {
+            tab.header = crate::redact::redact_value(&tab.header, self.known.as_ref());
+        }
+        Some(seen)
     }
 
     /// Every tab of the session, as the daemon lists them. A tab closing
@@ -584,7 +679,8 @@ impl Desk {
                     text: Some(text),
                     is_error: false,
                 } => {
-                    return listing::parse_list(&text)
+                    return self
+                        .parse_list(&text)
                         .ok_or_else(|| TabsError::Unlisted("its reply is no tab list".into()));
                 }
                 // An error text may list tabs: never in a message.
@@ -603,6 +699,6 @@ impl Desk {
 /// What happened to the agent's own tabs during its command.
 fn show_notes(notes: &[String]) {
     for note in notes {
-        eprintln!("my-chrome: {note}");
+        crate::output::notice(&format!("my-chrome: {note}"));
     }
 }

@@ -1,7 +1,8 @@
 //! The agents as `my-chrome agents` and `doctor` show them: each agent's
-//! tab ids and labels, its last command and when, the user's tabs, and the
-//! command running now. Never a title or an address: any agent may run
-//! `agents`. Reading changes nothing.
+//! tab ids and labels, the tabs held for it and why, its last command and
+//! when, the user's tabs and why they are the user's, and the command
+//! running now. Never a title or an address: any agent may run `agents`.
+//! Reading changes nothing.
 
 use serde::Serialize;
 
@@ -17,8 +18,9 @@ pub struct Agents {
     pub you: String,
     pub running: Option<Running>,
     pub agents: Vec<AgentView>,
-    /// Tabs no agent owns: the user's, and the blank one `connect` left.
-    pub user_tabs: Vec<String>,
+    /// Tabs no agent owns: the user's (to give: `tab-give`), and the blank
+    /// one `connect` left.
+    pub user_tabs: Vec<Waiting>,
     pub spare_tabs: Vec<String>,
     /// Seconds without a command after which an agent is gone.
     pub gone_after_secs: u64,
@@ -35,8 +37,29 @@ pub struct Running {
 pub struct AgentView {
     pub name: String,
     pub tabs: Vec<TabView>,
+    /// Tabs that left it, which it may take again (`tab-claim`).
+    pub held: Vec<Waiting>,
     pub last_command: String,
     pub last_secs_ago: u64,
+}
+
+/// A tab no agent has, and why.
+#[derive(Debug, Serialize)]
+pub struct Waiting {
+    pub id: String,
+    pub why: String,
+}
+
+impl Waiting {
+    fn of(tab: &super::book::Tab) -> Waiting {
+        Waiting {
+            id: format!("t{}", tab.id),
+            why: tab
+                .why
+                .as_ref()
+                .map_or_else(|| "no agent's".into(), super::book::Why::describe),
+        }
+    }
 }
 
 #[derive(Debug, Serialize)]
@@ -54,11 +77,14 @@ impl Agents {
             agents: Vec::new(),
             user_tabs: Vec::new(),
             spare_tabs: Vec::new(),
-            gone_after_secs: config.agent_gone.as_secs(),
+            gone_after_secs: 0,
         };
         let Some(runtime) = Runtime::inspect(&config.runtime)? else {
+            out.gone_after_secs = crate::settings::DEFAULT_AGENT_GONE.as_secs();
             return Ok(out);
         };
+        let gone_after = crate::settings::load(&runtime)?.agent_gone;
+        out.gone_after_secs = gone_after.as_secs();
         let now = lease::now_ms();
         out.running = lease::holder(&runtime)?.map(|h| Running {
             agent: h.agent,
@@ -67,8 +93,8 @@ impl Agents {
         });
         if let Some(mut book) = load(&runtime)? {
             // As the next browser command will find it: an agent gone quiet
-            // has left its tabs to the user (nothing is written here).
-            book.expire(now, config.agent_gone.as_millis() as u64);
+            // has its tabs held for it (nothing is written here).
+            book.expire(now, gone_after.as_millis() as u64);
             out.fill(&book, now);
         }
         Ok(out)
@@ -88,15 +114,16 @@ impl Agents {
             self.agents.push(AgentView {
                 name: name.clone(),
                 tabs,
+                held: book.held_for(name).into_iter().map(Waiting::of).collect(),
                 last_command: state.last_command.clone(),
                 last_secs_ago: now.saturating_sub(state.last_at) / 1000,
             });
         }
         for tab in &book.tabs {
             match tab.owner {
-                Owner::User => self.user_tabs.push(format!("t{}", tab.id)),
+                Owner::User => self.user_tabs.push(Waiting::of(tab)),
                 Owner::Spare => self.spare_tabs.push(format!("t{}", tab.id)),
-                Owner::Agent(_) => {}
+                Owner::Agent(_) | Owner::Held(_) => {}
             }
         }
     }
@@ -121,8 +148,17 @@ impl Agents {
                 a.last_secs_ago
             ));
         }
+        let held: Vec<String> = self
+            .agents
+            .iter()
+            .flat_map(|a| a.held.iter().map(|t| format!("{} for {}", t.id, a.name)))
+            .collect();
+        if !held.is_empty() {
+            parts.push(format!("held: {}", held.join(" ")));
+        }
         if !self.user_tabs.is_empty() {
-            parts.push(format!("user: {}", self.user_tabs.join(" ")));
+            let ids: Vec<&str> = self.user_tabs.iter().map(|t| t.id.as_str()).collect();
+            parts.push(format!("user: {}", ids.join(" ")));
         }
         if let Some(r) = &self.running {
             parts.push(format!(
@@ -144,7 +180,7 @@ impl Agents {
                 a.last_secs_ago,
                 if a.name == self.you { " (you)" } else { "" }
             ));
-            if a.tabs.is_empty() {
+            if a.tabs.is_empty() && a.held.is_empty() {
                 out.push_str("  (no tab)\n");
             }
             for t in &a.tabs {
@@ -158,6 +194,12 @@ impl Agents {
                     if t.current { " (current)" } else { "" }
                 ));
             }
+            for t in &a.held {
+                out.push_str(&format!(
+                    "  {} held for it ({}): `my-chrome tab-claim {}` takes it again\n",
+                    t.id, t.why, t.id
+                ));
+            }
         }
         if self.agents.is_empty() {
             out.push_str("no agent has used the browser in this session\n");
@@ -169,7 +211,14 @@ impl Agents {
                 ids.join(" ")
             }
         };
-        out.push_str(&format!("user's tabs: {}\n", list(&self.user_tabs)));
+        if self.user_tabs.is_empty() {
+            out.push_str("user's tabs: none\n");
+        } else {
+            out.push_str("user's tabs (an agent gets one only when you give it: `my-chrome tab-give <id> <agent>`):\n");
+            for t in &self.user_tabs {
+                out.push_str(&format!("  {} ({})\n", t.id, t.why));
+            }
+        }
         if !self.spare_tabs.is_empty() {
             out.push_str(&format!(
                 "blank tab for the next agent: {}\n",
@@ -184,8 +233,8 @@ impl Agents {
             None => out.push_str("running now: nothing\n"),
         }
         out.push_str(&format!(
-            "you: agent {}; an agent without a command for {} s is gone and its tabs are the \
-             user's (MY_CHROME_AGENT_GONE_SECS)\n",
+            "you: agent {}; an agent without a command for {} s is gone and its tabs are held \
+             for it (`my-chrome setup --agent-gone`, the user's setting)\n",
             self.you, self.gone_after_secs
         ));
         out

@@ -139,10 +139,13 @@ pub fn read_stdin() -> Result<Zeroizing<Vec<u8>>, InputError> {
     let mut quiet = saved.clone();
     quiet.local_flags.remove(LocalFlags::ECHO);
     tcsetattr(&stdin, SetArg::TCSANOW, &quiet).map_err(failed)?;
-    eprint!("Paste the extension token (it will not be shown), then press Enter: ");
+    crate::output::text(
+        crate::output::Stream::Err,
+        &["Paste the extension token (it will not be shown), then press Enter: "],
+    );
     let line = read_fd(&stdin, true);
     let _ = tcsetattr(&stdin, SetArg::TCSANOW, &saved);
-    eprintln!();
+    crate::output::notice("");
     line
 }
 

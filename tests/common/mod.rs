@@ -8,11 +8,13 @@
 // re-exports).
 #![allow(dead_code, unused_imports)]
 
+pub mod browser;
 pub mod canary;
 pub mod display;
 pub mod fake_chrome;
 pub mod fake_npm;
 pub mod keyring;
+pub mod minimist_js;
 pub mod processes;
 pub mod pwcli;
 pub mod real_extension;

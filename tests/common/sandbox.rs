@@ -266,11 +266,11 @@ impl Sandbox {
         };
         let words: Vec<String> = args.iter().map(|a| a.to_string()).collect();
         let cwd = fs::canonicalize(&self.runtime).unwrap();
-        let request::Plan::Run(line) = request::plan(&words, &cwd) else {
+        let request::Plan::Run(request) = request::plan_words(&words, &cwd) else {
             panic!("{args:?} is no daemon command");
         };
         let timeout = std::time::Duration::from_secs(30);
-        match daemon::run(&entry.socket_path, &line, timeout, 1 << 20).unwrap() {
+        match daemon::run(&entry.socket_path, &request.bytes, timeout, 1 << 20).unwrap() {
             Reply::Text { text, .. } => text.unwrap_or_default(),
             Reply::Error(message) => message,
         }

@@ -84,6 +84,48 @@ console.log(hostile);
 </script>
 </body></html>"#;
 
+/// Two tabs on it show exactly the same title and address.
+pub const TWIN: &str = r#"<!doctype html><html><head><title>Twin</title></head><body>
+<h1>Twin page</h1></body></html>"#;
+
+/// A page that goes to another site by itself (`localhost` instead of
+/// `127.0.0.1`: another origin), 1.5 s after it loads.
+pub const MOVER: &str = r#"<!doctype html><html><head><title>Mover</title></head><body>
+<h1>About to move</h1>
+<script>setTimeout(() => { location.href = location.href.replace('127.0.0.1', 'localhost').replace('/mover', '/second'); }, 1500);</script>
+</body></html>"#;
+
+/// A button that opens a popup after the milliseconds the query names
+/// (1000 without), within the click's user activation.
+const POPUP_AFTER: &str = r#"<!doctype html><html><head><title>Popup after</title></head><body>
+<button onclick="setTimeout(() => window.open('/popup', '_blank', 'width=400,height=300'), Number(location.search.slice(1)) || 1000)">Open after</button>
+</body></html>"#;
+
+/// A page whose title is its query, decoded (what a hostile page says).
+const TITLED: &str = r#"<!doctype html><html><head><title>x</title></head><body>
+<h1>Titled</h1>
+<script>document.title = decodeURIComponent(location.search.slice(1));</script>
+</body></html>"#;
+
+/// What `/said` shows as its title and text (one test at a time sets it:
+/// what a hostile page says, never a command line's word).
+static SAID: std::sync::Mutex<String> = std::sync::Mutex::new(String::new());
+
+/// Sets what `/said` says.
+pub fn say(text: &str) {
+    *SAID.lock().unwrap() = text.to_string();
+}
+
+/// The page `/said` is: its title and heading are [`SAID`], written by its
+/// script (a title may hold what HTML text would not).
+fn said_page() -> String {
+    let said = serde_json::Value::String(SAID.lock().unwrap().clone()).to_string();
+    format!(
+        "<!doctype html><html><head><title>x</title></head><body><h1 id=\"said\"></h1>\
+         <script>document.title = {said}; said.textContent = {said};</script></body></html>"
+    )
+}
+
 pub struct Site {
     pub base: String,
     server: std::sync::Arc<tiny_http::Server>,
@@ -108,6 +150,21 @@ impl Site {
                     "/later-popup" => LATER_POPUP.to_string(),
                     "/upload" => UPLOAD.to_string(),
                     "/hostile" => HOSTILE.to_string(),
+                    "/twin" => TWIN.to_string(),
+                    "/mover" => MOVER.to_string(),
+                    "/popup-after" => POPUP_AFTER.to_string(),
+                    "/titled" => TITLED.to_string(),
+                    "/said" => said_page(),
+                    // A page a test put (`put_page`), answered 300 ms late:
+                    // a popup's first document.
+                    p if p.starts_with("/put-late/") => {
+                        let body = put(&p["/put-late/".len()..]);
+                        thread::spawn(move || {
+                            thread::sleep(Duration::from_millis(300));
+                            respond(request, body);
+                        });
+                        continue;
+                    }
                     // Answered aside, so that other pages stay quick.
                     "/slow" | "/popup" => {
                         let (delay, body) = match path.as_str() {
@@ -120,6 +177,7 @@ impl Site {
                         });
                         continue;
                     }
+                    p if p.starts_with("/put/") => put(&p["/put/".len()..]),
                     other => match other.strip_prefix("/agent/") {
                         Some(name) => {
                             let text = agent_text(name);
@@ -156,6 +214,25 @@ impl Site {
     pub fn url(&self, path: &str) -> String {
         format!("{}{path}", self.base)
     }
+}
+
+/// Pages tests put on the site, by name (what a hostile page is).
+static PUT: std::sync::Mutex<Vec<(String, String)>> = std::sync::Mutex::new(Vec::new());
+
+/// Serves `html` at `/put/<name>` (and at `/put-late/<name>`, 300 ms late).
+pub fn put_page(name: &str, html: &str) {
+    let mut pages = PUT.lock().unwrap();
+    pages.retain(|(n, _)| n != name);
+    pages.push((name.to_string(), html.to_string()));
+}
+
+fn put(name: &str) -> String {
+    PUT.lock()
+        .unwrap()
+        .iter()
+        .find(|(n, _)| n == name)
+        .map(|(_, html)| html.clone())
+        .unwrap_or_default()
 }
 
 fn respond(request: tiny_http::Request, body: String) {

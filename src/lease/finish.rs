@@ -1,0 +1,174 @@
+//! An abandoned command's turn. A browser command that went past its bound
+//! (or was interrupted) once sent is run on by the daemon to its end; only
+//! its reply is lost (research of the pinned daemon: closing the connection
+//! stops none of its tools). Until that end, another command would run
+//! beside it, on whatever tab it leaves current. So its turn is handed to
+//! a process of my-chrome's (`HeldLease::hand_over` starts `my-chrome`
+//! itself, with the command's connection for standard input and the
+//! session lock for standard output), which waits for the daemon's answer,
+//! at most [`CAP`], then records the end and exits, giving the turn up:
+//! the next command waits for the daemon to finish the abandoned one, as
+//! it waits for any command in flight. `disconnect` ends the wait
+//! ([`stop`]). The waiting process holds no token and reads nothing of a
+//! page: the answer is read and dropped. It does nothing unless the lease
+//! file names it (pid and start time) as the abandoned command's waiter,
+//! and takes the agent and command it logs from there: run by hand, it
+//! can neither clear the record `disconnect` stops the real waiter by nor
+//! write the log.
+
+use std::io::Read;
+use std::os::fd::AsFd;
+use std::time::{Duration, Instant};
+
+use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+use nix::sys::signal::Signal;
+
+use super::log::{self, Event};
+use super::{Holder, LeaseError, recorded, write};
+use crate::config::RuntimeLocation;
+use crate::procs::ProcessId;
+use crate::runtime::Runtime;
+use crate::signals;
+
+/// How long the turn waits for an abandoned command's answer at most: then
+/// it is given up (the daemon may still run it; the log says so).
+pub const CAP: Duration = Duration::from_secs(600);
+/// How often the wait looks for a signal.
+const POLL: Duration = Duration::from_millis(100);
+/// How long the waiter waits for the lease file to name it (`hand_over`
+/// writes it once the waiter has started).
+const NAMED_WITHIN: Duration = Duration::from_secs(5);
+
+/// What ended the wait.
+#[derive(Debug, PartialEq, Eq)]
+pub enum End {
+    /// The daemon answered (or closed the connection): the command ended.
+    Answered,
+    /// [`CAP`] passed.
+    GaveUp,
+    /// `disconnect` (or the user) stopped the wait.
+    Stopped(Signal),
+}
+
+/// The waiting process: once the lease file of `runtime` names it, reads
+/// the abandoned command's answer from standard input (its connection),
+/// then records the end. Standard output is the session lock: nothing is
+/// ever written to it; it is closed, and the turn given up, when this
+/// process exits.
+pub fn wait(runtime: &RuntimeLocation) -> Result<End, LeaseError> {
+    let runtime = Runtime::open(runtime)?;
+    let me = ProcessId::current()?;
+    let Some(holder) = named(&runtime, me, NAMED_WITHIN)? else {
+        return Err(LeaseError::NotHandedOver);
+    };
+    let started = Instant::now();
+    let end = answer(std::io::stdin(), CAP);
+    // Only while the record is still this process's (a later command's
+    // record is not its to clear).
+    if named(&runtime, me, Duration::ZERO)?.is_some() {
+        let line = log::line(
+            std::time::SystemTime::now(),
+            &holder.agent,
+            Some(&holder.command),
+            &Event::Finished {
+                after: started.elapsed(),
+                answered: end == End::Answered,
+            },
+        );
+        let _ = log::append(&runtime, &[line]);
+        let _ = write(&runtime, None);
+    }
+    Ok(end)
+}
+
+/// The lease file's holder, once (within `within`) it names `me` as an
+/// abandoned command's waiter.
+fn named(runtime: &Runtime, me: ProcessId, within: Duration) -> Result<Option<Holder>, LeaseError> {
+    let deadline = Instant::now() + within;
+    loop {
+        if let Some(holder) = recorded(runtime)?.filter(|h| h.abandoned && h.process == me) {
+            return Ok(Some(holder));
+        }
+        if Instant::now() >= deadline || signals::pending().is_some() {
+            return Ok(None);
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Reads `connection` until the daemon's answer has ended (a line, or the
+/// connection closed), within `cap` and until a signal.
+fn answer(mut connection: impl Read + AsFd, cap: Duration) -> End {
+    let deadline = Instant::now() + cap;
+    let mut chunk = [0u8; 64 * 1024];
+    loop {
+        if let Some(signal) = signals::pending() {
+            return End::Stopped(signal);
+        }
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return End::GaveUp;
+        }
+        let wait = PollTimeout::try_from(POLL.min(left)).unwrap_or(PollTimeout::ZERO);
+        let mut ready = [PollFd::new(connection.as_fd(), PollFlags::POLLIN)];
+        match poll(&mut ready, wait) {
+            Ok(0) => continue,
+            Ok(_) => {}
+            Err(nix::errno::Errno::EINTR) => continue,
+            Err(_) => return End::Answered,
+        }
+        match connection.read(&mut chunk) {
+            // The answer ends its line; the rest of it is of no interest.
+            Ok(n) if n > 0 && !chunk[..n].contains(&b'\n') => continue,
+            Ok(_) => return End::Answered,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(_) => return End::Answered,
+        }
+    }
+}
+
+/// Ends the wait for an abandoned command, if one holds the turn (for
+/// `disconnect`, which lets the session go): the waiting process is sent
+/// SIGTERM — it is found by the record only my-chrome writes, pid and
+/// start time — and given a moment to record its end. Whether one was.
+pub fn stop(runtime: &Runtime) -> Result<bool, LeaseError> {
+    let Some(holder) = recorded(runtime)?.filter(|h| h.abandoned && h.process.is_running()) else {
+        return Ok(false);
+    };
+    let pid = nix::unistd::Pid::from_raw(holder.process.pid as i32);
+    let _ = nix::sys::signal::kill(pid, Signal::SIGTERM);
+    let deadline = Instant::now() + Duration::from_secs(3);
+    while holder.process.is_running() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    Ok(true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+    use std::os::unix::net::UnixStream;
+
+    #[test]
+    fn the_wait_ends_with_the_answer_its_line_or_its_connection() {
+        let (mut daemon, ours) = UnixStream::pair().unwrap();
+        let reader = std::thread::spawn(move || answer(ours, Duration::from_secs(30)));
+        daemon.write_all(b"{\"id\":1,\"result\":").unwrap();
+        std::thread::sleep(Duration::from_millis(300));
+        assert!(!reader.is_finished(), "half a line is no answer");
+        daemon.write_all(b"{\"text\":\"x\"}}\n").unwrap();
+        assert_eq!(reader.join().unwrap(), End::Answered);
+        let (daemon, ours) = UnixStream::pair().unwrap();
+        drop(daemon);
+        assert_eq!(answer(ours, Duration::from_secs(30)), End::Answered);
+    }
+
+    #[test]
+    fn the_wait_gives_up_at_its_cap() {
+        let (_daemon, ours) = UnixStream::pair().unwrap();
+        let started = Instant::now();
+        assert_eq!(answer(ours, Duration::from_millis(300)), End::GaveUp);
+        assert!(started.elapsed() >= Duration::from_millis(300));
+    }
+}

@@ -1,0 +1,396 @@
+//! A forwarded command's output files (`--filename` of `screenshot`,
+//! `pdf`, `snapshot`, `eval`…, `state-save`'s file): the daemon writes each
+//! into a private folder of the runtime (`<runtime>/tmp/outputs`), and
+//! my-chrome moves it to the path the agent named only once the check
+//! after the command has passed (its reply is shown: the tab it describes
+//! is the agent's). A withheld reply leaves no file anywhere; nobody sees
+//! one before it is delivered.
+//!
+//! The daemon prints a written file's path relative to its working
+//! directory (`path.relative`, with `./` for a file right in it); the
+//! reply is given back with the staged path replaced by the one it would
+//! have printed for the agent's own.
+
+use std::fs;
+use std::io;
+use std::os::unix::fs::DirBuilderExt;
+use std::path::{Component, Path, PathBuf};
+
+use tempfile::TempDir;
+
+use crate::exit::Exit;
+use crate::minimist::{Parsed, Value};
+use crate::policy::files::{self, FileArg, Slot};
+use crate::runtime::{Runtime, RuntimeError};
+use crate::token::fingerprint::Fingerprint;
+
+#[derive(Debug, thiserror::Error)]
+pub enum OutputsError {
+    #[error(
+        "the command's output could not be {action} ({path}: {source}); whatever was written \
+         stays private in my-chrome's runtime. Check the folder and run the command again"
+    )]
+    Io {
+        action: &'static str,
+        path: PathBuf,
+        source: io::Error,
+    },
+    #[error(transparent)]
+    Runtime(#[from] RuntimeError),
+}
+
+impl OutputsError {
+    pub fn exit(&self) -> Exit {
+        match self {
+            OutputsError::Io { .. } => Exit::Failure,
+            OutputsError::Runtime(e) => e.exit(),
+        }
+    }
+}
+
+fn io_error(action: &'static str, path: &Path) -> impl FnOnce(io::Error) -> OutputsError {
+    let path = path.to_path_buf();
+    move |source| OutputsError::Io {
+        action,
+        path,
+        source,
+    }
+}
+
+/// One output file: where the daemon writes it, and where it goes.
+struct Output {
+    staged: PathBuf,
+    target: PathBuf,
+}
+
+/// A command's output files, staged.
+pub struct Outputs {
+    /// Their private folder (removed with this).
+    dir: Option<TempDir>,
+    files: Vec<Output>,
+    /// The daemon's working directory: paths are printed relative to it.
+    cwd: PathBuf,
+}
+
+impl Outputs {
+    /// Nothing staged (a command that writes no file).
+    pub fn none() -> Outputs {
+        Outputs {
+            dir: None,
+            files: Vec::new(),
+            cwd: PathBuf::new(),
+        }
+    }
+
+    /// Stages the files `parsed` writes: their private places, and the
+    /// parsed form to send (each written file replaced by its place).
+    /// Earlier commands' leftovers (a command killed or abandoned) go.
+    pub fn stage(
+        runtime: &Runtime,
+        cwd: &Path,
+        parsed: &Parsed,
+    ) -> Result<(Outputs, Parsed), OutputsError> {
+        let written: Vec<FileArg> = files::files_of(parsed)
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|f| f.written)
+            .collect();
+        let mut outputs = Outputs {
+            dir: None,
+            files: Vec::new(),
+            cwd: cwd.to_path_buf(),
+        };
+        if written.is_empty() {
+            return Ok((outputs, parsed.clone()));
+        }
+        let base = runtime.outputs_dir()?;
+        clear(&base);
+        // The runtime's real path: what the daemon prints relative to.
+        let base = cwd.join(
+            base.strip_prefix(runtime.root())
+                .expect("the outputs folder is in the runtime"),
+        );
+        let dir = tempfile::Builder::new()
+            .prefix("out.")
+            .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700))
+            .tempdir_in(&base)
+            .map_err(io_error("staged", &base))?;
+        let mut sent = parsed.clone();
+        for (n, file) in written.iter().enumerate() {
+            // A plain name of ours (the kind of file is told by its
+            // extension: a screenshot's format follows it).
+            let staged = dir.path().join(format!("{n}{}", extension(&file.path)));
+            let target = files::resolve(cwd, &file.path);
+            replace(&mut sent, &file.slot, &staged.to_string_lossy());
+            outputs.files.push(Output { staged, target });
+        }
+        outputs.dir = Some(dir);
+        Ok((outputs, sent))
+    }
+
+    /// `text` (a reply, `json` when it is one JSON document) with every
+    /// staged file's path, as the daemon printed it, put back as the
+    /// agent's own.
+    pub fn unstage(&self, text: &str, json: bool) -> String {
+        let mut out = text.to_string();
+        for file in &self.files {
+            let staged = printable(&self.cwd, &file.staged);
+            let target = printable(&self.cwd, &file.target);
+            let target = if json {
+                let quoted = serde_json::Value::String(target).to_string();
+                quoted[1..quoted.len() - 1].to_string()
+            } else {
+                target
+            };
+            out = out.replace(&staged, &target);
+        }
+        out
+    }
+
+    /// Moves every staged file the daemon wrote to its target (folders
+    /// made as the daemon makes them, private), replacing what is there
+    /// in one step; the private folder goes. A text file is redacted first
+    /// (`known`: the stored token's fingerprint), as anything printed is.
+    pub fn deliver(self, known: Option<&Fingerprint>) -> Result<(), OutputsError> {
+        for file in &self.files {
+            match fs::symlink_metadata(&file.staged) {
+                Ok(meta) if meta.is_file() => {}
+                // Not written (the command failed): nothing to deliver.
+                Ok(_) | Err(_) => continue,
+            }
+            redact_text_file(&file.staged, known)?;
+            if let Some(parent) = file.target.parent() {
+                fs::DirBuilder::new()
+                    .recursive(true)
+                    .mode(0o700)
+                    .create(parent)
+                    .map_err(io_error("delivered", parent))?;
+            }
+            move_file(&file.staged, &file.target)?;
+        }
+        Ok(())
+    }
+
+    /// Removes what was staged: the reply was withheld.
+    pub fn discard(self) {}
+}
+
+/// A file the daemon wrote, as text, redacted in place (the token's
+/// spellings, the stored token's bare value) when it is text and anything
+/// in it is to be; an image stays as it is (SECURITY.md).
+pub fn redact_text_file(path: &Path, known: Option<&Fingerprint>) -> Result<(), OutputsError> {
+    let Ok(bytes) = fs::read(path) else {
+        return Ok(());
+    };
+    let Ok(text) = String::from_utf8(bytes) else {
+        return Ok(());
+    };
+    let redacted = crate::redact::redact_value(&text, known);
+    if redacted == text {
+        return Ok(());
+    }
+    let parent = path.parent().unwrap_or(Path::new("/"));
+    let mut copy = tempfile::Builder::new()
+        .prefix(".my-chrome-")
+        .tempfile_in(parent)
+        .map_err(io_error("redacted", path))?;
+    io::Write::write_all(copy.as_file_mut(), redacted.as_bytes())
+        .map_err(io_error("redacted", path))?;
+    copy.persist(path)
+        .map_err(|e| io_error("redacted", path)(e.error))?;
+    Ok(())
+}
+
+/// Removes earlier commands' staged folders (their commands were killed
+/// or abandoned); the daemon may still write into one, which the next
+/// command removes.
+fn clear(base: &Path) {
+    let Ok(entries) = fs::read_dir(base) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let ours = entry
+            .file_name()
+            .to_str()
+            .is_some_and(|name| name.starts_with("out."));
+        if ours && entry.file_type().is_ok_and(|t| t.is_dir()) {
+            let _ = fs::remove_dir_all(&path);
+        }
+    }
+}
+
+/// `.png`, `.json`: the extension of `path`, when it is a plain one.
+fn extension(path: &str) -> String {
+    Path::new(path)
+        .extension()
+        .and_then(|e| e.to_str())
+        .filter(|e| !e.is_empty() && e.len() <= 16 && e.bytes().all(|b| b.is_ascii_alphanumeric()))
+        .map(|e| format!(".{e}"))
+        .unwrap_or_default()
+}
+
+/// Puts `path` where `slot` named a file.
+fn replace(parsed: &mut Parsed, slot: &Slot, path: &str) {
+    match slot {
+        Slot::Argument(at) => {
+            if let Some(word) = parsed.positional.get_mut(*at) {
+                *word = Value::Text(path.to_string());
+            }
+        }
+        Slot::Option { key, nth } => {
+            let value = match parsed.options.get(key).cloned() {
+                Some(Value::List(mut values)) => {
+                    if let Some(value) = values.get_mut(*nth) {
+                        *value = Value::Text(path.to_string());
+                    }
+                    Value::List(values)
+                }
+                _ => Value::Text(path.to_string()),
+            };
+            parsed.options.insert(key, value);
+        }
+    }
+}
+
+/// Moves `from` to `to` in one step: a rename, or across file systems a
+/// private copy beside `to` renamed over it (a link at `to` is replaced,
+/// never followed).
+fn move_file(from: &Path, to: &Path) -> Result<(), OutputsError> {
+    match fs::rename(from, to) {
+        Ok(()) => return Ok(()),
+        Err(e) if e.raw_os_error() == Some(nix::libc::EXDEV) => {}
+        Err(e) => return Err(io_error("delivered", to)(e)),
+    }
+    let parent = to.parent().unwrap_or(Path::new("/"));
+    let mut copy = tempfile::Builder::new()
+        .prefix(".my-chrome-")
+        .tempfile_in(parent)
+        .map_err(io_error("delivered", to))?;
+    let mut source = fs::File::open(from).map_err(io_error("delivered", from))?;
+    io::copy(&mut source, copy.as_file_mut()).map_err(io_error("delivered", to))?;
+    copy.as_file()
+        .sync_all()
+        .map_err(io_error("delivered", to))?;
+    copy.persist(to)
+        .map_err(|e| io_error("delivered", to)(e.error))?;
+    let _ = fs::remove_file(from);
+    Ok(())
+}
+
+/// A path as the daemon prints a written file (`_printablePath`):
+/// relative to its working directory, with `./` for a file right in it.
+pub fn printable(cwd: &Path, file: &Path) -> String {
+    let relative = relative(cwd, file);
+    let in_cwd = !relative.contains('/') && !relative.starts_with('.');
+    if in_cwd {
+        format!("./{relative}")
+    } else {
+        relative
+    }
+}
+
+/// Node's `path.relative` for two absolute paths.
+fn relative(from: &Path, to: &Path) -> String {
+    let parts = |p: &Path| -> Vec<String> {
+        p.components()
+            .filter_map(|c| match c {
+                Component::Normal(name) => Some(name.to_string_lossy().into_owned()),
+                _ => None,
+            })
+            .collect()
+    };
+    let (from, to) = (parts(from), parts(to));
+    let common = from.iter().zip(&to).take_while(|(a, b)| a == b).count();
+    let up = std::iter::repeat_n("..".to_string(), from.len() - common);
+    up.chain(to[common..].iter().cloned())
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_print_as_the_daemon_prints_them() {
+        let cwd = Path::new("/home/u/.cache/my-chrome");
+        for (file, printed) in [
+            ("/home/u/.cache/my-chrome/x.png", "./x.png"),
+            ("/home/u/.cache/my-chrome/sub/x.png", "sub/x.png"),
+            ("/home/u/.cache/x.png", "../x.png"),
+            ("/tmp/shots/a.png", "../../../../tmp/shots/a.png"),
+            ("/home/u/.cache/my-chrome/.hidden", ".hidden"),
+        ] {
+            assert_eq!(printable(cwd, Path::new(file)), printed, "{file}");
+        }
+    }
+
+    #[test]
+    fn written_files_are_staged_and_the_reply_says_the_agents_path() {
+        let (_home, runtime) = crate::runtime::scratch();
+        let cwd = fs::canonicalize(runtime.root()).unwrap();
+        let target_dir = tempfile::tempdir().unwrap();
+        let target = target_dir.path().join("new/shot.png");
+        let words = [
+            "screenshot".to_string(),
+            format!("--filename={}", target.display()),
+        ];
+        let parsed = crate::minimist::parse(&words, crate::pinned_commands::booleans()).unwrap();
+        let (outputs, sent) = Outputs::stage(&runtime, &cwd, &parsed).unwrap();
+        let Some(Value::Text(staged)) = sent.options.get("filename") else {
+            panic!("{sent:?}")
+        };
+        let staged = PathBuf::from(staged);
+        assert!(staged.starts_with(cwd.join("tmp/outputs")), "{staged:?}");
+        assert_eq!(staged.extension().unwrap(), "png");
+        assert!(!target.exists());
+        // The daemon writes it, and says so relative to its cwd.
+        fs::write(&staged, b"image").unwrap();
+        let said = format!("- [Screenshot]({})", printable(&cwd, &staged));
+        assert_eq!(
+            outputs.unstage(&said, false),
+            format!("- [Screenshot]({})", printable(&cwd, &target))
+        );
+        outputs.deliver(None).unwrap();
+        assert_eq!(fs::read(&target).unwrap(), b"image");
+        assert!(!staged.exists(), "moved, not copied");
+        assert!(
+            fs::read_dir(cwd.join("tmp/outputs"))
+                .unwrap()
+                .next()
+                .is_none(),
+            "the private folder went"
+        );
+    }
+
+    #[test]
+    fn a_withheld_reply_leaves_no_file_anywhere() {
+        let (_home, runtime) = crate::runtime::scratch();
+        let cwd = fs::canonicalize(runtime.root()).unwrap();
+        let words = ["state-save".to_string(), "/tmp/never-here.json".to_string()];
+        let parsed = crate::minimist::parse(&words, crate::pinned_commands::booleans()).unwrap();
+        let (outputs, sent) = Outputs::stage(&runtime, &cwd, &parsed).unwrap();
+        let Value::Text(staged) = &sent.positional[1] else {
+            panic!()
+        };
+        fs::write(staged, b"cookies").unwrap();
+        outputs.discard();
+        assert!(!Path::new(staged).exists());
+        assert!(!Path::new("/tmp/never-here.json").exists());
+    }
+
+    #[test]
+    fn a_line_that_writes_nothing_is_sent_as_it_is() {
+        let (_home, runtime) = crate::runtime::scratch();
+        let cwd = fs::canonicalize(runtime.root()).unwrap();
+        for line in [&["upload", "/tmp/a"][..], &["snapshot"], &["click", "e1"]] {
+            let words: Vec<String> = line.iter().map(|w| w.to_string()).collect();
+            let parsed =
+                crate::minimist::parse(&words, crate::pinned_commands::booleans()).unwrap();
+            let (outputs, sent) = Outputs::stage(&runtime, &cwd, &parsed).unwrap();
+            assert_eq!(sent, parsed, "{line:?}");
+            assert!(outputs.files.is_empty());
+        }
+    }
+}

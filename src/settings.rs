@@ -1,0 +1,299 @@
+//! The user's settings (`<runtime>/settings.json`, private, written by
+//! `my-chrome setup`). What decides for every agent — when an agent counts
+//! as gone (its tabs are then held for it), where forwarded commands may
+//! read and write files — is the user's own choice, made once, never a
+//! call's: an agent that sets a variable for one command would decide for
+//! the others (docs/DESIGN.md, "Settings"). A call may only make things
+//! stricter for itself, through its own variables (`config.rs`).
+
+use std::path::{Component, Path, PathBuf};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::exit::Exit;
+use crate::runtime::{Runtime, RuntimeError, StateFile};
+
+const VERSION: u32 = 1;
+/// The gone time when the user set none: half an hour without a command.
+pub const DEFAULT_AGENT_GONE: Duration = Duration::from_secs(1800);
+/// The shortest and longest gone time the user may set.
+pub const AGENT_GONE_RANGE: (Duration, Duration) =
+    (Duration::from_secs(10), Duration::from_secs(7 * 24 * 3600));
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Stored {
+    version: u32,
+    agent_gone_secs: u64,
+    file_roots: Vec<PathBuf>,
+}
+
+/// The settings in force.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Settings {
+    /// After how long without a command an agent is gone: its tabs are
+    /// held for it.
+    pub agent_gone: Duration,
+    /// Folders where forwarded commands may read and write files, beside
+    /// the caller's working directory and `/tmp`.
+    pub file_roots: Vec<PathBuf>,
+    /// Whether they come from the user's `setup` (else: the defaults).
+    pub recorded: bool,
+}
+
+impl Settings {
+    /// One line: what each setting is, and where it comes from.
+    pub fn describe(&self) -> String {
+        let roots = if self.file_roots.is_empty() {
+            "none".to_string()
+        } else {
+            self.file_roots
+                .iter()
+                .map(|r| r.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        format!(
+            "an agent is gone after {} without a command; file roots beside the working \
+             directory and /tmp: {roots} ({})",
+            humantime::format_duration(self.agent_gone),
+            if self.recorded {
+                "from `my-chrome setup`"
+            } else {
+                "the defaults: `my-chrome setup` records yours"
+            }
+        )
+    }
+}
+
+impl Default for Settings {
+    fn default() -> Settings {
+        Settings {
+            agent_gone: DEFAULT_AGENT_GONE,
+            file_roots: Vec::new(),
+            recorded: false,
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum SettingsError {
+    #[error(
+        "{path}: is not my-chrome's settings file ({detail}); nothing was run. Write it again \
+         with `my-chrome setup` and the settings you want (`--agent-gone`, `--file-root`), or \
+         remove it for the defaults"
+    )]
+    Malformed { path: PathBuf, detail: String },
+    #[error("{what}: {problem}. Accepted: {accepted}; nothing was recorded or installed")]
+    Invalid {
+        what: &'static str,
+        problem: String,
+        accepted: &'static str,
+    },
+    #[error(transparent)]
+    Runtime(#[from] RuntimeError),
+}
+
+impl SettingsError {
+    pub fn exit(&self) -> Exit {
+        match self {
+            SettingsError::Malformed { .. } => Exit::Security,
+            SettingsError::Invalid { .. } => Exit::Usage,
+            SettingsError::Runtime(e) => e.exit(),
+        }
+    }
+}
+
+/// The settings `runtime` holds (the defaults when the user recorded none).
+pub fn load(runtime: &Runtime) -> Result<Settings, SettingsError> {
+    let Some(bytes) = runtime.read_state(StateFile::Settings)? else {
+        return Ok(Settings::default());
+    };
+    let malformed = |detail: String| SettingsError::Malformed {
+        path: runtime.root().join(StateFile::Settings.file_name()),
+        detail,
+    };
+    // Where and what kind of error, never the text.
+    let stored: Stored =
+        serde_json::from_slice(&bytes).map_err(|e| malformed(crate::runtime::json_fault(&e)))?;
+    let agent_gone = Duration::from_secs(stored.agent_gone_secs);
+    let in_range = (AGENT_GONE_RANGE.0..=AGENT_GONE_RANGE.1).contains(&agent_gone);
+    if stored.version != VERSION
+        || !in_range
+        || stored.file_roots.iter().any(|r| file_root(r).is_err())
+    {
+        return Err(malformed("unexpected version or values".into()));
+    }
+    Ok(Settings {
+        agent_gone,
+        file_roots: stored.file_roots,
+        recorded: true,
+    })
+}
+
+/// The settings of the runtime at `location`, if it exists (the defaults
+/// otherwise); a runtime that is not ours is refused as for any command.
+pub fn of(location: &crate::config::RuntimeLocation) -> Result<Settings, SettingsError> {
+    match Runtime::inspect(location)? {
+        Some(runtime) => load(&runtime),
+        None => Ok(Settings::default()),
+    }
+}
+
+/// What `setup` was asked to change.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Change {
+    pub agent_gone: Option<Duration>,
+    /// The new roots (replacing the old ones), when given.
+    pub file_roots: Option<Vec<PathBuf>>,
+}
+
+impl Change {
+    pub fn is_empty(&self) -> bool {
+        self.agent_gone.is_none() && self.file_roots.is_none()
+    }
+}
+
+/// Records `change` over what `runtime` holds (under the wrapper lock);
+/// the settings now in force.
+pub fn record(runtime: &Runtime, change: &Change) -> Result<Settings, SettingsError> {
+    let mut settings = load(runtime)?;
+    if let Some(gone) = change.agent_gone {
+        settings.agent_gone = gone;
+    }
+    if let Some(roots) = &change.file_roots {
+        settings.file_roots = roots.clone();
+    }
+    let stored = Stored {
+        version: VERSION,
+        agent_gone_secs: settings.agent_gone.as_secs(),
+        file_roots: settings.file_roots.clone(),
+    };
+    let bytes = serde_json::to_vec_pretty(&stored).expect("the settings serialise");
+    runtime.write_state(StateFile::Settings, &bytes)?;
+    settings.recorded = true;
+    Ok(settings)
+}
+
+/// `--agent-gone`: a duration (`30m`, `2h`, `90s`, or seconds), within
+/// [`AGENT_GONE_RANGE`].
+pub fn agent_gone(raw: &str) -> Result<Duration, SettingsError> {
+    const ACCEPTED: &str = "a duration such as 90s, 30m or 2h (or a number of seconds), from 10 s \
+                            to 7 days";
+    let invalid = |problem: String| SettingsError::Invalid {
+        what: "--agent-gone",
+        problem,
+        accepted: ACCEPTED,
+    };
+    let shown: String = raw.chars().take(24).collect();
+    let gone = match raw.trim().parse::<u64>() {
+        Ok(secs) => Duration::from_secs(secs),
+        Err(_) => humantime::parse_duration(raw.trim())
+            .map_err(|_| invalid(format!("{shown:?} is not a duration")))?,
+    };
+    if !(AGENT_GONE_RANGE.0..=AGENT_GONE_RANGE.1).contains(&gone) {
+        return Err(invalid(format!(
+            "{} is out of range",
+            humantime::format_duration(gone)
+        )));
+    }
+    // Whole seconds: what is recorded is what is shown.
+    Ok(Duration::from_secs(gone.as_secs()))
+}
+
+/// `--file-root`: an absolute path without `.`, `..` or control
+/// characters, not `/` (a root is a folder of the user's work).
+pub fn file_root(path: &Path) -> Result<PathBuf, SettingsError> {
+    let invalid = |problem: &str| SettingsError::Invalid {
+        what: "--file-root",
+        problem: format!("{}: {problem}", path.display()),
+        accepted: "an absolute path of a folder (not /), without '.' or '..'",
+    };
+    if !path.is_absolute() {
+        return Err(invalid("not an absolute path"));
+    }
+    if path
+        .components()
+        .any(|c| matches!(c, Component::ParentDir | Component::CurDir))
+    {
+        return Err(invalid("it has '.' or '..' in it"));
+    }
+    if path.to_string_lossy().chars().any(char::is_control) {
+        return Err(invalid("it has control characters in it"));
+    }
+    let normal: PathBuf = path.components().collect();
+    if normal == Path::new("/") {
+        return Err(invalid("/ is the whole system"));
+    }
+    Ok(normal)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_gone_time_is_a_duration_in_range() {
+        assert_eq!(agent_gone("30m").unwrap(), Duration::from_secs(1800));
+        assert_eq!(agent_gone("90").unwrap(), Duration::from_secs(90));
+        assert_eq!(agent_gone(" 2h ").unwrap(), Duration::from_secs(7200));
+        assert_eq!(agent_gone("10s").unwrap(), Duration::from_secs(10));
+        assert_eq!(agent_gone("7days").unwrap(), AGENT_GONE_RANGE.1);
+        for bad in ["9s", "8days", "-5m", "soon", "", "1.5"] {
+            let err = agent_gone(bad).unwrap_err().to_string();
+            assert!(err.starts_with("--agent-gone: "), "{bad:?}: {err}");
+            assert!(err.contains("Accepted: a duration such as"), "{err}");
+        }
+        // A long value is not echoed whole.
+        let long = "x".repeat(60);
+        assert!(!agent_gone(&long).unwrap_err().to_string().contains(&long));
+    }
+
+    #[test]
+    fn a_file_root_is_an_absolute_folder_path() {
+        assert_eq!(
+            file_root(Path::new("/srv/work/")).unwrap(),
+            Path::new("/srv/work")
+        );
+        for bad in ["relative", "/", "/srv/../etc", "/a\nb"] {
+            assert!(file_root(Path::new(bad)).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn settings_are_recorded_and_read_back_and_a_foreign_file_is_refused() {
+        let (_home, runtime) = crate::runtime::scratch();
+        assert_eq!(load(&runtime).unwrap(), Settings::default());
+        let change = Change {
+            agent_gone: Some(Duration::from_secs(60)),
+            file_roots: None,
+        };
+        let now = record(&runtime, &change).unwrap();
+        assert_eq!(now.agent_gone, Duration::from_secs(60));
+        assert!(now.recorded);
+        let roots = Change {
+            agent_gone: None,
+            file_roots: Some(vec![PathBuf::from("/srv/shots")]),
+        };
+        let now = record(&runtime, &roots).unwrap();
+        assert_eq!(
+            (now.agent_gone, now.file_roots.clone()),
+            (Duration::from_secs(60), vec![PathBuf::from("/srv/shots")]),
+            "a change keeps what it does not name"
+        );
+        assert_eq!(load(&runtime).unwrap(), now);
+        for bad in [
+            &b"{}"[..],
+            b"{\"version\":1,\"agent_gone_secs\":1,\"file_roots\":[]}",
+            b"{\"version\":1,\"agent_gone_secs\":60,\"file_roots\":[\"rel\"]}",
+            b"{\"version\":2,\"agent_gone_secs\":60,\"file_roots\":[]}",
+            b"",
+        ] {
+            runtime.write_state(StateFile::Settings, bad).unwrap();
+            let err = load(&runtime).unwrap_err();
+            assert!(matches!(err, SettingsError::Malformed { .. }), "{err}");
+            assert_eq!(err.exit(), Exit::Security);
+        }
+    }
+}
