@@ -31,7 +31,7 @@ say "my-chrome setup into $golden"
 MY_CHROME_RUNTIME_DIR="$golden" target/debug/my-chrome setup
 
 say "cargo test"
-cargo test --workspace --quiet -- --test-threads=2
+cargo test --workspace --quiet --no-fail-fast -- --test-threads=2
 
 # The newcomer's demo, end to end on the sandbox browser: it must read the
 # page it was sent to.

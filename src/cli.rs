@@ -23,6 +23,31 @@ pub struct Cli {
     pub command: Command,
 }
 
+/// The user's settings `setup` records (src/settings.rs).
+#[derive(Debug, clap::Args)]
+pub struct SettingsArgs {
+    /// Your setting: an agent without a command for this long is gone
+    /// and its tabs are held for it (90s, 30m, 2h; default 30m).
+    #[arg(long, value_name = "DURATION")]
+    pub agent_gone: Option<String>,
+    /// Your setting: a folder where forwarded commands may read and
+    /// write files, beside the working directory and /tmp (repeat for
+    /// more; replaces the ones recorded).
+    #[arg(long, value_name = "PATH", conflicts_with = "no_file_roots")]
+    pub file_root: Vec<std::path::PathBuf>,
+    /// Your setting: no folder beside the working directory and /tmp.
+    #[arg(long)]
+    pub no_file_roots: bool,
+    /// Your setting: a session ends after this long without a browser
+    /// command (10s to 24h; 0: never; default 30m).
+    #[arg(long, value_name = "DURATION")]
+    pub idle_limit: Option<String>,
+    /// Your setting: a session ends this long after `connect`, whatever it
+    /// does (10s to 7 days; default 8h).
+    #[arg(long, value_name = "DURATION")]
+    pub lifetime_limit: Option<String>,
+}
+
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Install the pinned @playwright/cli into the private runtime (once
@@ -32,18 +57,8 @@ pub enum Command {
         /// chrome-canary, chromium, edge or brave.
         #[arg(long, value_name = "NAME")]
         browser: Option<String>,
-        /// Your setting: an agent without a command for this long is gone
-        /// and its tabs are held for it (90s, 30m, 2h; default 30m).
-        #[arg(long, value_name = "DURATION")]
-        agent_gone: Option<String>,
-        /// Your setting: a folder where forwarded commands may read and
-        /// write files, beside the working directory and /tmp (repeat for
-        /// more; replaces the ones recorded).
-        #[arg(long, value_name = "PATH", conflicts_with = "no_file_roots")]
-        file_root: Vec<std::path::PathBuf>,
-        /// Your setting: no folder beside the working directory and /tmp.
-        #[arg(long)]
-        no_file_roots: bool,
+        #[command(flatten)]
+        settings: SettingsArgs,
     },
     /// Report the runtime, node, the pinned CLI, Chrome and the token; changes nothing.
     Doctor {
@@ -58,7 +73,12 @@ pub enum Command {
     },
     /// Attach to your running Chrome (only after you approved it): the token
     /// goes straight to Chrome, never to another process.
-    Connect,
+    Connect {
+        /// End the session this long after connecting (less than your
+        /// lifetime limit, never more: 90s, 30m, 2h).
+        #[arg(long = "for", value_name = "DURATION")]
+        for_: Option<String>,
+    },
     /// Is the session ready? Never attaches (exit 4 when a connect is needed).
     Ensure,
     /// Detach from the browser and remove the private output; the browser keeps running.
@@ -113,6 +133,11 @@ pub enum Command {
         #[arg(long, value_name = "PATH")]
         runtime: std::path::PathBuf,
     },
+    /// my-chrome's own: ends the session at the user's idle and lifetime
+    /// limits (`src/command/watch.rs`), started by `connect`. Never run by
+    /// hand.
+    #[command(name = "watch-session", hide = true)]
+    WatchSession,
     /// Which safeguards hold right now (exit 6 when one does not).
     SafetyAudit {
         /// Print JSON instead of text.

@@ -61,6 +61,10 @@ pub struct Config {
     /// `USER`/`LOGNAME` set to [`Config::user`] (the CLI derives its socket
     /// directory from `USER`, so it must name the user we check against).
     pub child_vars: Vec<(OsString, OsString)>,
+    /// What configured this call that a process of my-chrome's it starts
+    /// to outlive it (the session's watcher) needs to be configured alike:
+    /// the runtime, session, node and browser variables, as given.
+    pub my_chrome_vars: Vec<(OsString, OsString)>,
     /// The desktop session, for the clipboard tools only.
     pub display: DisplayVars,
     /// The D-Bus session bus (Linux Secret Service): `DBUS_SESSION_BUS_ADDRESS`,
@@ -152,6 +156,19 @@ const PROXY_VARS: &[&str] = &[
     "http_proxy",
     "NO_PROXY",
     "no_proxy",
+];
+
+/// The variables [`Config::my_chrome_vars`] keeps.
+const MY_CHROME_CHILD_VARS: &[&str] = &[
+    "MY_CHROME_RUNTIME_DIR",
+    "MY_CHROME_SESSION",
+    "MY_CHROME_NODE",
+    "MY_CHROME_BROWSER",
+    "MY_CHROME_CHROME",
+    "MY_CHROME_USER_DATA_DIR",
+    "MY_CHROME_COMMAND_TIMEOUT_SECS",
+    "MY_CHROME_LOCK_WAIT_SECS",
+    "XDG_CONFIG_HOME",
 ];
 
 impl Config {
@@ -331,6 +348,11 @@ impl Config {
             .filter(|(k, _)| passes(PROXY_VARS, k))
             .cloned()
             .collect();
+        let my_chrome_vars = vars
+            .iter()
+            .filter(|(k, v)| passes(MY_CHROME_CHILD_VARS, k) && !v.is_empty())
+            .cloned()
+            .collect();
 
         Ok(Config {
             home,
@@ -351,6 +373,7 @@ impl Config {
             agent,
             lease_wait,
             child_vars,
+            my_chrome_vars,
             display,
             dbus_session,
             handoff,

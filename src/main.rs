@@ -6,7 +6,7 @@ use nix::sys::stat::{Mode, umask};
 
 use my_chrome::cli::{self, Command, TokenCommand};
 use my_chrome::command::{
-    agents, audit, connect, disconnect, doctor, ensure, forward, setup, token,
+    agents, audit, connect, disconnect, doctor, ensure, forward, setup, token, watch,
 };
 use my_chrome::config::Config;
 use my_chrome::error::Error;
@@ -64,13 +64,8 @@ fn browser_command(config: &Config, args: &[std::ffi::OsString]) -> Result<(), E
 
 fn run(command: Command, config: &Config) -> Result<(), Error> {
     match command {
-        Command::Setup {
-            browser,
-            agent_gone,
-            file_root,
-            no_file_roots,
-        } => {
-            let change = setup::settings_change(agent_gone.as_deref(), &file_root, no_file_roots)?;
+        Command::Setup { browser, settings } => {
+            let change = setup::settings_change(&settings)?;
             setup::run(config, browser.as_deref(), &change)?
         }
         Command::Doctor { json } => doctor::doctor(config, json),
@@ -83,7 +78,7 @@ fn run(command: Command, config: &Config) -> Result<(), Error> {
             } => token::migrate(config, &from_service, from_account.as_deref(), &extra)?,
             TokenCommand::Forget => token::forget(config)?,
         },
-        Command::Connect => connect::connect(config)?,
+        Command::Connect { for_ } => connect::connect(config, for_.as_deref())?,
         Command::Ensure => ensure::ensure(config)?,
         Command::Agents { json, log } => agents::show(config, json, log)?,
         Command::TabClaim { tab, label } => agents::claim(config, &tab, label.as_deref())?,
@@ -98,6 +93,8 @@ fn run(command: Command, config: &Config) -> Result<(), Error> {
             let location = my_chrome::config::RuntimeLocation { path: runtime };
             my_chrome::lease::finish::wait(&location)?;
         }
+        // Started by `connect`, detached: it prints nothing.
+        Command::WatchSession => watch::watch(config)?,
         Command::BeginTokenRotation => token::begin_rotation(config)?,
         Command::MarkTokenRegenerated => token::mark_regenerated(config)?,
         Command::RotationStatus => token::rotation_status(config)?,

@@ -60,6 +60,12 @@ impl ProcessId {
             .ok_or_else(|| ProcError(format!("process {pid} is not visible in it")))
     }
 
+    /// Whether `other` names this same process: the same pid, and a start
+    /// time within the slack two readings of it may differ by.
+    pub fn same_as(&self, other: &ProcessId) -> bool {
+        self.pid == other.pid && self.start.abs_diff(other.start) <= START_SLACK_SECS
+    }
+
     /// Is it still running (the same process, not a reused pid)? Start
     /// times are whole seconds derived from the boot time, which moves by a
     /// second now and then: a little slack keeps a live process alive.

@@ -75,6 +75,11 @@ pub enum StateFile {
     TabIds,
     /// The user's settings, written by `my-chrome setup` (src/settings.rs).
     Settings,
+    /// The session's idle and lifetime limits and its watcher
+    /// (src/session/limits.rs).
+    SessionLimits,
+    /// Why the session ended by itself, until the next connect or disconnect.
+    SessionEnded,
 }
 
 impl StateFile {
@@ -93,6 +98,8 @@ impl StateFile {
             StateFile::SessionBrowser => "session-browser.txt",
             StateFile::TabIds => "tab-ids.txt",
             StateFile::Settings => "settings.json",
+            StateFile::SessionLimits => "session-limits.json",
+            StateFile::SessionEnded => "session-ended.json",
         }
     }
 

@@ -1,7 +1,8 @@
 //! The user's settings (`<runtime>/settings.json`, private, written by
 //! `my-chrome setup`). What decides for every agent — when an agent counts
 //! as gone (its tabs are then held for it), where forwarded commands may
-//! read and write files — is the user's own choice, made once, never a
+//! read and write files, how long a session may stay idle and live at
+//! all — is the user's own choice, made once, never a
 //! call's: an agent that sets a variable for one command would decide for
 //! the others (docs/DESIGN.md, "Settings"). A call may only make things
 //! stricter for itself, through its own variables (`config.rs`).
@@ -20,6 +21,17 @@ pub const DEFAULT_AGENT_GONE: Duration = Duration::from_secs(1800);
 /// The shortest and longest gone time the user may set.
 pub const AGENT_GONE_RANGE: (Duration, Duration) =
     (Duration::from_secs(10), Duration::from_secs(7 * 24 * 3600));
+/// The idle limit when the user set none: a session ends after half an
+/// hour without a browser command (`0`, never, only when the user says so).
+pub const DEFAULT_IDLE_LIMIT: Duration = Duration::from_secs(1800);
+/// The shortest and longest idle limit the user may set (beside never).
+pub const IDLE_LIMIT_RANGE: (Duration, Duration) =
+    (Duration::from_secs(10), Duration::from_secs(24 * 3600));
+/// The lifetime limit when the user set none: a working day after `connect`.
+pub const DEFAULT_LIFETIME_LIMIT: Duration = Duration::from_secs(8 * 3600);
+/// The shortest and longest lifetime the user may set: a session always ends.
+pub const LIFETIME_LIMIT_RANGE: (Duration, Duration) =
+    (Duration::from_secs(10), Duration::from_secs(7 * 24 * 3600));
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -27,6 +39,19 @@ struct Stored {
     version: u32,
     agent_gone_secs: u64,
     file_roots: Vec<PathBuf>,
+    /// 0: never. Absent in files written before the limits existed.
+    #[serde(default = "default_idle_secs")]
+    idle_limit_secs: u64,
+    #[serde(default = "default_lifetime_secs")]
+    lifetime_limit_secs: u64,
+}
+
+fn default_idle_secs() -> u64 {
+    DEFAULT_IDLE_LIMIT.as_secs()
+}
+
+fn default_lifetime_secs() -> u64 {
+    DEFAULT_LIFETIME_LIMIT.as_secs()
 }
 
 /// The settings in force.
@@ -38,6 +63,11 @@ pub struct Settings {
     /// Folders where forwarded commands may read and write files, beside
     /// the caller's working directory and `/tmp`.
     pub file_roots: Vec<PathBuf>,
+    /// After how long without a browser command a session ends by itself
+    /// (`None`: never, the user's explicit choice).
+    pub idle_limit: Option<Duration>,
+    /// How long after `connect` a session ends, whatever it does.
+    pub lifetime_limit: Duration,
     /// Whether they come from the user's `setup` (else: the defaults).
     pub recorded: bool,
 }
@@ -54,10 +84,19 @@ impl Settings {
                 .collect::<Vec<_>>()
                 .join(", ")
         };
+        let idle = match self.idle_limit {
+            Some(idle) => format!(
+                "after {} without a browser command",
+                humantime::format_duration(idle)
+            ),
+            None => "never for want of commands".to_string(),
+        };
         format!(
             "an agent is gone after {} without a command; file roots beside the working \
-             directory and /tmp: {roots} ({})",
+             directory and /tmp: {roots}; a session ends {idle}, and {} after connect at the \
+             latest ({})",
             humantime::format_duration(self.agent_gone),
+            humantime::format_duration(self.lifetime_limit),
             if self.recorded {
                 "from `my-chrome setup`"
             } else {
@@ -72,6 +111,8 @@ impl Default for Settings {
         Settings {
             agent_gone: DEFAULT_AGENT_GONE,
             file_roots: Vec::new(),
+            idle_limit: Some(DEFAULT_IDLE_LIMIT),
+            lifetime_limit: DEFAULT_LIFETIME_LIMIT,
             recorded: false,
         }
     }
@@ -81,8 +122,8 @@ impl Default for Settings {
 pub enum SettingsError {
     #[error(
         "{path}: is not my-chrome's settings file ({detail}); nothing was run. Write it again \
-         with `my-chrome setup` and the settings you want (`--agent-gone`, `--file-root`), or \
-         remove it for the defaults"
+         with `my-chrome setup` and the settings you want (`--agent-gone`, `--file-root`, \
+         `--idle-limit`, `--lifetime-limit`), or remove it for the defaults"
     )]
     Malformed { path: PathBuf, detail: String },
     #[error("{what}: {problem}. Accepted: {accepted}; nothing was recorded or installed")]
@@ -118,7 +159,14 @@ pub fn load(runtime: &Runtime) -> Result<Settings, SettingsError> {
     let stored: Stored =
         serde_json::from_slice(&bytes).map_err(|e| malformed(crate::runtime::json_fault(&e)))?;
     let agent_gone = Duration::from_secs(stored.agent_gone_secs);
-    let in_range = (AGENT_GONE_RANGE.0..=AGENT_GONE_RANGE.1).contains(&agent_gone);
+    let idle_limit = match stored.idle_limit_secs {
+        0 => None,
+        secs => Some(Duration::from_secs(secs)),
+    };
+    let lifetime_limit = Duration::from_secs(stored.lifetime_limit_secs);
+    let in_range = (AGENT_GONE_RANGE.0..=AGENT_GONE_RANGE.1).contains(&agent_gone)
+        && idle_limit.is_none_or(|idle| (IDLE_LIMIT_RANGE.0..=IDLE_LIMIT_RANGE.1).contains(&idle))
+        && (LIFETIME_LIMIT_RANGE.0..=LIFETIME_LIMIT_RANGE.1).contains(&lifetime_limit);
     if stored.version != VERSION
         || !in_range
         || stored.file_roots.iter().any(|r| file_root(r).is_err())
@@ -128,6 +176,8 @@ pub fn load(runtime: &Runtime) -> Result<Settings, SettingsError> {
     Ok(Settings {
         agent_gone,
         file_roots: stored.file_roots,
+        idle_limit,
+        lifetime_limit,
         recorded: true,
     })
 }
@@ -147,11 +197,17 @@ pub struct Change {
     pub agent_gone: Option<Duration>,
     /// The new roots (replacing the old ones), when given.
     pub file_roots: Option<Vec<PathBuf>>,
+    /// `Some(None)`: never.
+    pub idle_limit: Option<Option<Duration>>,
+    pub lifetime_limit: Option<Duration>,
 }
 
 impl Change {
     pub fn is_empty(&self) -> bool {
-        self.agent_gone.is_none() && self.file_roots.is_none()
+        self.agent_gone.is_none()
+            && self.file_roots.is_none()
+            && self.idle_limit.is_none()
+            && self.lifetime_limit.is_none()
     }
 }
 
@@ -165,10 +221,18 @@ pub fn record(runtime: &Runtime, change: &Change) -> Result<Settings, SettingsEr
     if let Some(roots) = &change.file_roots {
         settings.file_roots = roots.clone();
     }
+    if let Some(idle) = change.idle_limit {
+        settings.idle_limit = idle;
+    }
+    if let Some(lifetime) = change.lifetime_limit {
+        settings.lifetime_limit = lifetime;
+    }
     let stored = Stored {
         version: VERSION,
         agent_gone_secs: settings.agent_gone.as_secs(),
         file_roots: settings.file_roots.clone(),
+        idle_limit_secs: settings.idle_limit.map_or(0, |idle| idle.as_secs()),
+        lifetime_limit_secs: settings.lifetime_limit.as_secs(),
     };
     let bytes = serde_json::to_vec_pretty(&stored).expect("the settings serialise");
     runtime.write_state(StateFile::Settings, &bytes)?;
@@ -179,27 +243,70 @@ pub fn record(runtime: &Runtime, change: &Change) -> Result<Settings, SettingsEr
 /// `--agent-gone`: a duration (`30m`, `2h`, `90s`, or seconds), within
 /// [`AGENT_GONE_RANGE`].
 pub fn agent_gone(raw: &str) -> Result<Duration, SettingsError> {
-    const ACCEPTED: &str = "a duration such as 90s, 30m or 2h (or a number of seconds), from 10 s \
-                            to 7 days";
+    duration(
+        "--agent-gone",
+        raw,
+        AGENT_GONE_RANGE,
+        "a duration such as 90s, 30m or 2h (or a number of seconds), from 10 s to 7 days",
+    )
+}
+
+/// `--idle-limit`: a duration within [`IDLE_LIMIT_RANGE`], or `0` or
+/// `never` (`None`).
+pub fn idle_limit(raw: &str) -> Result<Option<Duration>, SettingsError> {
+    if matches!(raw.trim(), "0" | "never") {
+        return Ok(None);
+    }
+    duration(
+        "--idle-limit",
+        raw,
+        IDLE_LIMIT_RANGE,
+        "a duration such as 90s, 30m or 2h (or a number of seconds), from 10 s to 24 h, or 0 \
+         (never)",
+    )
+    .map(Some)
+}
+
+/// `--lifetime-limit`: a duration within [`LIFETIME_LIMIT_RANGE`].
+pub fn lifetime_limit(raw: &str) -> Result<Duration, SettingsError> {
+    duration(
+        "--lifetime-limit",
+        raw,
+        LIFETIME_LIMIT_RANGE,
+        LIFETIME_FORMS,
+    )
+}
+
+/// The accepted forms of a lifetime (`--lifetime-limit`, `connect --for`).
+pub const LIFETIME_FORMS: &str =
+    "a duration such as 90s, 30m or 8h (or a number of seconds), from 10 s to 7 days";
+
+/// A duration given as `what` (whole seconds: what is recorded is what is
+/// shown), within `range`.
+pub fn duration(
+    what: &'static str,
+    raw: &str,
+    range: (Duration, Duration),
+    accepted: &'static str,
+) -> Result<Duration, SettingsError> {
     let invalid = |problem: String| SettingsError::Invalid {
-        what: "--agent-gone",
+        what,
         problem,
-        accepted: ACCEPTED,
+        accepted,
     };
     let shown: String = raw.chars().take(24).collect();
-    let gone = match raw.trim().parse::<u64>() {
+    let value = match raw.trim().parse::<u64>() {
         Ok(secs) => Duration::from_secs(secs),
         Err(_) => humantime::parse_duration(raw.trim())
             .map_err(|_| invalid(format!("{shown:?} is not a duration")))?,
     };
-    if !(AGENT_GONE_RANGE.0..=AGENT_GONE_RANGE.1).contains(&gone) {
+    if !(range.0..=range.1).contains(&value) {
         return Err(invalid(format!(
             "{} is out of range",
-            humantime::format_duration(gone)
+            humantime::format_duration(value)
         )));
     }
-    // Whole seconds: what is recorded is what is shown.
-    Ok(Duration::from_secs(gone.as_secs()))
+    Ok(Duration::from_secs(value.as_secs()))
 }
 
 /// `--file-root`: an absolute path without `.`, `..` or control
@@ -267,14 +374,14 @@ mod tests {
         assert_eq!(load(&runtime).unwrap(), Settings::default());
         let change = Change {
             agent_gone: Some(Duration::from_secs(60)),
-            file_roots: None,
+            ..Change::default()
         };
         let now = record(&runtime, &change).unwrap();
         assert_eq!(now.agent_gone, Duration::from_secs(60));
         assert!(now.recorded);
         let roots = Change {
-            agent_gone: None,
             file_roots: Some(vec![PathBuf::from("/srv/shots")]),
+            ..Change::default()
         };
         let now = record(&runtime, &roots).unwrap();
         assert_eq!(
@@ -288,6 +395,8 @@ mod tests {
             b"{\"version\":1,\"agent_gone_secs\":1,\"file_roots\":[]}",
             b"{\"version\":1,\"agent_gone_secs\":60,\"file_roots\":[\"rel\"]}",
             b"{\"version\":2,\"agent_gone_secs\":60,\"file_roots\":[]}",
+            b"{\"version\":1,\"agent_gone_secs\":60,\"file_roots\":[],\"idle_limit_secs\":5}",
+            b"{\"version\":1,\"agent_gone_secs\":60,\"file_roots\":[],\"lifetime_limit_secs\":0}",
             b"",
         ] {
             runtime.write_state(StateFile::Settings, bad).unwrap();
@@ -295,5 +404,52 @@ mod tests {
             assert!(matches!(err, SettingsError::Malformed { .. }), "{err}");
             assert_eq!(err.exit(), Exit::Security);
         }
+    }
+
+    #[test]
+    fn the_session_limits_are_the_users_with_never_only_for_idle() {
+        assert_eq!(idle_limit("45m").unwrap(), Some(Duration::from_secs(2700)));
+        assert_eq!(idle_limit("0").unwrap(), None);
+        assert_eq!(idle_limit("never").unwrap(), None);
+        assert_eq!(lifetime_limit("8h").unwrap(), DEFAULT_LIFETIME_LIMIT);
+        for bad in ["5s", "25h", "-1m", "later", ""] {
+            let err = idle_limit(bad).unwrap_err().to_string();
+            assert!(err.starts_with("--idle-limit: "), "{bad:?}: {err}");
+            assert!(err.contains("or 0 (never)"), "{err}");
+        }
+        for bad in ["0", "never", "9s", "8days", "soon"] {
+            let err = lifetime_limit(bad).unwrap_err().to_string();
+            assert!(err.starts_with("--lifetime-limit: "), "{bad:?}: {err}");
+            assert!(err.contains("from 10 s to 7 days"), "{err}");
+        }
+        let (_home, runtime) = crate::runtime::scratch();
+        // A file from before the limits reads with the defaults.
+        runtime
+            .write_state(
+                StateFile::Settings,
+                b"{\"version\":1,\"agent_gone_secs\":60,\"file_roots\":[]}",
+            )
+            .unwrap();
+        let old = load(&runtime).unwrap();
+        assert_eq!(
+            (old.idle_limit, old.lifetime_limit),
+            (Some(DEFAULT_IDLE_LIMIT), DEFAULT_LIFETIME_LIMIT)
+        );
+        let never = Change {
+            idle_limit: Some(None),
+            lifetime_limit: Some(Duration::from_secs(3600)),
+            ..Change::default()
+        };
+        record(&runtime, &never).unwrap();
+        let now = load(&runtime).unwrap();
+        assert_eq!(
+            (now.idle_limit, now.lifetime_limit, now.agent_gone),
+            (None, Duration::from_secs(3600), Duration::from_secs(60))
+        );
+        assert!(
+            now.describe().contains("never for want of commands"),
+            "{}",
+            now.describe()
+        );
     }
 }

@@ -194,6 +194,8 @@ fn doctor_json_is_stable() {
             "rotation",
             "runtime",
             "session",
+            "session_limits",
+            "settings",
             "token"
         ]
     );
@@ -225,6 +227,23 @@ fn doctor_json_is_stable() {
     assert_eq!(report["cli"]["path"], sandbox.cli().display().to_string());
     assert_eq!(report["node"]["status"], "ok");
     assert_eq!(report["rotation"]["status"], "not started");
+    assert_eq!(
+        keys(&report["session_limits"]),
+        ["idle_left_secs", "lifetime_left_secs", "status", "watcher"]
+    );
+    assert_eq!(report["session_limits"]["status"], "no session");
+    assert_eq!(
+        keys(&report["settings"]),
+        [
+            "agent_gone_secs",
+            "file_roots",
+            "idle_limit_secs",
+            "lifetime_limit_secs",
+            "status"
+        ]
+    );
+    assert_eq!(report["settings"]["idle_limit_secs"], 1800);
+    assert_eq!(report["settings"]["lifetime_limit_secs"], 8 * 3600);
 
     let text = sandbox.run(&["doctor"]).stdout;
     let labels: Vec<&str> = text.lines().map(|l| l.split(':').next().unwrap()).collect();
@@ -241,8 +260,10 @@ fn doctor_json_is_stable() {
             "process-token",
             "rotation",
             "session",
+            "session-limits",
             "bound-browser",
-            "agents"
+            "agents",
+            "settings"
         ]
     );
     assert!(text.contains("compatibility: supported\n"), "{text}");

@@ -9,7 +9,7 @@ mod common;
 use std::fs;
 use std::path::Path;
 use std::sync::atomic::Ordering;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use common::real_extension::{self, RealWorld};
 use common::sampler::sampler;
@@ -117,6 +117,7 @@ fn scenario(version: &str) {
     a_daemon_that_hangs_is_named_and_stopped(&real, &mut runs);
     connect_on_an_ipv6_first_host(&real, &mut runs);
     a_wrong_token_is_named_as_the_likely_cause(&mut real, &mut runs);
+    an_idle_session_ends_by_itself(&real, chrome_pid, &mut runs);
 
     // Chromium quits between connect and a command: the session is gone.
     ok(&real, &mut runs, &["connect"]);
@@ -147,6 +148,44 @@ fn scenario(version: &str) {
     assert_nowhere_but(&token, &home, &all, &[&profile]);
     let reversed: String = token.chars().rev().collect();
     assert_nowhere_but(&reversed, &home, &all, &[&profile]);
+}
+
+/// At the user's idle limit, with no command run, the session's watcher
+/// detaches it as `disconnect` does: the extension lets go (a new connect
+/// is served at once), the browser keeps running, and the next command
+/// says why, exit 4.
+fn an_idle_session_ends_by_itself(real: &RealWorld, chrome_pid: u32, runs: &mut Vec<Run>) {
+    let sandbox = real.sandbox();
+    ok(real, runs, &["setup", "--idle-limit", "10s"]);
+    ok(real, runs, &["connect"]);
+    told_its_tabs_went(real, runs);
+    let status = || {
+        sandbox.doctor()["session"]["status"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while status() == "ready" {
+        assert!(Instant::now() < deadline, "the idle session did not end");
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    let after = sandbox.run(&["tab-list"]);
+    after.expect(4, "without a browser command (the idle limit)");
+    runs.push(after);
+    let table = my_chrome::procs::ProcessTable::read().unwrap();
+    assert_eq!(
+        my_chrome::chrome::normal_chrome_pids(&table, real.chrome.exe()),
+        vec![chrome_pid],
+        "the end leaves the user's Chromium running"
+    );
+    assert_eq!(status(), "missing");
+    // The extension let the ended session go: a new one is served.
+    ok(real, runs, &["setup", "--idle-limit", "30m"]);
+    ok(real, runs, &["connect"]);
+    let tabs = every_tab(real, runs);
+    assert!(!tabs.contains(EXTENSION_PAGES), "{tabs}");
+    ok(real, runs, &["disconnect"]);
 }
 
 /// No page reachable through the session carries the token: not in a tab's

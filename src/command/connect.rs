@@ -21,16 +21,19 @@ use crate::error::{CommandRefusal, Error};
 use crate::exit::Exit;
 use crate::handoff::{Handoff, HandoffError};
 use crate::helper::check::Check;
-use crate::procs::ProcessTable;
+use crate::procs::{ProcessId, ProcessTable};
 use crate::session::SessionError;
 use crate::session::bootstrap::Bootstrap;
 use crate::session::bound;
 use crate::session::connect_tab;
+use crate::session::limits::{self, Limits};
 use crate::session::registry;
 use crate::session::state::SessionState;
+use crate::settings::Settings;
 use crate::signals;
 use crate::singleton;
 use crate::token::keyring;
+use std::process::Stdio;
 
 const DELIVERY_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -116,6 +119,24 @@ const ROTATE_ADVICE: &str = " Treat the token as exposed: run `my-chrome begin-t
 pub enum ConnectError {
     #[error("no token is stored; store it with `my-chrome token store`")]
     NoToken,
+    #[error(
+        "--for {}: more than your lifetime limit of {}; nothing was read or attached. Ask for at \
+         most that, or raise the limit with `my-chrome setup --lifetime-limit`",
+        humantime::format_duration(*.asked),
+        humantime::format_duration(*.limit)
+    )]
+    LongerThanLimit { asked: Duration, limit: Duration },
+    /// The process that ends the session at its limits could not start.
+    #[error(
+        "the session's watcher, which ends it at your limits, could not start ({why}), and a \
+         session without one is not kept: {}",
+        if *.detached {
+            "the session was detached. Run `my-chrome connect` again"
+        } else {
+            "it could not be detached either: run `my-chrome disconnect`"
+        }
+    )]
+    Unwatched { why: String, detached: bool },
     /// The relay needs this program's own path.
     #[error("cannot find this program: {0}")]
     ThisProgram(std::io::Error),
@@ -180,6 +201,7 @@ impl CommandRefusal for ConnectError {
     fn exit(&self) -> Exit {
         match self {
             ConnectError::NoToken => Exit::Token,
+            ConnectError::LongerThanLimit { .. } => Exit::Usage,
             ConnectError::Attach { exit, .. } => *exit,
             ConnectError::NotItsProfile { why, .. } => why.exit(),
             ConnectError::OtherBrowser { .. } => Exit::Chrome,
@@ -188,13 +210,16 @@ impl CommandRefusal for ConnectError {
     }
 }
 
-pub fn connect(config: &Config) -> Result<(), Error> {
+pub fn connect(config: &Config, asked_for: Option<&str>) -> Result<(), Error> {
     // Another agent's turn with the browser is not interrupted by a
     // (re)connect; the helper is verified in full before its attach runs.
     let started = Start::new(config, Check::Verified)
         .turn("connect")
         .locked()
+        .beyond_limits()
         .open()?;
+    // The user's limits, and no more: before anything is read or attached.
+    let lifetime = granted(&started.settings, asked_for)?;
     let (runtime, helper, node, env) = (
         &started.runtime,
         &started.helper,
@@ -203,7 +228,17 @@ pub fn connect(config: &Config) -> Result<(), Error> {
     );
     let cli = started.cli()?;
 
-    match started.session_state() {
+    let mut state = started.session_state();
+    // A session past the user's limits is ended as its watcher would end
+    // it, and this connect attaches afresh (the user approved it).
+    if let SessionState::Ready(_) = state
+        && let Some(limits) = limits::read(runtime).map_err(SessionError::from)?
+        && let Some(reason) = limits.due(started.last_before(), false, crate::lease::now_ms())
+    {
+        started.detaching()?.end_by_limit(&limits, reason)?;
+        state = started.session_state();
+    }
+    match state {
         SessionState::Ready(entry) => {
             // Reused only for the browser chosen now, and recorded: never
             // another quietly.
@@ -231,9 +266,40 @@ pub fn connect(config: &Config) -> Result<(), Error> {
                 let detached = cli.detach();
                 return Err(SessionError::Bound { error, detached }.into());
             }
+            // A session made before the limits, or whose watcher is gone,
+            // gets its watcher back (and limits, from now).
+            let unwatched = |why: String| {
+                let detached = cli.detach();
+                let _ = limits::forget(runtime);
+                ConnectError::Unwatched { why, detached }
+            };
+            // `--for` may shorten the session's lifetime, never lengthen it.
+            let now = crate::lease::now_ms();
+            let (mut limits, watched) = match limits::read(runtime).map_err(SessionError::from)? {
+                Some(limits) => {
+                    let watched = limits.watcher.is_some_and(|w| w.is_running());
+                    (limits, watched)
+                }
+                None => (
+                    Limits::new(now, started.settings.idle_limit, lifetime),
+                    false,
+                ),
+            };
+            if asked_for.is_some() {
+                limits.ends_at = limits
+                    .ends_at
+                    .min(now.saturating_add(lifetime.as_millis() as u64));
+            }
+            let limits = if watched {
+                limits::write(runtime, &limits).map_err(SessionError::from)?;
+                limits
+            } else {
+                start_watcher(&started, limits).map_err(unwatched)?
+            };
             crate::output::line(&format!(
-                "my-chrome: already connected as session {}; reusing it",
-                config.session
+                "my-chrome: already connected as session {}; reusing it: {}",
+                config.session,
+                limits.left(None, true, crate::lease::now_ms()).describe()
             ));
             return Ok(());
         }
@@ -250,7 +316,9 @@ pub fn connect(config: &Config) -> Result<(), Error> {
         }
         SessionState::Missing => {}
     }
-    // No daemon of ours is attached: what earlier ones left goes.
+    // No daemon of ours is attached: what earlier ones left goes, and so
+    // do the last session's limits and its end.
+    limits::forget(runtime).map_err(SessionError::from)?;
     crate::session::leftovers::remove_recorded(runtime)?;
     crate::session::leftovers::remove_dead_socket(runtime, &config.home, &config.session);
 
@@ -307,7 +375,7 @@ pub fn connect(config: &Config) -> Result<(), Error> {
     // value in every later command's output.
     crate::token::fingerprint::record(runtime, &token)?;
 
-    let bootstrap = Bootstrap::create(runtime)?;
+    let bootstrap = Bootstrap::create(runtime, started.settings.idle_limit.map(limits::backstop))?;
     let handoff = Handoff::open(runtime)?;
     let me = std::env::current_exe().map_err(ConnectError::ThisProgram)?;
     let attach_env = env
@@ -458,12 +526,81 @@ pub fn connect(config: &Config) -> Result<(), Error> {
             }
         }
     }
+    // The session ends at the user's limits with no command run: its
+    // watcher, or no session at all.
+    let connected = Limits::new(
+        crate::lease::now_ms(),
+        started.settings.idle_limit,
+        lifetime,
+    );
+    let limits = match start_watcher(&started, connected) {
+        Ok(limits) => limits,
+        Err(why) => {
+            let detached = cli.detach();
+            let _ = limits::forget(runtime);
+            return Err(ConnectError::Unwatched { why, detached }.into());
+        }
+    };
     crate::output::line(&format!(
         "my-chrome: connected to {name} (pid {chrome_pid}) as session {}; the token went straight \
-         to {name}",
-        config.session
+         to {name}; {}",
+        config.session,
+        limits.left(None, false, limits.connected_at).describe()
     ));
     Ok(())
+}
+
+/// The lifetime this connect grants: the user's limit, or less when asked
+/// (`--for`); more is refused before anything is read or attached.
+fn granted(settings: &Settings, asked: Option<&str>) -> Result<Duration, Error> {
+    let Some(raw) = asked else {
+        return Ok(settings.lifetime_limit);
+    };
+    let asked = crate::settings::duration(
+        "--for",
+        raw,
+        crate::settings::LIFETIME_LIMIT_RANGE,
+        crate::settings::LIFETIME_FORMS,
+    )?;
+    if asked > settings.lifetime_limit {
+        return Err(ConnectError::LongerThanLimit {
+            asked,
+            limit: settings.lifetime_limit,
+        }
+        .into());
+    }
+    Ok(asked)
+}
+
+/// Records `limits` and starts the session's watcher (`my-chrome
+/// watch-session`, configured as this connect was), then records it: the
+/// limits in force.
+fn start_watcher(started: &Started, mut limits: Limits) -> Result<Limits, String> {
+    let runtime = &started.runtime;
+    limits.watcher = None;
+    limits::write(runtime, &limits).map_err(|e| e.to_string())?;
+    let me =
+        std::env::current_exe().map_err(|e| format!("this program's path is unknown ({e})"))?;
+    let mut env = started.env.clone();
+    for (name, value) in &started.config().my_chrome_vars {
+        if let Some(name) = name.to_str() {
+            env = env.with(name, value.clone());
+        }
+    }
+    let env = env.with("MY_CHROME_RUNTIME_DIR", runtime.root());
+    let pid = ChildCommand::new(
+        "my-chrome watch-session",
+        &me,
+        runtime.root(),
+        Duration::MAX,
+    )
+    .arg("watch-session")
+    .despite_signals()
+    .spawn_detached(&env, Stdio::null(), Stdio::null())
+    .map_err(|e| e.to_string())?;
+    limits.watcher = Some(ProcessId::of(pid).map_err(|e| e.to_string())?);
+    limits::write(runtime, &limits).map_err(|e| e.to_string())?;
+    Ok(limits)
 }
 
 /// Stops our session's daemon, found by exactly what it is (invariant 11),

@@ -40,6 +40,17 @@ pub struct Doctor {
     pub bound_browser: BoundReport,
     pub agents: AgentsReport,
     pub settings: SettingsReport,
+    pub session_limits: LimitsReport,
+}
+
+#[derive(Debug, Serialize)]
+pub struct LimitsReport {
+    /// What is left of the session's idle and lifetime limits, and whether
+    /// its watcher runs; `no session`, or `error: <why>`.
+    pub status: String,
+    pub idle_left_secs: Option<u64>,
+    pub lifetime_left_secs: Option<u64>,
+    pub watcher: Option<bool>,
 }
 
 #[derive(Debug, Serialize)]
@@ -49,6 +60,9 @@ pub struct SettingsReport {
     pub status: String,
     pub agent_gone_secs: Option<u64>,
     pub file_roots: Vec<String>,
+    /// 0: never.
+    pub idle_limit_secs: Option<u64>,
+    pub lifetime_limit_secs: Option<u64>,
 }
 
 #[derive(Debug, Serialize)]
@@ -207,6 +221,7 @@ impl Doctor {
             bound_browser,
             agents: agents_report(config),
             settings: settings_report(config),
+            session_limits: limits_report(&runtime),
         }
     }
 
@@ -234,7 +249,7 @@ impl Doctor {
         format!(
             "runtime: {} ({})\nnode: {node}\ncli: {}\nversion: {}\ncompatibility: {}\n\
              token: {} ({})\nbrowser: {chrome}\nprocess-token: {process_token}\nrotation: {}\n\
-             session: {}\nbound-browser: {}\nagents: {}\nsettings: {}\n",
+             session: {}\nsession-limits: {}\nbound-browser: {}\nagents: {}\nsettings: {}\n",
             self.runtime.path,
             self.runtime.status,
             self.cli.path,
@@ -247,6 +262,7 @@ impl Doctor {
                 Some(detail) => format!("{} ({detail})", self.session.status),
                 None => self.session.status.clone(),
             },
+            self.session_limits.status,
             match self.bound_browser.paths.as_slice() {
                 [] => self.bound_browser.status.clone(),
                 paths => format!(
@@ -340,12 +356,41 @@ fn settings_report(config: &Config) -> SettingsReport {
                 .iter()
                 .map(|r| r.display().to_string())
                 .collect(),
+            idle_limit_secs: Some(settings.idle_limit.map_or(0, |d| d.as_secs())),
+            lifetime_limit_secs: Some(settings.lifetime_limit.as_secs()),
         },
         Err(e) => SettingsReport {
             status: format!("error: {e}"),
             agent_gone_secs: None,
             file_roots: Vec::new(),
+            idle_limit_secs: None,
+            lifetime_limit_secs: None,
         },
+    }
+}
+
+fn limits_report(runtime: &Result<Option<Runtime>, RuntimeError>) -> LimitsReport {
+    let report = |status: String| LimitsReport {
+        status,
+        idle_left_secs: None,
+        lifetime_left_secs: None,
+        watcher: None,
+    };
+    let Ok(Some(runtime)) = runtime else {
+        return report("not checked: no runtime".into());
+    };
+    match crate::session::limits::status(runtime, false) {
+        Ok(Some(s)) => LimitsReport {
+            status: s.status,
+            idle_left_secs: s.idle_left_secs,
+            lifetime_left_secs: Some(s.lifetime_left_secs),
+            watcher: Some(s.watcher),
+        },
+        Ok(None) => match crate::session::limits::ended(runtime) {
+            Ok(Some(end)) => report(end.sentence()),
+            _ => report("no session".into()),
+        },
+        Err(e) => report(format!("error: {e}")),
     }
 }
 

@@ -32,7 +32,15 @@ pub fn ensure(config: &Config) -> Result<(), Error> {
         let detached = started.cli()?.detach();
         return Err(SessionError::Bound { error, detached }.into());
     }
-    crate::output::line(&format!("my-chrome: ready (session {})", config.session));
+    let left = match crate::session::limits::status(&started.runtime, true) {
+        Ok(Some(status)) => format!("; {}", status.status),
+        Ok(None) => String::new(),
+        Err(e) => format!("; the session's limits could not be read ({e})"),
+    };
+    crate::output::line(&format!(
+        "my-chrome: ready (session {}){left}",
+        config.session
+    ));
     Ok(())
 }
 

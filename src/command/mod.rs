@@ -6,6 +6,7 @@
 pub mod agents;
 pub mod audit;
 pub mod connect;
+pub mod detach;
 pub mod disconnect;
 pub mod doctor;
 pub mod ensure;
@@ -13,3 +14,4 @@ pub mod forward;
 pub mod setup;
 pub mod start;
 pub mod token;
+pub mod watch;

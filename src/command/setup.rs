@@ -17,6 +17,7 @@ use nix::sys::signal::Signal;
 use crate::browser::How;
 use crate::browser::name::Browser;
 use crate::child::{ChildCommand, ChildEnv, ChildError, Output};
+use crate::cli::SettingsArgs;
 use crate::config::Config;
 use crate::exit::Exit;
 use crate::helper::check::Fault;
@@ -116,18 +117,29 @@ pub enum Outcome {
 
 /// The settings `setup` was asked to record, checked before anything is
 /// done (a value that is not one is refused with the accepted forms).
-pub fn settings_change(
-    agent_gone: Option<&str>,
-    file_roots: &[PathBuf],
-    no_file_roots: bool,
-) -> Result<settings::Change, SetupError> {
-    let roots = file_roots
+pub fn settings_change(asked: &SettingsArgs) -> Result<settings::Change, SetupError> {
+    let roots = asked
+        .file_root
         .iter()
         .map(|root| settings::file_root(root))
         .collect::<Result<Vec<_>, _>>()?;
     Ok(settings::Change {
-        agent_gone: agent_gone.map(settings::agent_gone).transpose()?,
-        file_roots: (no_file_roots || !roots.is_empty()).then_some(roots),
+        agent_gone: asked
+            .agent_gone
+            .as_deref()
+            .map(settings::agent_gone)
+            .transpose()?,
+        file_roots: (asked.no_file_roots || !roots.is_empty()).then_some(roots),
+        idle_limit: asked
+            .idle_limit
+            .as_deref()
+            .map(settings::idle_limit)
+            .transpose()?,
+        lifetime_limit: asked
+            .lifetime_limit
+            .as_deref()
+            .map(settings::lifetime_limit)
+            .transpose()?,
     })
 }
 

@@ -10,6 +10,7 @@
 use std::cell::OnceCell;
 
 use crate::child::ChildEnv;
+use crate::command::detach::Detach;
 use crate::config::Config;
 use crate::error::Error;
 use crate::helper::check::Check;
@@ -21,7 +22,7 @@ use crate::runtime::{FileLock, Runtime, StateFile};
 use crate::session::pinned::PinnedCli;
 use crate::session::registry::SessionEntry;
 use crate::session::state::{self, SessionState};
-use crate::session::{SessionError, bootstrap};
+use crate::session::{SessionError, bootstrap, limits};
 
 /// What a command asks of its start.
 #[must_use]
@@ -32,6 +33,7 @@ pub struct Start<'a> {
     on_session: bool,
     locked: bool,
     ends_waits: bool,
+    within_limits: bool,
 }
 
 impl<'a> Start<'a> {
@@ -44,6 +46,7 @@ impl<'a> Start<'a> {
             on_session: false,
             locked: false,
             ends_waits: false,
+            within_limits: true,
         }
     }
 
@@ -71,6 +74,15 @@ impl<'a> Start<'a> {
     pub fn ending_waits(self) -> Start<'a> {
         Start {
             ends_waits: true,
+            ..self
+        }
+    }
+
+    /// The command decides itself about a session past the user's limits
+    /// (connect, disconnect, the watcher): its turn does not end it.
+    pub fn beyond_limits(self) -> Start<'a> {
+        Start {
+            within_limits: false,
             ..self
         }
     }
@@ -115,6 +127,7 @@ impl<'a> Start<'a> {
             lease,
             lock,
             connect_under_way: false,
+            within_limits: self.within_limits,
         };
         // Before any of its code runs: the tree must be what the last full
         // check recorded (exit 6 otherwise). Without a record (an install of
@@ -130,6 +143,7 @@ impl<'a> Start<'a> {
         }
         if self.turn.is_some() {
             started.recover()?;
+            started.within_limits()?;
         } else if self.on_session {
             started.connect_under_way = !started.recover_if_free()?;
         }
@@ -172,6 +186,9 @@ pub struct Started {
     /// A connect held the wrapper lock with its record out when this
     /// command started: it decides about the session under its turn.
     connect_under_way: bool,
+    /// Its turn ends a session past the user's limits (every command but
+    /// connect, disconnect and the watcher).
+    within_limits: bool,
 }
 
 impl Started {
@@ -221,7 +238,97 @@ impl Started {
     /// `Ok` when commands can be forwarded: a missing or stale session is
     /// exit 4, the user's approval of a fresh `connect`.
     pub fn require_ready(&self) -> Result<SessionEntry, Error> {
-        ready(self.session_state())
+        ready(self.session_state()).map_err(|e| self.or_ended(e))
+    }
+
+    /// When the last command's turn before this one's ended.
+    pub fn last_before(&self) -> Option<u64> {
+        self.lease.as_ref().and_then(HeldLease::last_before)
+    }
+
+    /// The session's detach, as this start found the session
+    /// (`disconnect`, and the end at a limit).
+    pub fn detaching<'s>(
+        &'s self,
+    ) -> Result<Detach<'s, impl Fn() -> Result<PinnedCli<'s>, Error> + 's>, Error> {
+        Ok(Detach {
+            config: &self.config,
+            runtime: &self.runtime,
+            state: self.session_state(),
+            real: self.daemon_cwd()?,
+            holds_lock: self.lock.is_some(),
+            cli: || self.cli(),
+        })
+    }
+
+    /// A session that is gone (missing, stale) because it reached one of
+    /// the user's limits is said so, with which: when it ended by itself,
+    /// or when it is past a limit now and its watcher is gone (the daemon
+    /// ended it by its own idle timer: the end is made whole here).
+    fn or_ended(&self, error: Error) -> Error {
+        if !matches!(
+            error,
+            Error::Session(SessionError::Missing | SessionError::Stale(_))
+        ) {
+            return error;
+        }
+        let ended = || -> Result<Option<limits::Ended>, Error> {
+            if limits::read(&self.runtime)
+                .map_err(SessionError::from)?
+                .is_none()
+            {
+                return Ok(limits::ended(&self.runtime).map_err(SessionError::from)?);
+            }
+            // An end under way (the watcher's) holds the wrapper lock until
+            // it is recorded: decide after it.
+            let _lock = match &self.lock {
+                Some(_) => None,
+                None => Some(
+                    self.runtime
+                        .wrapper_lock(self.config.lock_wait, &crate::output::waiting_for_another)?,
+                ),
+            };
+            if let Some(end) = limits::ended(&self.runtime).map_err(SessionError::from)? {
+                return Ok(Some(end));
+            }
+            let Some(limits) = limits::read(&self.runtime).map_err(SessionError::from)? else {
+                return Ok(None);
+            };
+            let (last, busy) = lease::activity(&self.runtime)?;
+            let watched = limits.watcher.is_some_and(|w| w.is_running());
+            match limits.due(last, busy, lease::now_ms()) {
+                Some(reason) if !watched => {
+                    let mut detach = self.detaching()?;
+                    detach.holds_lock = true;
+                    Ok(Some(detach.end_by_limit(&limits, reason)?))
+                }
+                _ => Ok(None),
+            }
+        };
+        match ended() {
+            Ok(Some(end)) => SessionError::Ended(end).into(),
+            Ok(None) => error,
+            Err(e) => e,
+        }
+    }
+
+    /// Under the turn: a session past one of the user's limits is ended
+    /// now, as `disconnect` ends it, when its watcher has not yet (it was
+    /// killed, or waits for this turn), and the command runs nothing
+    /// (exit 4, saying why).
+    fn within_limits(&self) -> Result<(), Error> {
+        if !self.within_limits {
+            return Ok(());
+        }
+        let Some(limits) = limits::read(&self.runtime).map_err(SessionError::from)? else {
+            return Ok(());
+        };
+        // This turn's own record is not activity: the last command's end is.
+        let Some(reason) = limits.due(self.last_before(), false, lease::now_ms()) else {
+            return Ok(());
+        };
+        let end = self.detaching()?.end_by_limit(&limits, reason)?;
+        Err(SessionError::Ended(end).into())
     }
 
     /// What a command that has not taken its turn yet checks: the session
@@ -231,7 +338,7 @@ impl Started {
     pub fn require_live(&self) -> Result<SessionEntry, Error> {
         let entry = self.require_registered()?;
         match entry.refused() {
-            Some(why) => Err(stale(why)),
+            Some(why) => Err(self.or_ended(stale(why))),
             None => Ok(entry),
         }
     }
@@ -245,6 +352,7 @@ impl Started {
             &self.config.session,
             Pin::shipped().core_version(),
         ))
+        .map_err(|e| self.or_ended(e))
     }
 
     /// Takes the session's turn now, for a command that first made sure
@@ -254,6 +362,7 @@ impl Started {
         if self.lease.is_none() {
             self.lease = Some(lease::acquire(&self.config, &self.runtime, command)?);
             self.recover()?;
+            self.within_limits()?;
         }
         Ok(self)
     }

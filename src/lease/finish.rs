@@ -76,7 +76,8 @@ pub fn wait(runtime: &RuntimeLocation) -> Result<End, LeaseError> {
             },
         );
         let _ = log::append(&runtime, &[line]);
-        let _ = write(&runtime, None);
+        // The abandoned command's end is the session's latest activity.
+        let _ = write(&runtime, None, Some(super::now_ms()));
     }
     Ok(end)
 }
@@ -86,7 +87,7 @@ pub fn wait(runtime: &RuntimeLocation) -> Result<End, LeaseError> {
 fn named(runtime: &Runtime, me: ProcessId, within: Duration) -> Result<Option<Holder>, LeaseError> {
     let deadline = Instant::now() + within;
     loop {
-        if let Some(holder) = recorded(runtime)?.filter(|h| h.abandoned && h.process == me) {
+        if let Some(holder) = recorded(runtime)?.filter(|h| h.abandoned && h.process.same_as(&me)) {
             return Ok(Some(holder));
         }
         if Instant::now() >= deadline || signals::pending().is_some() {

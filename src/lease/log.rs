@@ -38,14 +38,18 @@ pub enum Event<'a> {
     /// The abandoned command's turn ends, `after` its hand-over: the
     /// daemon answered (`answered`), or the wait gave up or was stopped.
     Finished { after: Duration, answered: bool },
+    /// The session reached the user's `reason` limit (`idle`, `lifetime`)
+    /// of `limit` and was detached.
+    Ended { reason: &'a str, limit: Duration },
 }
 
 /// The wrapper commands that take the lease; with the pinned CLI's
 /// documented commands (`crate::pinned_commands`), the only words the log writes
 /// in the command's place. Anything else is `other`: it may be a URL or
 /// text typed in the wrong place.
-const WRAPPERS: [&str; 6] = [
+const WRAPPERS: [&str; 7] = [
     "connect",
+    "session-end",
     "ensure",
     "disconnect",
     "release",
@@ -77,6 +81,7 @@ pub fn line(at: SystemTime, agent: &str, command: Option<&str>, event: &Event) -
         Event::Gone { .. } => "GONE",
         Event::Abandoned { .. } => "ABANDONED",
         Event::Finished { .. } => "FINISHED",
+        Event::Ended { .. } => "ENDED",
     });
     let _ = write!(out, " agent={agent}");
     if let Some(command) = command {
@@ -124,6 +129,9 @@ pub fn line(at: SystemTime, agent: &str, command: Option<&str>, event: &Event) -
                 after.as_secs(),
                 if *answered { "answered" } else { "unanswered" }
             );
+        }
+        Event::Ended { reason, limit } => {
+            let _ = write!(out, " reason={reason} limit={}s", limit.as_secs());
         }
     }
     out.push('\n');

@@ -94,6 +94,11 @@ impl LeaseError {
 pub struct Lease {
     pub version: u32,
     pub holder: Option<Holder>,
+    /// When the turn last changed hands (a command took it or ended), in
+    /// milliseconds since the epoch: the session's last activity, which
+    /// its idle limit counts from (`session::limits`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last: Option<u64>,
 }
 
 /// The command holding the turn.
@@ -130,8 +135,30 @@ pub fn holder(runtime: &Runtime) -> Result<Option<Holder>, LeaseError> {
     Ok(recorded(runtime)?.filter(|h| h.process.is_running()))
 }
 
+/// The session's last activity (when a command last took or ended its
+/// turn) and whether a command holds the turn now (an abandoned one
+/// included): what the idle limit goes by.
+pub fn activity(runtime: &Runtime) -> Result<(Option<u64>, bool), LeaseError> {
+    let Some(lease) = read(runtime)? else {
+        return Ok((None, false));
+    };
+    // A command killed mid-run was active until it was killed, at least
+    // since it started.
+    let (last, busy) = match lease.holder {
+        Some(h) if h.process.is_running() => (lease.last, true),
+        Some(h) => (lease.last.max(Some(h.since)), false),
+        None => (lease.last, false),
+    };
+    Ok((last, busy))
+}
+
 /// What `lease.json` names, running or not.
 fn recorded(runtime: &Runtime) -> Result<Option<Holder>, LeaseError> {
+    Ok(read(runtime)?.and_then(|lease| lease.holder))
+}
+
+/// `lease.json`, if it holds anything.
+fn read(runtime: &Runtime) -> Result<Option<Lease>, LeaseError> {
     let Some(bytes) = runtime
         .read_state(StateFile::Lease)?
         .filter(|bytes| !bytes.iter().all(|b| *b == 0 || b.is_ascii_whitespace()))
@@ -159,13 +186,16 @@ fn recorded(runtime: &Runtime) -> Result<Option<Holder>, LeaseError> {
     {
         return Err(malformed("unexpected version or names".into()));
     }
-    Ok(lease.holder)
+    Ok(Some(lease))
 }
 
-fn write(runtime: &Runtime, holder: Option<Holder>) -> Result<(), RuntimeError> {
+/// Writes `lease.json`: `holder` holds the turn (none: it is free), and
+/// `last` is when the last command's turn ended.
+fn write(runtime: &Runtime, holder: Option<Holder>, last: Option<u64>) -> Result<(), RuntimeError> {
     let lease = Lease {
         version: VERSION,
         holder,
+        last,
     };
     let bytes = serde_json::to_vec(&lease).expect("the lease serialises");
     runtime.write_state(StateFile::Lease, &bytes)
@@ -187,6 +217,10 @@ pub struct HeldLease {
     tab: Option<u64>,
     /// Whether it sent the browser anything (else the log says REFUSED).
     ran: bool,
+    /// When the last command's turn ended, as this turn found it.
+    last_before: Option<u64>,
+    /// Whether this turn's end is the session's activity (a command's).
+    activity: bool,
     /// Dropped after the drop's own work: the log line is written first.
     /// `None` once handed over to the process that waits for an abandoned
     /// command (which then records and ends the turn).
@@ -194,6 +228,18 @@ pub struct HeldLease {
 }
 
 impl HeldLease {
+    /// When the last command's turn before this one ended (`None`: none
+    /// recorded).
+    pub fn last_before(&self) -> Option<u64> {
+        self.last_before
+    }
+
+    /// This turn is not a browser command's (the watcher's): its end
+    /// leaves the session's idle time running.
+    pub fn not_activity(&mut self) {
+        self.activity = false;
+    }
+
     /// Names the tab the command runs on, for the log.
     pub fn on_tab(&mut self, id: u64) {
         self.tab = Some(id);
@@ -236,6 +282,7 @@ impl HeldLease {
                     process: ProcessId::of(pid)?,
                     abandoned: true,
                 }),
+                self.last_before,
             )?;
             Ok(log::append(
                 &self.runtime,
@@ -271,7 +318,14 @@ impl HeldLease {
             &self.runtime,
             &[event(&self.agent, Some(&self.command), &done)],
         );
-        let _ = write(&self.runtime, None);
+        // A command's end is the session's latest activity; a turn that
+        // is not a command's (the watcher's) leaves it as it was.
+        let last = if self.activity {
+            Some(now_ms())
+        } else {
+            self.last_before
+        };
+        let _ = write(&self.runtime, None, last);
     }
 
     /// Writes events while the turn is held.
@@ -322,7 +376,9 @@ pub fn acquire(config: &Config, runtime: &Runtime, command: &str) -> Result<Held
     let waited = started.elapsed();
     // A file that is not ours is refused, never overwritten; a log that
     // cannot keep this command's line stops it before it runs.
-    let before = recorded(runtime)?;
+    let lease = read(runtime)?;
+    let last_before = lease.as_ref().and_then(|l| l.last);
+    let before = lease.and_then(|l| l.holder);
     log::check(runtime)?;
     // A command killed mid-run may have left a request in the daemon (a
     // tab selected, opened or closed): it ends within moments, before this
@@ -339,6 +395,7 @@ pub fn acquire(config: &Config, runtime: &Runtime, command: &str) -> Result<Held
             process: ProcessId::current()?,
             abandoned: false,
         }),
+        last_before,
     )?;
     Ok(HeldLease {
         runtime: runtime.clone(),
@@ -347,6 +404,8 @@ pub fn acquire(config: &Config, runtime: &Runtime, command: &str) -> Result<Held
         waited: (waited >= Duration::from_millis(100)).then_some(waited),
         tab: None,
         ran: true,
+        last_before,
+        activity: true,
         _lock: Some(lock),
     })
 }
@@ -496,12 +555,12 @@ mod tests {
         }
         // A killed command's record names it, and holds nothing.
         let killed = holder_named("alpha", "snapshot", dead_process());
-        write(&place.runtime, Some(killed.clone())).unwrap();
+        write(&place.runtime, Some(killed.clone()), None).unwrap();
         assert_eq!(recorded(&place.runtime).unwrap(), Some(killed));
         assert!(holder(&place.runtime).unwrap().is_none());
         // A running one holds the turn.
         let running = holder_named("alpha", "snapshot", ProcessId::current().unwrap());
-        write(&place.runtime, Some(running.clone())).unwrap();
+        write(&place.runtime, Some(running.clone()), None).unwrap();
         assert_eq!(holder(&place.runtime).unwrap(), Some(running));
     }
 
@@ -576,7 +635,7 @@ mod tests {
         // The holder started 7 s ago.
         let mut earlier = holder(&place.runtime).unwrap().unwrap();
         earlier.since -= 7_000;
-        write(&place.runtime, Some(earlier)).unwrap();
+        write(&place.runtime, Some(earlier), None).unwrap();
         for wait in [0, 2] {
             let Err(error) = place.take("beta", wait, "click") else {
                 panic!("beta took the turn alpha holds");

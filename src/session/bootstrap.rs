@@ -72,7 +72,9 @@ pub struct Bootstrap {
 }
 
 impl Bootstrap {
-    pub fn create(runtime: &Runtime) -> Result<Bootstrap, BootstrapError> {
+    /// `idle`: the daemon's own idle timer (the pinned CLI's
+    /// `timeouts.idle`, `session::limits::backstop`); none: it has none.
+    pub fn create(runtime: &Runtime, idle: Option<Duration>) -> Result<Bootstrap, BootstrapError> {
         let dir = tempfile::Builder::new()
             .prefix(BOOTSTRAP_PREFIX)
             .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700))
@@ -93,7 +95,10 @@ impl Bootstrap {
             return Err(io(format!("create {}", output_dir.display()))(e));
         }
         crate::runtime::check_private_dir(&output_dir)?;
-        let config = json!({"outputDir": output_dir});
+        let mut config = json!({"outputDir": output_dir});
+        if let Some(idle) = idle {
+            config["timeouts"] = json!({"idle": idle.as_millis() as u64});
+        }
         fs::write(dir.join("attach-config.json"), config.to_string())
             .map_err(io("write the attach config"))?;
         Ok(Bootstrap {
@@ -279,10 +284,30 @@ mod tests {
     }
 
     #[test]
+    fn the_attach_config_carries_the_daemons_own_idle_timer_only_when_there_is_one() {
+        let (_home, runtime) = crate::runtime::scratch();
+        let config = |idle| {
+            let bootstrap = Bootstrap::create(&runtime, idle).unwrap();
+            let text = fs::read_to_string(bootstrap.config()).unwrap();
+            serde_json::from_str::<serde_json::Value>(&text).unwrap()
+        };
+        let timed = config(Some(Duration::from_secs(4230)));
+        assert_eq!(timed["timeouts"]["idle"], 4_230_000, "{timed}");
+        assert!(
+            timed["outputDir"]
+                .as_str()
+                .unwrap()
+                .ends_with(SESSION_OUTPUT)
+        );
+        let never = config(None);
+        assert!(never.get("timeouts").is_none(), "{never}");
+    }
+
+    #[test]
     fn a_bootstrap_is_private_recorded_and_scrubbed_with_its_record() {
         let (_home, runtime) = crate::runtime::scratch();
         fs::create_dir(runtime.tmp_dir().join("playwright-artifacts-OLD111")).unwrap();
-        let bootstrap = Bootstrap::create(&runtime).unwrap();
+        let bootstrap = Bootstrap::create(&runtime, None).unwrap();
         let dir = bootstrap.dir.clone();
         assert_eq!(dir.parent(), Some(runtime.root()));
         assert_eq!(fs::metadata(&dir).unwrap().mode() & 0o7777, 0o700);
@@ -305,7 +330,7 @@ mod tests {
         assert!(!dir.exists());
         assert_eq!(recorded_dir(&runtime).unwrap(), None);
         // Dropped after an early failure: scrubbed the same.
-        let bootstrap = Bootstrap::create(&runtime).unwrap();
+        let bootstrap = Bootstrap::create(&runtime, None).unwrap();
         let dir = bootstrap.dir.clone();
         drop(bootstrap);
         assert!(!dir.exists());
@@ -315,7 +340,7 @@ mod tests {
     #[test]
     fn output_that_cannot_be_deleted_keeps_its_record_and_is_said() {
         let (_home, runtime) = crate::runtime::scratch();
-        let bootstrap = Bootstrap::create(&runtime).unwrap();
+        let bootstrap = Bootstrap::create(&runtime, None).unwrap();
         // Its folder became a file: remove_dir_all fails (ENOTDIR).
         fs::remove_dir_all(&bootstrap.dir).unwrap();
         fs::write(&bootstrap.dir, "x").unwrap();
@@ -330,7 +355,7 @@ mod tests {
         let output = runtime.root().join(SESSION_OUTPUT);
         fs::create_dir(&output).unwrap();
         fs::set_permissions(&output, fs::Permissions::from_mode(0o755)).unwrap();
-        let error = Bootstrap::create(&runtime).err().unwrap();
+        let error = Bootstrap::create(&runtime, None).err().unwrap();
         assert_eq!(error.exit(), Exit::Security, "{error}");
     }
 

@@ -6,6 +6,7 @@ pub mod bound;
 pub mod connect_tab;
 pub mod daemon_process;
 pub mod leftovers;
+pub mod limits;
 pub mod pinned;
 pub mod registry;
 pub mod state;
@@ -84,12 +85,24 @@ pub enum SessionError {
     },
     #[error("cannot resolve the runtime directory: {0}")]
     RuntimePath(std::io::Error),
+    /// The session reached one of the user's limits and was detached.
+    #[error(
+        "{}; nothing was run. Ask the user to approve taking their browser again, then run \
+         `my-chrome connect`",
+        .0.sentence()
+    )]
+    Ended(limits::Ended),
+    #[error(transparent)]
+    Limits(#[from] limits::LimitsError),
 }
 
 impl SessionError {
     pub fn exit(&self) -> Exit {
         match self {
-            SessionError::Missing | SessionError::Stale(_) => Exit::NoSession,
+            SessionError::Missing | SessionError::Stale(_) | SessionError::Ended(_) => {
+                Exit::NoSession
+            }
+            SessionError::Limits(e) => e.exit(),
             SessionError::Bound { error, .. } => error.exit(),
             SessionError::NoAnswer(e) => e.exit(),
             _ => Exit::Failure,

@@ -24,6 +24,9 @@ pub struct Agents {
     pub spare_tabs: Vec<String>,
     /// Seconds without a command after which an agent is gone.
     pub gone_after_secs: u64,
+    /// What is left of the session's idle and lifetime limits (none: no
+    /// session has them).
+    pub session_limits: Option<crate::session::limits::Status>,
 }
 
 #[derive(Debug, Serialize)]
@@ -78,12 +81,17 @@ impl Agents {
             user_tabs: Vec::new(),
             spare_tabs: Vec::new(),
             gone_after_secs: 0,
+            session_limits: None,
         };
         let Some(runtime) = Runtime::inspect(&config.runtime)? else {
             out.gone_after_secs = crate::settings::DEFAULT_AGENT_GONE.as_secs();
             return Ok(out);
         };
         let gone_after = crate::settings::load(&runtime)?.agent_gone;
+        // Shown as far as it can be read: the tabs are what this is for.
+        out.session_limits = crate::session::limits::status(&runtime, false)
+            .ok()
+            .flatten();
         out.gone_after_secs = gone_after.as_secs();
         let now = lease::now_ms();
         out.running = lease::holder(&runtime)?.map(|h| Running {
@@ -237,6 +245,9 @@ impl Agents {
              for it (`my-chrome setup --agent-gone`, the user's setting)\n",
             self.you, self.gone_after_secs
         ));
+        if let Some(limits) = &self.session_limits {
+            out.push_str(&format!("session: {}\n", limits.status));
+        }
         out
     }
 }
