@@ -55,6 +55,25 @@ fn until_gone(sandbox: &Sandbox, within: Duration) {
     }
 }
 
+/// Sends `tab-list` every half second until one is refused (within a
+/// minute): that run, and how many were served before it.
+fn busy_until_refused(sandbox: &Sandbox) -> (Run, usize) {
+    let started = Instant::now();
+    let mut served = 0;
+    loop {
+        let run = sandbox.run(&["tab-list"]);
+        if run.code != 0 {
+            return (run, served);
+        }
+        served += 1;
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "it never ended"
+        );
+        std::thread::sleep(Duration::from_millis(500));
+    }
+}
+
 /// What an ended session leaves: nothing of ours running or bound, the
 /// browser running, the end in the lease log.
 fn nothing_left(sandbox: &Sandbox, chrome_alive: bool, reason: &str) {
@@ -197,20 +216,7 @@ fn the_lifetime_ends_a_busy_session_and_connect_asks_only_for_less() {
     let watcher = watcher_pid(&w.sandbox);
     // Commands keep coming; the lifetime ends the session all the same,
     // between two of them.
-    let started = Instant::now();
-    let mut served = 0;
-    let ended = loop {
-        let run = w.sandbox.run(&["tab-list"]);
-        if run.code != 0 {
-            break run;
-        }
-        served += 1;
-        assert!(
-            started.elapsed() < Duration::from_secs(60),
-            "it never ended"
-        );
-        std::thread::sleep(Duration::from_millis(500));
-    };
+    let (ended, served) = busy_until_refused(&w.sandbox);
     assert!(served >= 5, "only {served} commands ran");
     ended.expect(
         4,
@@ -276,18 +282,7 @@ fn a_killed_watcher_leaves_the_end_to_the_next_command_and_connect_brings_it_bac
         .unwrap();
     assert!(left <= 12, "--for lengthened the session to {left} s");
     // Kept busy, it still ends at that lifetime.
-    let started = Instant::now();
-    let ended = loop {
-        let run = w.sandbox.run(&["tab-list"]);
-        if run.code != 0 {
-            break run;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(60),
-            "it never ended"
-        );
-        std::thread::sleep(Duration::from_millis(500));
-    };
+    let (ended, _) = busy_until_refused(&w.sandbox);
     let log = fs::read_to_string(w.sandbox.runtime.join("lease.log")).unwrap();
     assert!(
         ended

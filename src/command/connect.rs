@@ -277,7 +277,7 @@ pub fn connect(config: &Config, asked_for: Option<&str>) -> Result<(), Error> {
             let now = crate::lease::now_ms();
             let (mut limits, watched) = match limits::read(runtime).map_err(SessionError::from)? {
                 Some(limits) => {
-                    let watched = limits.watcher.is_some_and(|w| w.is_running());
+                    let watched = limits::watcher_runs(&limits, &ProcessTable::read()?);
                     (limits, watched)
                 }
                 None => (

@@ -295,7 +295,7 @@ impl Started {
                 return Ok(None);
             };
             let (last, busy) = lease::activity(&self.runtime)?;
-            let watched = limits.watcher.is_some_and(|w| w.is_running());
+            let watched = limits::watcher_runs(&limits, &crate::procs::ProcessTable::read()?);
             match limits.due(last, busy, lease::now_ms()) {
                 Some(reason) if !watched => {
                     let mut detach = self.detaching()?;

@@ -629,6 +629,43 @@ mod tests {
     }
 
     #[test]
+    fn the_idle_clock_counts_from_the_last_commands_end_never_from_a_watchers_turn() {
+        let place = Place::new();
+        assert_eq!(activity(&place.runtime).unwrap(), (None, false));
+        let held = place.take("alpha", 0, "snapshot").unwrap();
+        // A turn held is activity that has not ended.
+        assert_eq!(activity(&place.runtime).unwrap(), (None, true));
+        assert_eq!(held.last_before(), None);
+        drop(held);
+        let (ended, busy) = activity(&place.runtime).unwrap();
+        let ended = ended.expect("the end is recorded");
+        assert!(!busy && now_ms().abs_diff(ended) < 60_000);
+        // The next turn finds it, keeps it while it runs, and a turn that
+        // is not a command's leaves it as it was.
+        std::thread::sleep(Duration::from_millis(5));
+        let mut watcher = place.take("my-chrome", 0, "session-end").unwrap();
+        assert_eq!(watcher.last_before(), Some(ended));
+        assert_eq!(activity(&place.runtime).unwrap(), (Some(ended), true));
+        watcher.not_activity();
+        drop(watcher);
+        assert_eq!(activity(&place.runtime).unwrap(), (Some(ended), false));
+        // A command's turn moves it on.
+        drop(place.take("beta", 0, "tab-list").unwrap());
+        let (later, _) = activity(&place.runtime).unwrap();
+        assert!(later.unwrap() > ended);
+        // A command killed mid-run was active until at least its start.
+        let killed = Holder {
+            since: later.unwrap() + 1_000,
+            ..holder_named("gamma", "eval", dead_process())
+        };
+        write(&place.runtime, Some(killed), later).unwrap();
+        assert_eq!(
+            activity(&place.runtime).unwrap(),
+            (Some(later.unwrap() + 1_000), false)
+        );
+    }
+
+    #[test]
     fn a_busy_turn_is_refused_with_exit_7_naming_its_holder() {
         let place = Place::new();
         let _held = place.take("alpha", 0, "snapshot").unwrap();

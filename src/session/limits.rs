@@ -176,18 +176,22 @@ pub fn status(
 
 /// Whether the session's watcher runs, found as the daemon is: the
 /// process the record names (pid and start time), of our user, running
-/// this program's `watch-session`.
+/// this program's `watch-session`. The one test of it (doctor, a reusing
+/// connect, a command that finds the session gone).
 pub fn watcher_runs(limits: &Limits, table: &crate::procs::ProcessTable) -> bool {
     let Some(watcher) = limits.watcher else {
         return false;
     };
     let me = nix::unistd::Uid::current().as_raw();
-    table.iter().any(|p| {
-        p.pid == watcher.pid
-            && p.start_time.abs_diff(watcher.start) <= 2
-            && p.uid == Some(me)
-            && p.cmd.get(1).is_some_and(|a| a == "watch-session")
-    })
+    // Alive (not a zombie nobody reaped), and what it should be.
+    watcher.is_running()
+        && table.iter().any(|p| {
+            watcher.same_as(&ProcessId {
+                pid: p.pid,
+                start: p.start_time,
+            }) && p.uid == Some(me)
+                && p.cmd.get(1).is_some_and(|a| a == "watch-session")
+        })
 }
 
 /// The daemon's own idle timer (the pinned CLI's `timeouts.idle`), for a
