@@ -182,11 +182,15 @@ impl Parsed {
     }
 }
 
-/// An option name made of ASCII letters, digits, `-`, `_` and `.`: every
-/// option the pinned CLI has is one, and only such a name has a long
-/// spelling that reads back as itself (a line break, say, has none).
+/// An option name made of ASCII letters, digits, `-`, `_` and `.`, not
+/// starting with `-`: every option the pinned CLI has is one, and only such
+/// a name has a long spelling that reads back as itself (a line break, say,
+/// has none; nor has `-`, which a group of short flags like `-n-` makes:
+/// `---` is no option to minimist, so a flag before it would take it as
+/// its value).
 pub fn plain_key(key: &str) -> bool {
     !key.is_empty()
+        && !key.starts_with('-')
         && key
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
@@ -562,6 +566,15 @@ mod tests {
             let back = parse(&parsed.to_words(&booleans), &booleans).unwrap();
             assert_eq!(back, parsed, "{line:?} -> {:?}", parsed.to_words(&booleans));
         }
+        // Found by the property below: a group of short flags can make the
+        // key `-`, whose long spelling `---` is no option to minimist (a
+        // flag written before it takes it as its value): no plain key.
+        let parsed = parse(&words(&["-no-0", "---", "-no-"]), &booleans).unwrap();
+        assert!(
+            parsed.options.iter().any(|(key, _)| key == "-"),
+            "{parsed:?}"
+        );
+        assert!(!plain_key("-") && !plain_key("-x") && plain_key("x-"));
     }
 
     proptest::proptest! {

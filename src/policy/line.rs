@@ -77,7 +77,7 @@ impl Line {
             .find(|(key, _)| !minimist::plain_key(key))
         {
             return Err(Refusal::Unreadable(format!(
-                "the option {:?} is no option name (letters, digits, '-', '_', '.')",
+                "the option {:?} is no option name (letters, digits, '-', '_', '.', not starting with '-')",
                 redact_runs(key)
             )));
         }
@@ -308,6 +308,11 @@ mod tests {
         let line = read("unroute -- **/x").unwrap();
         assert_eq!(line.argument(1), Some("**/x"));
         assert!(matches!(refused("unroute --no-_"), Refusal::Unreadable(_)));
+        // Short flags can make the key `-`, which no word spells back.
+        assert!(matches!(
+            refused("snapshot -no-0 --- -no-"),
+            Refusal::Unreadable(_)
+        ));
         assert_eq!(read("--json").unwrap().command(), None);
     }
 
