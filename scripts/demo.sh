@@ -4,7 +4,8 @@
 # by a real headless Chromium), with a throw-away token in a private test
 # keyring and a private runtime: never against your own Chrome, profile or
 # keyring. It builds, installs the pinned CLI, connects, opens a local page,
-# reads it back, disconnects, and cleans up everything it started.
+# reads it back, disconnects, uninstalls, and cleans up everything it
+# started: as an ordinary user too, it leaves nothing in /tmp or your home.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 say() { printf '\ndemo: %s\n' "$*"; }
@@ -17,7 +18,11 @@ bin=$PWD/target/debug/my-chrome
 work=$(mktemp -d)
 pids=()
 cleanup() {
-  "$bin" disconnect >/dev/null 2>&1 || true
+  # Only ever the demo's own runtime (the variable is set below): the pinned
+  # CLI is sealed read-only, so `rm -rf` alone cannot remove it.
+  if [ "${MY_CHROME_RUNTIME_DIR:-}" = "$work/runtime" ]; then
+    "$bin" uninstall >/dev/null 2>&1 || true
+  fi
   for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
   wait 2>/dev/null || true
   rm -rf "$work"
@@ -26,8 +31,9 @@ trap cleanup EXIT
 # Cargo and rustup keep their own homes; everything of the demo's is in $work.
 export RUSTUP_HOME=${RUSTUP_HOME:-$HOME/.rustup} CARGO_HOME=${CARGO_HOME:-$HOME/.cargo}
 export npm_config_cache=${npm_config_cache:-$HOME/.npm}
-export HOME=$work/home MY_CHROME_RUNTIME_DIR=$work/runtime PATH=/usr/bin:/bin
-mkdir -p "$HOME" "$work/standin" "$work/site"
+# TMPDIR too: what the sandbox browser leaves in it goes with $work.
+export HOME=$work/home MY_CHROME_RUNTIME_DIR=$work/runtime PATH=/usr/bin:/bin TMPDIR=$work/tmp
+mkdir -p "$HOME" "$TMPDIR" "$work/standin" "$work/site"
 
 say "my-chrome setup (the pinned @playwright/cli, verified)"
 "$bin" setup
@@ -72,4 +78,6 @@ say "what the page says:"
 printf '%s\n' "$text" | grep -i 'heading' | head -3 || printf '%s\n' "$text" | head -20
 say "my-chrome disconnect (the browser keeps running)"
 "$bin" disconnect
+say "my-chrome uninstall (the runtime and the pinned CLI go; the browser keeps running)"
+"$bin" uninstall
 say "done: everything the demo started is being cleaned up"

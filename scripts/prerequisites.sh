@@ -12,7 +12,9 @@
 #         xdotool (the user's own keys in that Chromium: Ctrl+W closes a tab),
 #         unshare and mount (a private /etc/hosts), GNU time (a wrapper the
 #         agent-identity test runs through; bench.sh's peak RSS) and strace
-#         (the proof that forwarded commands start no child).
+#         (the proof that forwarded commands start no child); useradd,
+#         runuser and pkill (scripts/newcomer.sh: the demo and an uninstall
+#         round as a throw-away ordinary user).
 set -euo pipefail
 
 say() { printf 'prerequisites: %s\n' "$*"; }
@@ -42,6 +44,9 @@ if [ "$1" = test ]; then
   need /usr/bin/mount mount
   need /usr/bin/time time
   need /usr/bin/strace strace
+  need /usr/sbin/useradd passwd
+  need /usr/sbin/runuser util-linux
+  need /usr/bin/pkill procps
 fi
 
 [ ${#missing[@]} -eq 0 ] && exit 0

@@ -38,3 +38,10 @@ cargo test --workspace --quiet --no-fail-fast -- --test-threads=2
 say "scripts/demo.sh"
 scripts/demo.sh | tee target/demo.log
 grep -q "Hello from the my-chrome demo page" target/demo.log || { say "the demo did not read its page" >&2; exit 1; }
+
+# The newcomer's first run and the user's last, as an ordinary user: as root
+# a permission problem (a sealed copy its owner cannot `rm -rf`) would hide.
+if [ "$(id -u)" = 0 ]; then
+  say "scripts/newcomer.sh (as a throw-away unprivileged user)"
+  scripts/newcomer.sh
+fi

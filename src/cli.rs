@@ -84,6 +84,17 @@ pub enum Command {
     /// Detach from the browser and remove the private output; the browser keeps running.
     #[command(visible_aliases = ["detach", "close"])]
     Disconnect,
+    /// Remove what my-chrome installed: detach the session, then remove
+    /// the runtime (the pinned CLI, state, logs) and the skill copies
+    /// scripts/install.sh placed. The browser keeps running.
+    Uninstall {
+        /// Delete the extension token from the keyring too (kept otherwise).
+        #[arg(long)]
+        forget_token: bool,
+        /// Say what would be removed and what left; change nothing.
+        #[arg(long)]
+        dry_run: bool,
+    },
     /// Every agent's tab ids and labels, its last command and when, the
     /// user's tabs, and what runs now; changes nothing.
     Agents {

@@ -17,6 +17,7 @@ use crate::outputs::OutputsError;
 use crate::policy::Refusal as LineRefusal;
 use crate::policy::tabs::TabArgError;
 use crate::procs::ProcError;
+use crate::removal::RemovalError;
 use crate::runtime::RuntimeError;
 use crate::session::SessionError;
 use crate::session::bootstrap::BootstrapError;
@@ -83,6 +84,8 @@ pub enum Error {
     Settings(#[from] SettingsError),
     #[error(transparent)]
     Outputs(#[from] OutputsError),
+    #[error(transparent)]
+    Removal(#[from] RemovalError),
     /// A command's own refusal (`src/command/`).
     #[error("{0}")]
     Command(Box<dyn CommandRefusal>),
@@ -141,6 +144,7 @@ impl Error {
             Error::TabArg(e) => e.exit(),
             Error::Settings(e) => e.exit(),
             Error::Outputs(e) => e.exit(),
+            Error::Removal(e) => e.exit(),
             Error::Command(e) => e.exit(),
             Error::Line(e) => e.exit(),
             Error::Silent(exit) => *exit,

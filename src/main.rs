@@ -6,7 +6,7 @@ use nix::sys::stat::{Mode, umask};
 
 use my_chrome::cli::{self, Command, TokenCommand};
 use my_chrome::command::{
-    agents, audit, connect, disconnect, doctor, ensure, forward, setup, token, watch,
+    agents, audit, connect, disconnect, doctor, ensure, forward, setup, token, uninstall, watch,
 };
 use my_chrome::config::Config;
 use my_chrome::error::Error;
@@ -87,6 +87,16 @@ fn run(command: Command, config: &Config) -> Result<(), Error> {
         Command::SafetyAudit { json } => audit::safety_audit(config, json)?,
         Command::CleanupPlan { json } => audit::cleanup_plan(config, json)?,
         Command::Disconnect => disconnect::disconnect(config)?,
+        Command::Uninstall {
+            forget_token,
+            dry_run,
+        } => uninstall::uninstall(
+            config,
+            uninstall::Asked {
+                forget_token,
+                dry_run,
+            },
+        )?,
         // Started by `hand_over` (stdin: a daemon connection, stdout: the
         // session lock): it prints nothing.
         Command::WaitAbandoned { runtime } => {

@@ -135,11 +135,17 @@ fn install_and_uninstall_leave_home_as_it_was() {
         lines.sort();
         lines
     };
+    // The runtime's parent, as in a lived-in home: uninstall leaves it.
+    fs::create_dir(home.path().join(".cache")).unwrap();
     let before = snapshot(home.path());
     let script = Path::new(ROOT).join("scripts/install.sh");
     let run = |args: &[&str]| {
+        // A cleared environment: install.sh --uninstall runs `my-chrome
+        // uninstall`, which must find only this HOME's (empty) runtime.
         let status = Command::new(&script)
             .args(args)
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap())
             .env("HOME", home.path())
             .env(
                 "RUSTUP_HOME",
@@ -169,6 +175,21 @@ fn install_and_uninstall_leave_home_as_it_was() {
     let binary = fs::read_to_string(skill.join("BINARY")).unwrap();
     assert_eq!(binary.trim(), format!("{prefix}/bin/my-chrome"));
     run(&["--prefix", prefix, "--agent", "claude-code"]);
+    // The installed binary's setup: a sealed runtime in ~/.cache/my-chrome,
+    // which --uninstall removes through `my-chrome uninstall`.
+    let setup = Command::new(format!("{prefix}/bin/my-chrome"))
+        .arg("setup")
+        .env_clear()
+        .env("HOME", home.path())
+        .env("PATH", "/usr/bin:/bin")
+        .status()
+        .unwrap();
+    assert!(setup.success());
+    assert!(
+        home.path()
+            .join(".cache/my-chrome/cli/package.json")
+            .exists()
+    );
     run(&["--prefix", prefix, "--uninstall"]);
     assert_eq!(
         snapshot(home.path()),

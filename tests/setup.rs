@@ -12,8 +12,9 @@ use nix::unistd::Pid;
 
 #[test]
 fn setup_on_a_fresh_home_installs_a_supported_copy_and_a_second_run_changes_nothing() {
-    // No MY_CHROME_RUNTIME_DIR: the default location under HOME, and a fresh
-    // npm cache, so this is a real install from the registry.
+    // No MY_CHROME_RUNTIME_DIR: the default location under HOME, and
+    // setup's own fresh npm cache, so this is a real install from the
+    // registry.
     let sandbox = Sandbox::new();
     let mut cmd = sandbox.command(&["setup"]);
     cmd.env_remove("MY_CHROME_RUNTIME_DIR");
@@ -30,6 +31,9 @@ fn setup_on_a_fresh_home_installs_a_supported_copy_and_a_second_run_changes_noth
 
     let runtime = sandbox.home.path().join(".cache/my-chrome");
     assert_eq!(mode(&runtime), 0o700);
+    // npm's cache was setup's, in the private TMPDIR, and went with it.
+    assert!(!sandbox.home.path().join(".npm").exists());
+    assert!(!runtime.join("tmp/npm-cache").exists());
     assert_eq!(mode(&runtime.join(".my-chrome-runtime")), 0o600);
     for sub in ["tmp", ".playwright"] {
         assert_eq!(mode(&runtime.join(sub)), 0o700, "{sub}");
@@ -141,8 +145,17 @@ fn children_see_only_the_allowlisted_environment() {
         "USER",
         "WS_NO_BUFFER_UTIL",
         "WS_NO_UTF_8_VALIDATE",
+        "npm_config_cache",
     ];
     assert_eq!(names, expected, "{env}");
+    // npm's cache is setup's own, in the private TMPDIR, not ~/.npm.
+    assert!(
+        env.contains(&format!(
+            "npm_config_cache={}\n",
+            sandbox.runtime.join("tmp/npm-cache").display()
+        )),
+        "{env}"
+    );
     let me = common::user_name();
     assert!(
         env.contains(&format!("USER={me}\n")),

@@ -65,8 +65,7 @@ fn stop_without_helper(config: &Config, changed: HelperError) -> Error {
         let _lock = runtime
             .wrapper_lock(config.lock_wait, &crate::output::waiting_for_another)
             .ok()?;
-        let socket = crate::session::state::open_socket(&config.home, &runtime, &config.session)?;
-        Some(crate::daemon::stop(&socket, crate::session::pinned::HOUSEKEEPING_TIMEOUT).is_ok())
+        stop_through_socket(config, &runtime)
     });
     let session = match stopped {
         Some(true) => {
@@ -76,4 +75,12 @@ fn stop_without_helper(config: &Config, changed: HelperError) -> Error {
         None => "No session was open.",
     };
     DisconnectError::HelperChanged { changed, session }.into()
+}
+
+/// Asks the session's daemon to stop through its own socket, running none
+/// of the helper's code; the caller holds the wrapper lock. `None` when no
+/// daemon has a socket, else whether it stopped.
+pub(crate) fn stop_through_socket(config: &Config, runtime: &Runtime) -> Option<bool> {
+    let socket = crate::session::state::open_socket(&config.home, runtime, &config.session)?;
+    Some(crate::daemon::stop(&socket, crate::session::pinned::HOUSEKEEPING_TIMEOUT).is_ok())
 }

@@ -14,4 +14,5 @@ pub mod forward;
 pub mod setup;
 pub mod start;
 pub mod token;
+pub mod uninstall;
 pub mod watch;

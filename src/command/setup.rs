@@ -31,6 +31,20 @@ use crate::signals;
 
 const STAGING_PREFIX: &str = ".cli-setup.";
 const ASIDE_PREFIX: &str = ".cli-old.";
+/// npm's cache during an install, in the runtime's private TMPDIR.
+const NPM_CACHE: &str = "npm-cache";
+
+/// Whether `rel` (a path inside the runtime) lies where setup seals
+/// read-only: the installed copy, and a copy a setup set aside or staged.
+pub(crate) fn sealed_place(rel: &Path) -> bool {
+    let Some(std::path::Component::Normal(first)) = rel.components().next() else {
+        return false;
+    };
+    let first = first.to_string_lossy();
+    first == crate::runtime::CLI_DIR
+        || first.starts_with(STAGING_PREFIX)
+        || first.starts_with(ASIDE_PREFIX)
+}
 
 /// Why setup installed nothing (the previous copy, if any, is unchanged).
 #[derive(Debug, thiserror::Error)]
@@ -238,12 +252,16 @@ pub fn setup(config: &Config) -> Result<Outcome, SetupError> {
     refuse_if_in_use(config, &runtime)?;
 
     let staging = stage(&runtime, pin)?;
+    // npm's cache and logs in the private TMPDIR, gone after the install:
+    // nothing of setup's stays in the user's home (`~/.npm`).
+    let npm_cache = NpmCache::new(&runtime);
     let npm_env = config
         .proxy_vars
         .iter()
         .fold(env.clone().with_path_prefix(node.dir()), |env, (k, v)| {
             env.with(&k.to_string_lossy(), v)
-        });
+        })
+        .with("npm_config_cache", npm_cache.0.as_os_str());
     crate::output::notice(&format!(
         "my-chrome: installing @playwright/cli {} with {} ci ...",
         pin.version,
@@ -261,6 +279,7 @@ pub fn setup(config: &Config) -> Result<Outcome, SetupError> {
         .stderr(Output::Progress)
         .run(&npm_env)
         .map_err(SetupError::NpmAborted)?;
+    drop(npm_cache);
     if !finished.status.success() {
         return Err(SetupError::NpmFailed {
             status: finished.status.to_string(),
@@ -285,6 +304,22 @@ pub fn setup(config: &Config) -> Result<Outcome, SetupError> {
     Ok(Outcome::Installed {
         dir: runtime.cli_dir(),
     })
+}
+
+/// npm's cache for one install, inside the runtime's private TMPDIR;
+/// removed when dropped.
+struct NpmCache(PathBuf);
+
+impl NpmCache {
+    fn new(runtime: &Runtime) -> NpmCache {
+        NpmCache(runtime.tmp_dir().join(NPM_CACHE))
+    }
+}
+
+impl Drop for NpmCache {
+    fn drop(&mut self) {
+        let _ = fs::remove_dir_all(&self.0);
+    }
 }
 
 /// A staging directory (0700, removed when dropped) holding the shipped
@@ -428,4 +463,24 @@ fn leftovers(root: &Path) -> io::Result<Vec<PathBuf>> {
     }
     out.sort();
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_copies_setup_seals_are_sealed_places() {
+        for sealed in [
+            "cli",
+            "cli/node_modules/x",
+            ".cli-old.12/a",
+            ".cli-setup.Ab3",
+        ] {
+            assert!(sealed_place(Path::new(sealed)), "{sealed}");
+        }
+        for not in ["", "tmp/cli", "clix", ".playwright", "tmp", "../cli"] {
+            assert!(!sealed_place(Path::new(not)), "{not}");
+        }
+    }
 }

@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# The newcomer's first run and the user's last, as an ordinary user: run as
+# root (scripts/test.sh does), it makes a throw-away unprivileged user, gives
+# it a copy of this repository and the machine's Rust toolchain (read-only),
+# and as that user runs
+#   1. scripts/demo.sh, which must end with exit 0 and leave nothing in /tmp
+#      or the user's home;
+#   2. scripts/install.sh --agent claude-code --agent codex, my-chrome setup,
+#      my-chrome uninstall (--dry-run first), scripts/install.sh --uninstall,
+#      which must leave the home as it was before the install.
+# The user, its home and its processes are removed at the end, whatever
+# happened. A permission problem cannot hide behind root this way.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+say() { printf 'newcomer: %s\n' "$*"; }
+[ "$(id -u)" = 0 ] || { say "run me as root (I make and remove a throw-away user)" >&2; exit 2; }
+
+user=mc-newcomer-$$
+toolchain=$(rustc --print sysroot)
+view=/run/my-chrome-newcomer-$$
+useradd --create-home --user-group --shell /bin/bash "$user"
+home=$(getent passwd "$user" | cut -d: -f6)
+cleanup() {
+  pkill -KILL -u "$user" 2>/dev/null || true
+  sleep 0.2
+  find /tmp /var/tmp /dev/shm -mindepth 1 -maxdepth 1 -user "$user" -exec rm -rf {} + 2>/dev/null || true
+  userdel --remove "$user" 2>/dev/null || true
+  rmdir "$view" 2>/dev/null || true
+}
+trap cleanup EXIT
+
+# A copy of what git tracks (the working tree as it is), owned by the user.
+git ls-files -z --cached --others --exclude-standard | tar --null -T - -c | tar -x -C "$home" --one-top-level=my-chrome
+chown -R "$user:$user" "$home/my-chrome"
+mkdir -p "$view"
+
+# Runs "$@" as the user, in a mount namespace where the toolchain (under
+# root's home, which the user cannot enter) is bound read-only at $view.
+as_user() {
+  unshare --mount --propagation private -- bash -c '
+    mount --bind "$1" "$2" && mount -o remount,bind,ro "$2" || exit 1
+    shift 2
+    exec runuser -u "$@"' _ "$toolchain" "$view" "$user" -- \
+    env -i HOME="$home" USER="$user" LOGNAME="$user" LANG=C.UTF-8 \
+    PATH="$view/bin:/usr/bin:/bin" CARGO_HOME="$home/.cargo" RUSTUP_TOOLCHAIN="$(basename "$toolchain")" \
+    bash -c 'cd ~/my-chrome && "$@"' _ "$@"
+}
+
+# A lived-in home has its cache folder; my-chrome's runtime goes inside it
+# (~/.cache/my-chrome) and uninstall leaves the folder itself, not its own.
+install -d -m 0700 -o "$user" -g "$user" "$home/.cache"
+
+# What the user has before, and what /tmp holds of the user: the copy and
+# cargo's own cache (a prerequisite, like the toolchain) do not count.
+inventory() {
+  { find "$home" -mindepth 1 \( -path "$home/my-chrome" -o -path "$home/.cargo" \) -prune -o -print
+    find /tmp /var/tmp /dev/shm -user "$user" 2>/dev/null; } | sort
+}
+before=$(inventory)
+
+say "scripts/demo.sh as $user"
+as_user scripts/demo.sh | tee /tmp/newcomer-demo-$$.log
+grep -q "Hello from the my-chrome demo page" /tmp/newcomer-demo-$$.log || { say "the demo did not read its page" >&2; exit 1; }
+rm -f /tmp/newcomer-demo-$$.log
+if pgrep -u "$user" >/dev/null; then
+  say "the demo left processes running:" >&2
+  ps -o pid,args -u "$user" >&2
+  exit 1
+fi
+after=$(inventory)
+if [ "$before" != "$after" ]; then
+  say "the demo left these behind:" >&2
+  diff <(printf '%s\n' "$before") <(printf '%s\n' "$after") >&2 || true
+  exit 1
+fi
+
+say "install, setup, uninstall as $user"
+as_user bash -c '
+  set -euo pipefail
+  scripts/install.sh --agent claude-code --agent codex
+  ~/.local/bin/my-chrome setup
+  test -d ~/.claude/skills/my-chrome && test -d ~/.agents/skills/my-chrome
+  ~/.local/bin/my-chrome uninstall --dry-run
+  test -d ~/.cache/my-chrome/cli
+  scripts/install.sh --uninstall
+  if ~/.local/bin/my-chrome uninstall 2>/dev/null; then echo "the binary is still there" >&2; exit 1; fi
+'
+after=$(inventory)
+if [ "$before" != "$after" ]; then
+  say "install and uninstall left these behind:" >&2
+  diff <(printf '%s\n' "$before") <(printf '%s\n' "$after") >&2 || true
+  exit 1
+fi
+say "the demo and the install round left nothing behind as an ordinary user"
