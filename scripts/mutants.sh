@@ -28,7 +28,7 @@ say() { printf 'mutants.sh: %s\n' "$*"; }
 # (every unit test, plus the integration tests that cover the module, take
 # seconds, and make their own sandboxes; only turns.rs starts a browser,
 # for one test of the log).
-ORDER=(redact minimist file-args policy tabs token-shape lease runtime handoff manifest request cleanup-record)
+ORDER=(redact minimist file-args policy tabs token-shape lease runtime handoff manifest request cleanup-record removal)
 declare -A FILES=(
   [redact]="src/redact/mod.rs src/redact/patterns.rs src/redact/known.rs src/redact/controls.rs"
   [minimist]="src/minimist.rs"
@@ -42,6 +42,7 @@ declare -A FILES=(
   [manifest]="src/helper/manifest.rs"
   [request]="src/daemon/request.rs"
   [cleanup-record]="src/session/bootstrap.rs src/session/leftovers.rs"
+  [removal]="src/removal.rs src/installed.rs"
 )
 declare -A TESTS=(
   [redact]="--lib"
@@ -56,6 +57,7 @@ declare -A TESTS=(
   [manifest]="--lib --test helper"
   [request]="--lib --test minimist"
   [cleanup-record]="--lib --test bound"
+  [removal]="--lib --test uninstall"
 )
 
 in_diff=()

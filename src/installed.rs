@@ -128,6 +128,10 @@ mod tests {
             }]
         );
         assert!(Record::read(&h.join("nobody")).unwrap().lines.is_empty());
+        // A record that cannot be read is an error, not "nothing recorded".
+        let odd = tempfile::tempdir().unwrap();
+        fs::create_dir_all(odd.path().join(RECORD)).unwrap();
+        assert!(Record::read(odd.path()).is_err());
     }
 
     #[test]
