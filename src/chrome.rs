@@ -105,7 +105,7 @@ impl ChromeError {
     pub fn exit(&self) -> Exit {
         match self {
             ChromeError::Replaceable(_) => Exit::Security,
-            _ => Exit::Chrome,
+            ChromeError::Missing { .. } | ChromeError::Ambiguous { .. } => Exit::Chrome,
         }
     }
 }

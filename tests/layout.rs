@@ -426,3 +426,64 @@ fn the_print_check_sees_a_planted_print() {
         ["src/tabs/mod.rs: eprintln!", "src/child.rs: io::stderr()"]
     );
 }
+
+/// The body of every `fn exit(…) -> Exit` of `code` (to its closing brace
+/// at the same indent).
+fn exit_functions(code: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    for (at, _) in code.match_indices("fn exit(") {
+        let line_start = code[..at].rfind('\n').map_or(0, |n| n + 1);
+        let indent = &code[line_start..at];
+        let indent = &indent[..indent.len() - indent.trim_start().len()];
+        let close = format!("\n{indent}}}");
+        let end = code[at..].find(&close).map_or(code.len(), |n| at + n);
+        if code[at..end].contains("-> Exit") {
+            out.push(&code[at..end]);
+        }
+    }
+    out
+}
+
+/// Every exit-code match names each variant: a new one must be placed,
+/// not defaulted to 1, 2 or 5 by a `_ =>`.
+fn defaulted_exits(files: &[(String, String)]) -> Vec<String> {
+    let mut out = Vec::new();
+    for (path, text) in files {
+        for body in exit_functions(production(text)) {
+            if body.contains("_ =>") {
+                out.push(format!("{path}: {}", body.lines().next().unwrap_or("")));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn every_exit_code_match_names_each_variant() {
+    let files = source_files();
+    let found: usize = files
+        .iter()
+        .map(|(_, text)| exit_functions(production(text)).len())
+        .sum();
+    assert!(found > 20, "exit functions found: {found}");
+    let defaulted = defaulted_exits(&files);
+    assert!(
+        defaulted.is_empty(),
+        "exit-code matches with a default arm:\n{}",
+        defaulted.join("\n")
+    );
+}
+
+#[test]
+fn the_exit_check_sees_a_default_arm() {
+    let planted = "impl E {\n    pub fn exit(&self) -> Exit {\n        match self {\n            \
+                   E::A => Exit::Security,\n            _ => Exit::Failure,\n        }\n    }\n}\n\
+                   fn other() { match x { _ => 1 } }\n";
+    let files = vec![("src/planted.rs".to_string(), planted.to_string())];
+    assert_eq!(
+        defaulted_exits(&files),
+        ["src/planted.rs: fn exit(&self) -> Exit {"]
+    );
+    let named = planted.replace("_ => Exit::Failure", "E::B => Exit::Failure");
+    assert!(defaulted_exits(&[("src/p.rs".to_string(), named)]).is_empty());
+}

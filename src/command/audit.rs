@@ -35,7 +35,7 @@ impl CommandRefusal for AuditError {
     fn exit(&self) -> Exit {
         match self {
             AuditError::Fails { .. } => Exit::Security,
-            _ => Exit::Failure,
+            AuditError::Registry(_) | AuditError::RuntimePath(_) => Exit::Failure,
         }
     }
 }

@@ -205,7 +205,10 @@ impl CommandRefusal for ConnectError {
             ConnectError::Attach { exit, .. } => *exit,
             ConnectError::NotItsProfile { why, .. } => why.exit(),
             ConnectError::OtherBrowser { .. } => Exit::Chrome,
-            _ => Exit::Failure,
+            ConnectError::Unwatched { .. }
+            | ConnectError::ThisProgram(_)
+            | ConnectError::Unrecorded { .. }
+            | ConnectError::Unscrubbed(_) => Exit::Failure,
         }
     }
 }

@@ -35,7 +35,7 @@ impl CommandRefusal for TokenCommandError {
     fn exit(&self) -> Exit {
         match self {
             TokenCommandError::NoSource(_) => Exit::Token,
-            _ => Exit::Usage,
+            TokenCommandError::Argument | TokenCommandError::OwnItem => Exit::Usage,
         }
     }
 }

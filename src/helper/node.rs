@@ -122,7 +122,9 @@ impl NodeError {
     pub fn exit(&self) -> Exit {
         match self {
             NodeError::Child(e) => e.exit(),
-            _ => Exit::Usage,
+            NodeError::Configured { .. } | NodeError::NotFound { .. } | NodeError::Npm { .. } => {
+                Exit::Usage
+            }
         }
     }
 }

@@ -47,7 +47,9 @@ impl BootstrapError {
             BootstrapError::ForeignRecord(_) => Exit::Security,
             BootstrapError::Runtime(e) => e.exit(),
             BootstrapError::Bound(e) => e.exit(),
-            _ => Exit::Failure,
+            BootstrapError::Io { .. } | BootstrapError::Scrub(_) | BootstrapError::Processes(_) => {
+                Exit::Failure
+            }
         }
     }
 }

@@ -105,7 +105,12 @@ impl SessionError {
             SessionError::Limits(e) => e.exit(),
             SessionError::Bound { error, .. } => error.exit(),
             SessionError::NoAnswer(e) => e.exit(),
-            _ => Exit::Failure,
+            SessionError::Unavailable { .. }
+            | SessionError::Registry(_)
+            | SessionError::OtherAttached(_)
+            | SessionError::ConnectTab { .. }
+            | SessionError::Unlisted { .. }
+            | SessionError::RuntimePath(_) => Exit::Failure,
         }
     }
 }
