@@ -29,11 +29,76 @@ fn modules() -> BTreeMap<String, String> {
                 continue;
             }
             let text = fs::read_to_string(&path).unwrap();
-            let code = text.split("#[cfg(test)]").next().unwrap().to_string();
-            out.insert(name, code);
+            out.insert(name, production(&text));
         }
     }
     out
+}
+
+/// Every production line of a file: the file without its test-only items
+/// (each `#[cfg(test)]` item, to the end of its braces or its `;`),
+/// wherever they stand.
+fn production(text: &str) -> String {
+    const MARK: &str = "#[cfg(test)]";
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(at) = rest.find(MARK) {
+        out.push_str(&rest[..at]);
+        rest = &rest[at + MARK.len()..];
+        rest = &rest[item_end(rest)..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Where the item that starts `code` ends: after the `}` that closes its
+/// first `{`, or after a `;` that comes before any `{`. Strings, chars and
+/// comments are skipped, so a brace in them does not count.
+fn item_end(code: &str) -> usize {
+    let bytes = code.as_bytes();
+    let mut depth = 0usize;
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'/' if bytes.get(i + 1) == Some(&b'/') => {
+                i += code[i..].find('\n').unwrap_or(code.len() - i);
+            }
+            b'/' if bytes.get(i + 1) == Some(&b'*') => {
+                i += code[i..].find("*/").map_or(code.len() - i, |n| n + 1);
+            }
+            b'r' if matches!(bytes.get(i + 1), Some(b'#' | b'"'))
+                && (i == 0 || !(bytes[i - 1].is_ascii_alphanumeric() || bytes[i - 1] == b'_')) =>
+            {
+                let hashes = code[i + 1..].bytes().take_while(|b| *b == b'#').count();
+                let close = format!("\"{}", "#".repeat(hashes));
+                let open = i + 2 + hashes;
+                i = code[open..]
+                    .find(&close)
+                    .map_or(code.len(), |n| open + n + hashes);
+            }
+            b'"' => {
+                i += 1;
+                while i < bytes.len() && bytes[i] != b'"' {
+                    i += if bytes[i] == b'\\' { 2 } else { 1 };
+                }
+            }
+            b'\'' if bytes.get(i + 2) == Some(&b'\'') => i += 2,
+            b'\'' if bytes.get(i + 1) == Some(&b'\\') => {
+                i += code[i + 2..].find('\'').map_or(0, |n| n + 2);
+            }
+            b';' if depth == 0 => return i + 1,
+            b'{' => depth += 1,
+            b'}' => {
+                depth = depth.saturating_sub(1);
+                if depth == 0 {
+                    return i + 1;
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    code.len()
 }
 
 /// The longest known module that `path` (`a::b::Item`) starts with.
@@ -56,7 +121,6 @@ fn imports(modules: &BTreeMap<String, String>) -> BTreeMap<String, BTreeSet<Stri
     };
     let mut graph = BTreeMap::new();
     for (name, code) in modules {
-        let parent = name.rsplit_once("::").map(|(p, _)| p.to_string());
         let mut targets = BTreeSet::new();
         let mut add = |full: String| {
             if let Some(t) = resolve(&full, &known)
@@ -66,26 +130,142 @@ fn imports(modules: &BTreeMap<String, String>) -> BTreeMap<String, BTreeSet<Stri
                 targets.insert(t.clone());
             }
         };
-        for (at, _) in code.match_indices("crate::") {
-            add(path(&code[at + "crate::".len()..]));
+        // Every `use` tree, groups and nested groups included, and every
+        // path written out in the code.
+        let written = ["crate::", "super::", "self::"].iter().flat_map(|start| {
+            code.match_indices(start)
+                .filter(|(at, _)| {
+                    !code[..*at]
+                        .chars()
+                        .next_back()
+                        .is_some_and(|c| c.is_alphanumeric() || c == '_' || c == ':')
+                })
+                .map(|(at, _)| path(&code[at..]))
+        });
+        let paths: Vec<String> = use_trees(code)
+            .iter()
+            .flat_map(|tree| expand_use(tree))
+            .chain(written)
+            .collect();
+        for full in paths {
+            if let Some(absolute) = absolute(&full, name) {
+                add(absolute);
+            }
         }
-        for (at, _) in code.match_indices("super::") {
-            let rest = path(&code[at + "super::".len()..]);
-            add(match &parent {
-                Some(p) => format!("{p}::{rest}"),
-                None => rest,
+        // A parent naming its own child by its short name (`limits::read`).
+        for child in known
+            .iter()
+            .filter(|k| k.rsplit_once("::").is_some_and(|(p, _)| p == name))
+        {
+            let short = child.rsplit_once("::").unwrap().1;
+            let needle = format!("{short}::");
+            let named = code.match_indices(&needle).any(|(at, _)| {
+                !code[..at]
+                    .chars()
+                    .next_back()
+                    .is_some_and(|c| c.is_alphanumeric() || c == '_' || c == ':')
             });
-        }
-        // `use crate::{a, b::c}`: each item of the group.
-        for group in code.split("use crate::{").skip(1) {
-            let inner = group.split("};").next().unwrap_or_default();
-            for item in inner.split([',', '{', '}', ' ', '\n']) {
-                add(path(item.trim()));
+            if named {
+                add(child.clone());
             }
         }
         graph.insert(name.clone(), targets);
     }
     graph
+}
+
+/// `crate::a::b`, `super::super::c` or `self::d` as seen from module
+/// `name`, from the crate's root (`a::b`); `None` for any other path.
+fn absolute(path: &str, name: &str) -> Option<String> {
+    let mut segments = path.split("::").peekable();
+    let mut base: Vec<&str> = match segments.next()? {
+        "crate" => Vec::new(),
+        "self" => name.split("::").collect(),
+        "super" => {
+            let mut here: Vec<&str> = name.split("::").collect();
+            here.pop();
+            here
+        }
+        _ => return None,
+    };
+    while segments.peek() == Some(&"super") {
+        segments.next();
+        base.pop();
+    }
+    base.extend(segments);
+    Some(base.join("::"))
+}
+
+/// The tree of every `use` whose path starts at `crate`, `super` or `self`
+/// (`crate::{a, b::{c, d}}`), without the `use` and the `;`.
+fn use_trees(code: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for (at, _) in code.match_indices("use ") {
+        if code[..at]
+            .chars()
+            .next_back()
+            .is_some_and(|c| c.is_alphanumeric() || c == '_')
+        {
+            continue;
+        }
+        let rest = &code[at + 4..];
+        if !["crate::", "super::", "self::"]
+            .iter()
+            .any(|r| rest.starts_with(r))
+        {
+            continue;
+        }
+        let end = rest.find(';').unwrap_or(rest.len());
+        out.push(rest[..end].split_whitespace().collect::<Vec<_>>().join(" "));
+    }
+    out
+}
+
+/// Every path a `use` tree names: `a::{b, c::{d, self}}` is `a::b`,
+/// `a::c::d` and `a::c`.
+fn expand_use(tree: &str) -> Vec<String> {
+    fn walk(tree: &str, prefix: &str, out: &mut Vec<String>) {
+        let mut depth = 0;
+        let mut start = 0;
+        let mut parts = Vec::new();
+        for (i, c) in tree.char_indices() {
+            match c {
+                '{' => depth += 1,
+                '}' => depth -= 1,
+                ',' if depth == 0 => {
+                    parts.push(&tree[start..i]);
+                    start = i + 1;
+                }
+                _ => {}
+            }
+        }
+        parts.push(&tree[start..]);
+        for part in parts {
+            let part = part.trim();
+            if part.is_empty() {
+                continue;
+            }
+            let join = |tail: &str| match (prefix.is_empty(), tail.is_empty()) {
+                (true, _) => tail.to_string(),
+                (false, true) => prefix.to_string(),
+                (false, false) => format!("{prefix}::{tail}"),
+            };
+            match part.find('{') {
+                Some(open) => {
+                    let head = part[..open].trim_end_matches("::").trim();
+                    let inner = &part[open + 1..part.rfind('}').unwrap_or(part.len())];
+                    walk(inner, &join(head), out);
+                }
+                None => match part.split(" as ").next().unwrap_or(part).trim() {
+                    "self" => out.push(prefix.to_string()),
+                    leaf => out.push(join(leaf)),
+                },
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(tree, "", &mut out);
+    out
 }
 
 /// A cycle through `from`, if there is one.
@@ -164,7 +344,7 @@ fn only_config_reads_the_environment() {
 
 /// The layers, lowest first. A module may import its own layer or a lower
 /// one; everything not named is the core.
-const FOUNDATION: [&str; 7] = [
+const FOUNDATION: [&str; 8] = [
     "exit",
     "signals",
     "socket",
@@ -172,7 +352,10 @@ const FOUNDATION: [&str; 7] = [
     "pinned_commands",
     "procs",
     "token::shape",
+    "browser::name",
 ];
+/// All that differs between Linux and macOS: above the foundation only.
+const PLATFORM: &str = "platform";
 const POLICY: &str = "policy";
 const COMMANDS: [&str; 3] = ["command", "error", "cli"];
 
@@ -180,20 +363,22 @@ fn within(module: &str, top: &str) -> bool {
     module == top || module.starts_with(&format!("{top}::"))
 }
 
-/// 0 foundation, 1 policy, 2 core, 3 commands.
+/// 0 foundation, 1 platform, 2 policy, 3 core, 4 commands.
 fn layer(module: &str) -> usize {
     if FOUNDATION.iter().any(|m| within(module, m)) {
         0
-    } else if within(module, POLICY) {
+    } else if within(module, PLATFORM) {
         1
-    } else if COMMANDS.iter().any(|m| within(module, m)) {
-        3
-    } else {
+    } else if within(module, POLICY) {
         2
+    } else if COMMANDS.iter().any(|m| within(module, m)) {
+        4
+    } else {
+        3
     }
 }
 
-const LAYER_NAMES: [&str; 4] = ["foundation", "policy", "core", "commands"];
+const LAYER_NAMES: [&str; 5] = ["foundation", "platform", "policy", "core", "commands"];
 
 /// Every import that climbs: `from -> to`.
 fn climbing(graph: &BTreeMap<String, BTreeSet<String>>) -> Vec<String> {
@@ -237,6 +422,11 @@ fn the_layer_check_sees_a_climbing_import() {
         ("policy", vec!["exit", "config"]),
         ("exit", vec![]),
         ("command::ensure", vec!["session::state", "error"]),
+        (
+            "platform::linux",
+            vec!["browser::name", "platform", "token"],
+        ),
+        ("platform", vec!["policy"]),
     ]
     .into_iter()
     .map(|(m, to)| (m.to_string(), to.into_iter().map(String::from).collect()))
@@ -244,39 +434,87 @@ fn the_layer_check_sees_a_climbing_import() {
     assert_eq!(
         climbing(&graph),
         [
+            "platform (platform) imports policy (policy)",
+            "platform::linux (platform) imports token (core)",
             "policy (policy) imports config (core)",
             "session::state (core) imports error (commands)"
         ]
     );
 }
 
-#[test]
-fn the_policy_does_no_io() {
-    let io = [
-        "std::fs",
-        "fs::",
-        "std::io",
-        "std::net",
-        "std::process",
-        "std::os",
-        "std::env",
-        "nix::",
-        "File::",
-        "OpenOptions",
-        "Command::new",
-        "println!",
-        "eprintln!",
-        "print!",
-    ];
-    let modules = modules();
-    let policy: Vec<(&String, &String)> =
-        modules.iter().filter(|(m, _)| within(m, POLICY)).collect();
-    assert!(policy.len() >= 2, "{:?}", modules.keys());
-    for (name, code) in policy {
-        for word in io {
-            assert!(!code.contains(word), "src/{name} does I/O ({word})");
+/// The modules that decide without touching the world: the policy, and
+/// the tab book's alignment.
+const PURE: [&str; 2] = [POLICY, "tabs::align"];
+
+/// What does I/O, or prints.
+const IO: [&str; 14] = [
+    "std::fs",
+    "fs::",
+    "std::io",
+    "std::net",
+    "std::process",
+    "std::os",
+    "std::env",
+    "nix::",
+    "File::",
+    "OpenOptions",
+    "Command::new",
+    "println!",
+    "eprintln!",
+    "print!",
+];
+
+/// Every pure module that names something of [`IO`]: `module (word)`.
+fn impure(modules: &BTreeMap<String, String>) -> Vec<String> {
+    let mut out = Vec::new();
+    for (name, code) in modules {
+        if !PURE.iter().any(|p| within(name, p)) {
+            continue;
+        }
+        for word in IO {
+            if code.contains(word) {
+                out.push(format!("{name} ({word})"));
+            }
         }
     }
+    out
+}
+
+#[test]
+fn the_pure_modules_do_no_io() {
+    let modules = modules();
+    for pure in PURE {
+        assert!(
+            modules.contains_key(pure),
+            "no module {pure}: the list is stale"
+        );
+    }
+    let found = impure(&modules);
+    assert!(
+        found.is_empty(),
+        "I/O in a pure module:\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn the_purity_check_sees_planted_io() {
+    let modules: BTreeMap<String, String> = [
+        ("policy::x", "fn f() { let _ = std::fs::read(\"a\"); }"),
+        ("tabs::align", "fn g() { nix::unistd::getpid(); }"),
+        ("tabs::book", "fn h() { std::fs::write(\"b\", \"\"); }"),
+    ]
+    .into_iter()
+    .map(|(m, code)| (m.to_string(), code.to_string()))
+    .collect();
+    assert_eq!(
+        impure(&modules),
+        [
+            "policy::x (std::fs)",
+            "policy::x (fs::)",
+            "tabs::align (nix::)"
+        ]
+    );
 }
 
 /// Every file of `src/` (path relative to the crate, whole text, tests
@@ -360,11 +598,6 @@ const PRINTERS: [&str; 7] = [
     "io::stderr()",
 ];
 
-/// The production part of a file: before its test module.
-fn production(text: &str) -> &str {
-    text.split("#[cfg(test)]\nmod tests").next().unwrap_or(text)
-}
-
 /// Whether `code` names `word` as a word of its own (`eprintln!` does not
 /// name `println!`).
 fn names(code: &str, word: &str) -> bool {
@@ -384,7 +617,7 @@ fn printing_outside_output(files: &[(String, String)]) -> Vec<String> {
             continue;
         }
         for printer in PRINTERS {
-            if names(production(text), printer) {
+            if names(&production(text), printer) {
                 out.push(format!("{path}: {printer}"));
             }
         }
@@ -449,7 +682,7 @@ fn exit_functions(code: &str) -> Vec<&str> {
 fn defaulted_exits(files: &[(String, String)]) -> Vec<String> {
     let mut out = Vec::new();
     for (path, text) in files {
-        for body in exit_functions(production(text)) {
+        for body in exit_functions(&production(text)) {
             if body.contains("_ =>") {
                 out.push(format!("{path}: {}", body.lines().next().unwrap_or("")));
             }
@@ -463,7 +696,7 @@ fn every_exit_code_match_names_each_variant() {
     let files = source_files();
     let found: usize = files
         .iter()
-        .map(|(_, text)| exit_functions(production(text)).len())
+        .map(|(_, text)| exit_functions(&production(text)).len())
         .sum();
     assert!(found > 20, "exit functions found: {found}");
     let defaulted = defaulted_exits(&files);
@@ -486,4 +719,57 @@ fn the_exit_check_sees_a_default_arm() {
     );
     let named = planted.replace("_ => Exit::Failure", "E::B => Exit::Failure");
     assert!(defaulted_exits(&[("src/p.rs".to_string(), named)]).is_empty());
+}
+
+#[test]
+fn the_reader_sees_every_production_line_and_no_test_line() {
+    let text = "use crate::a;\n#[cfg(test)]\npub(crate) fn scratch() -> X {\n    let s = \"}\";\n    \
+                let r = r#\"{ \"}\" \"#;\n    let c = '}';\n    crate::t::only_in_tests()\n}\n\
+                use crate::b;\n#[cfg(test)]\nuse crate::t2;\nfn f() { crate::c::g() }\n\
+                #[cfg(test)]\nmod tests {\n    // }\n    use crate::t3;\n}\n";
+    let code = production(text);
+    for seen in ["crate::a", "crate::b", "crate::c::g"] {
+        assert!(code.contains(seen), "{seen} unseen in:\n{code}");
+    }
+    for test_only in ["crate::t::", "crate::t2", "crate::t3", "scratch"] {
+        assert!(!code.contains(test_only), "{test_only} seen in:\n{code}");
+    }
+}
+
+#[test]
+fn the_reader_sees_groups_nested_groups_self_and_children() {
+    let modules: BTreeMap<String, String> = [
+        (
+            "a",
+            "use crate::b::{c::{d, self as e}, f};\nfn g() { kid::run() }",
+        ),
+        ("a::kid", "use super::{super::h, sib};"),
+        ("a::sib", "use self::inner::X;\nuse crate::{h as k};"),
+        ("a::sib::inner", ""),
+        ("b", ""),
+        ("b::c", ""),
+        ("b::c::d", ""),
+        ("b::f", ""),
+        ("h", ""),
+        ("i", "pub fn kid() {} // kid:: is no child of i"),
+    ]
+    .into_iter()
+    .map(|(m, code)| (m.to_string(), code.to_string()))
+    .collect();
+    let graph = imports(&modules);
+    let edges = |m: &str| graph[m].iter().cloned().collect::<Vec<_>>();
+    // `b` itself too: `crate::b::{…}` names it.
+    assert_eq!(edges("a"), ["a::kid", "b", "b::c", "b::c::d", "b::f"]);
+    assert_eq!(edges("a::kid"), ["a::sib", "h"]);
+    assert_eq!(edges("a::sib"), ["a::sib::inner", "h"]);
+    assert!(edges("i").is_empty());
+    assert_eq!(
+        expand_use("crate::x::{y, z::{self, w}, v as u}"),
+        [
+            "crate::x::y",
+            "crate::x::z",
+            "crate::x::z::w",
+            "crate::x::v"
+        ]
+    );
 }

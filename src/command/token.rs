@@ -135,7 +135,7 @@ fn locked_runtime(config: &Config) -> Result<(Runtime, crate::runtime::FileLock)
 /// `begin-token-rotation`.
 pub fn begin_rotation(config: &Config) -> Result<(), Error> {
     let (runtime, _lock) = locked_runtime(config)?;
-    rotation::begin(&runtime, keyring::configured(config).as_ref())?;
+    rotation::begin(&runtime, &keyring::configured(config))?;
     crate::output::line(
         "my-chrome: rotation begun. Next: regenerate the token in the Playwright Extension, store it \
          with `my-chrome token store`, then run `my-chrome mark-token-regenerated`",
@@ -146,7 +146,7 @@ pub fn begin_rotation(config: &Config) -> Result<(), Error> {
 /// `mark-token-regenerated`.
 pub fn mark_regenerated(config: &Config) -> Result<(), Error> {
     let (runtime, _lock) = locked_runtime(config)?;
-    let pid = rotation::mark(config, &runtime, keyring::configured(config).as_ref())?;
+    let pid = rotation::mark(config, &runtime, &keyring::configured(config))?;
     crate::output::line(&format!(
         "my-chrome: new token recorded. Next: quit {} (pid {pid}) completely, open it again, \
          then run `my-chrome rotation-status`",
@@ -158,7 +158,7 @@ pub fn mark_regenerated(config: &Config) -> Result<(), Error> {
 /// `rotation-status`.
 pub fn rotation_status(config: &Config) -> Result<(), Error> {
     let (runtime, _lock) = locked_runtime(config)?;
-    let status = rotation::status(config, &runtime, keyring::configured(config).as_ref())?;
+    let status = rotation::status(config, &runtime, &keyring::configured(config))?;
     let browser = browser_name(config);
     crate::output::line(&format!("rotation: {}", status.line()));
     crate::output::line(&format!("next: {}", status.next_step(&browser)));

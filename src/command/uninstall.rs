@@ -75,7 +75,7 @@ pub fn uninstall(config: &Config, asked: Asked) -> Result<(), Error> {
     let plan = survey(config)?;
     let token = keyring::configured(config);
     if asked.dry_run {
-        crate::output::line(&dry_run(config, &plan, asked, token.as_ref()));
+        crate::output::line(&dry_run(config, &plan, asked, &token));
         return Ok(());
     }
     let mut said = Vec::new();
@@ -153,7 +153,7 @@ pub fn uninstall(config: &Config, asked: Asked) -> Result<(), Error> {
     if said.is_empty() {
         said.push(nothing_to_remove(config));
     }
-    said.extend(left("left", &changed, token.as_ref(), asked));
+    said.extend(left("left", &changed, &token, asked));
     crate::output::line(&said.join("\n"));
     Ok(())
 }
@@ -280,7 +280,7 @@ fn nothing_to_remove(config: &Config) -> String {
 fn left(
     verb: &str,
     changed: &[SkillCopy],
-    token: &dyn crate::token::store::TokenStore,
+    token: &crate::token::store::Store,
     asked: Asked,
 ) -> Vec<String> {
     let mut out = Vec::new();
@@ -325,7 +325,7 @@ fn dry_run(
     config: &Config,
     plan: &Plan,
     asked: Asked,
-    token: &dyn crate::token::store::TokenStore,
+    token: &crate::token::store::Store,
 ) -> String {
     let mut would = Vec::new();
     if let Some((runtime, tree)) = &plan.runtime {

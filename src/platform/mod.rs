@@ -5,8 +5,9 @@
 //! parallel: the same items with the same signatures, each saying why it
 //! differs. (`tests/layout.rs` keeps `target_os` inside this module.)
 //!
-//! It imports only leaf items (the token store's trait and the token), never
-//! `config`: configured values come in as parameters.
+//! It imports nothing of the product but the browsers' names (foundation),
+//! never `config`: configured values come in as parameters. The keyring
+//! here is bytes in, bytes out; `token/` knows what the bytes are.
 
 pub mod browsers;
 
@@ -46,4 +47,23 @@ pub struct Peer {
 pub struct PeerError {
     pub what: &'static str,
     pub source: nix::Error,
+}
+
+/// Why the keyring did not do as asked: the facts, each side's own hint
+/// included; `token/store.rs` words the message.
+#[derive(Debug)]
+pub enum KeyringFault {
+    /// It cannot be reached (no session bus, no daemon): which keyring,
+    /// why, and what makes it reachable.
+    Unavailable {
+        keyring: &'static str,
+        why: String,
+        next: &'static str,
+    },
+    /// It is locked: what unlocks it.
+    Locked { unlock: &'static str },
+    /// The user or the keyring refused access: why.
+    Denied(String),
+    /// Anything else: why.
+    Failed(String),
 }

@@ -1,6 +1,6 @@
-//! The extension token: its type, the store trait (implemented by the macOS
-//! Keychain and the Linux Secret Service in `platform/`), how it is read
-//! from the user, and rotation.
+//! The extension token: its type, its store (an item of the macOS Keychain
+//! or the Linux Secret Service, reached through `platform/`), how it is
+//! read from the user, and rotation.
 
 pub mod fingerprint;
 pub mod input;

@@ -8,7 +8,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::store::{StoreError, TokenStore};
+use super::store::{Store, StoreError};
 use crate::chrome::{self, ChromeError, ChromeState, Exposure};
 use crate::config::Config;
 use crate::exit::Exit;
@@ -193,7 +193,7 @@ impl RotationError {
 }
 
 /// `begin-token-rotation`: records the current token's digest.
-pub fn begin(runtime: &Runtime, store: &dyn TokenStore) -> Result<(), RotationError> {
+pub fn begin(runtime: &Runtime, store: &Store) -> Result<(), RotationError> {
     if let Exposure::Exposed(pids) = chrome::token_exposure(&ProcessTable::read()?) {
         return Err(RotationError::Exposed(pids));
     }
@@ -216,11 +216,7 @@ pub fn begin(runtime: &Runtime, store: &dyn TokenStore) -> Result<(), RotationEr
 
 /// `mark-token-regenerated`: the stored token changed; records the one
 /// running Chrome, which must then be restarted.
-pub fn mark(
-    config: &Config,
-    runtime: &Runtime,
-    store: &dyn TokenStore,
-) -> Result<u32, RotationError> {
+pub fn mark(config: &Config, runtime: &Runtime, store: &Store) -> Result<u32, RotationError> {
     let baseline: Baseline = match read(runtime, StateFile::RotationBaseline) {
         Ok(Some(b)) => b,
         Ok(None) => return Err(RotationError::NotStarted),
@@ -251,11 +247,7 @@ pub fn mark(
 }
 
 /// `rotation-status`: where the rotation stands; clears the state once verified.
-pub fn status(
-    config: &Config,
-    runtime: &Runtime,
-    store: &dyn TokenStore,
-) -> Result<Status, RotationError> {
+pub fn status(config: &Config, runtime: &Runtime, store: &Store) -> Result<Status, RotationError> {
     let baseline: Baseline = match read(runtime, StateFile::RotationBaseline) {
         Err(invalid) => return Ok(Status::InvalidBaseline(invalid)),
         Ok(Some(b)) => b,

@@ -4,6 +4,8 @@
 
 mod secret_service;
 
+pub use secret_service::Keyring;
+
 use std::os::unix::net::UnixStream;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -13,7 +15,6 @@ use nix::sys::signal::Signal;
 
 use crate::platform::browsers::Places;
 use crate::platform::{ClipboardTools, Peer, PeerError};
-use crate::token::store::TokenStore;
 
 /// Where each named browser lives on Linux (`platform/browsers.rs`).
 pub const BROWSERS: &[Places] = crate::platform::browsers::LINUX;
@@ -103,21 +104,6 @@ pub fn clipboard_tools(wayland: bool, x11: bool) -> Result<ClipboardTools, &'sta
     } else {
         Err("no display: neither WAYLAND_DISPLAY (with XDG_RUNTIME_DIR) nor DISPLAY is set")
     }
-}
-
-/// The item for `service`/`account` in the Secret Service reached through
-/// the configured D-Bus session (`dbus_session`: Linux's keyring is a D-Bus
-/// service, so it needs the session's address).
-pub fn token_store(
-    service: &str,
-    account: &str,
-    dbus_session: Option<&str>,
-) -> Box<dyn TokenStore> {
-    Box::new(secret_service::SecretServiceStore::new(
-        dbus_session.map(str::to_string),
-        service,
-        account,
-    ))
 }
 
 #[cfg(test)]

@@ -1,29 +1,35 @@
-//! The token in the freedesktop Secret Service (GNOME Keyring, KWallet),
-//! as an item with attributes `service` and `account` in the default
-//! collection. Mirrors `platform/macos/keychain.rs`.
+//! The keyring in the freedesktop Secret Service (GNOME Keyring, KWallet):
+//! an item with attributes `service` and `account` in the default
+//! collection, bytes in and bytes out. What the bytes mean, and what to
+//! tell the user, is `token/store.rs`'s. Mirrors `platform/macos/keychain.rs`.
 
 use std::collections::HashMap;
 
 use secret_service::EncryptionType;
 use secret_service::SearchItemsResult;
 use secret_service::blocking::{Item, SecretService};
+use zeroize::Zeroizing;
 
-use crate::token::Token;
-use crate::token::store::{StoreError, TokenStore};
+use crate::platform::KeyringFault;
 
 const UNLOCK_HINT: &str = "log in to your desktop session, or unlock the login keyring in your \
                            password manager";
+const START_HINT: &str = "Run my-chrome inside your desktop session, with a keyring daemon (GNOME \
+                          Keyring or KWallet) running";
 
-pub struct SecretServiceStore {
+pub struct Keyring {
     address: Option<String>,
     service: String,
     account: String,
 }
 
-impl SecretServiceStore {
-    pub fn new(address: Option<String>, service: &str, account: &str) -> SecretServiceStore {
-        SecretServiceStore {
-            address,
+impl Keyring {
+    /// The item for `service`/`account` in the Secret Service reached
+    /// through `dbus_session` (Linux's keyring is a D-Bus service, so it
+    /// needs the session's address).
+    pub fn new(service: &str, account: &str, dbus_session: Option<&str>) -> Keyring {
+        Keyring {
+            address: dbus_session.map(str::to_string),
             service: service.to_string(),
             account: account.to_string(),
         }
@@ -36,14 +42,11 @@ impl SecretServiceStore {
         ])
     }
 
-    fn connect(&self) -> Result<SecretService<'static>, StoreError> {
-        let unavailable = |why: String| StoreError::Unavailable {
-            what: "the Secret Service".into(),
+    fn connect(&self) -> Result<SecretService<'static>, KeyringFault> {
+        let unavailable = |why: String| KeyringFault::Unavailable {
+            keyring: "the Secret Service",
             why,
-            next:
-                "Run my-chrome inside your desktop session, with a keyring daemon (GNOME Keyring \
-                   or KWallet) running"
-                    .into(),
+            next: START_HINT,
         };
         let address = self.address.as_deref().ok_or_else(|| {
             unavailable("no D-Bus session: DBUS_SESSION_BUS_ADDRESS is not set".into())
@@ -58,99 +61,78 @@ impl SecretServiceStore {
     /// Runs `f` on the items that carry our attributes.
     fn with_items<T>(
         &self,
-        f: impl FnOnce(&SearchItemsResult<Item<'_>>) -> Result<T, StoreError>,
-    ) -> Result<T, StoreError> {
+        f: impl FnOnce(&SearchItemsResult<Item<'_>>) -> Result<T, KeyringFault>,
+    ) -> Result<T, KeyringFault> {
         let ss = self.connect()?;
-        let found = ss
-            .search_items(self.attributes())
-            .map_err(|e| self.store_error(e))?;
+        let found = ss.search_items(self.attributes()).map_err(fault)?;
         f(&found)
     }
 
-    fn store_error(&self, e: secret_service::Error) -> StoreError {
-        let what = self.describe();
-        match e {
-            secret_service::Error::Locked => StoreError::Locked {
-                what,
-                next: UNLOCK_HINT.into(),
-            },
-            secret_service::Error::Prompt | secret_service::Error::PromptDisconnected => {
-                StoreError::Denied {
-                    what,
-                    why: e.to_string(),
-                }
-            }
-            other => StoreError::Failed {
-                what,
-                why: other.to_string(),
-            },
-        }
-    }
-}
-
-impl TokenStore for SecretServiceStore {
-    fn exists(&self) -> Result<bool, StoreError> {
+    /// Whether the item exists, without fetching its secret (so no unlock
+    /// prompt, and nothing secret in memory).
+    pub fn exists(&self) -> Result<bool, KeyringFault> {
         self.with_items(|found| Ok(!found.unlocked.is_empty() || !found.locked.is_empty()))
     }
 
-    fn read(&self) -> Result<Option<Token>, StoreError> {
+    /// The item's secret; `Ok(None)` when there is no item.
+    pub fn read(&self) -> Result<Option<Zeroizing<Vec<u8>>>, KeyringFault> {
         self.with_items(|found| {
             let Some(item) = found.unlocked.first() else {
                 // Never prompt for an unlock: an agent may be the one asking.
                 return if found.locked.is_empty() {
                     Ok(None)
                 } else {
-                    Err(self.store_error(secret_service::Error::Locked))
+                    Err(fault(secret_service::Error::Locked))
                 };
             };
-            let secret =
-                zeroize::Zeroizing::new(item.get_secret().map_err(|e| self.store_error(e))?);
-            Token::parse(&secret, "the stored item")
-                .map(Some)
-                .map_err(|e| StoreError::Invalid {
-                    what: self.describe(),
-                    why: e.to_string(),
-                })
+            Ok(Some(Zeroizing::new(item.get_secret().map_err(fault)?)))
         })
     }
 
-    fn write(&self, token: &Token) -> Result<(), StoreError> {
+    /// Stores `secret`, replacing an older item.
+    pub fn write(&self, secret: &[u8]) -> Result<(), KeyringFault> {
         let ss = self.connect()?;
-        let collection = ss
-            .get_default_collection()
-            .map_err(|e| self.store_error(e))?;
-        if collection.is_locked().map_err(|e| self.store_error(e))? {
-            return Err(self.store_error(secret_service::Error::Locked));
+        let collection = ss.get_default_collection().map_err(fault)?;
+        if collection.is_locked().map_err(fault)? {
+            return Err(fault(secret_service::Error::Locked));
         }
         let label = format!("my-chrome extension token ({})", self.service);
         collection
-            .create_item(
-                &label,
-                self.attributes(),
-                token.expose_to_store(),
-                true,
-                "text/plain",
-            )
-            .map_err(|e| self.store_error(e))?;
+            .create_item(&label, self.attributes(), secret, true, "text/plain")
+            .map_err(fault)?;
         Ok(())
     }
 
-    fn delete(&self) -> Result<bool, StoreError> {
+    /// Deletes the item; `Ok(false)` when there was none.
+    pub fn delete(&self) -> Result<bool, KeyringFault> {
         self.with_items(|found| {
             if !found.locked.is_empty() {
-                return Err(self.store_error(secret_service::Error::Locked));
+                return Err(fault(secret_service::Error::Locked));
             }
             for item in &found.unlocked {
-                item.delete().map_err(|e| self.store_error(e))?;
+                item.delete().map_err(fault)?;
             }
             Ok(!found.unlocked.is_empty())
         })
     }
 
-    fn describe(&self) -> String {
+    /// Names the item for messages.
+    pub fn describe(&self) -> String {
         format!(
             "the Secret Service item service={:?} account={:?}",
             self.service, self.account
         )
+    }
+}
+
+fn fault(e: secret_service::Error) -> KeyringFault {
+    match e {
+        secret_service::Error::Locked => KeyringFault::Locked {
+            unlock: UNLOCK_HINT,
+        },
+        secret_service::Error::Prompt | secret_service::Error::PromptDisconnected => {
+            KeyringFault::Denied(e.to_string())
+        }
+        other => KeyringFault::Failed(other.to_string()),
     }
 }

@@ -1,56 +1,41 @@
-//! The token in the macOS login Keychain, as a generic password with
-//! service and account. Mirrors `platform/linux/secret_service.rs`. (Built
-//! on macOS only; keep it small enough to check by eye.)
+//! The keyring in the macOS login Keychain: a generic password with service
+//! and account, bytes in and bytes out. What the bytes mean, and what to
+//! tell the user, is `token/store.rs`'s. Mirrors
+//! `platform/linux/secret_service.rs`. (Built on macOS only; keep it small
+//! enough to check by eye.)
 
 use security_framework::base::Error;
 use security_framework::item::{ItemClass, ItemSearchOptions};
 use security_framework::passwords::{
     PasswordOptions, delete_generic_password, generic_password, set_generic_password,
 };
+use zeroize::Zeroizing;
 
-use crate::token::Token;
-use crate::token::store::{StoreError, TokenStore};
+use crate::platform::KeyringFault;
 
 const NOT_FOUND: i32 = -25300; // errSecItemNotFound
 const USER_CANCELED: i32 = -128; // errSecUserCanceled
 const AUTH_FAILED: i32 = -25293; // errSecAuthFailed
 const INTERACTION_NOT_ALLOWED: i32 = -25308; // errSecInteractionNotAllowed (locked)
 
-pub struct KeychainStore {
+pub struct Keyring {
     service: String,
     account: String,
 }
 
-impl KeychainStore {
-    pub fn new(service: &str, account: &str) -> KeychainStore {
-        KeychainStore {
+impl Keyring {
+    /// The item for `service`/`account` in the login Keychain (which needs
+    /// no session address: `dbus_session` does not apply).
+    pub fn new(service: &str, account: &str, _dbus_session: Option<&str>) -> Keyring {
+        Keyring {
             service: service.to_string(),
             account: account.to_string(),
         }
     }
 
-    fn store_error(&self, e: Error) -> StoreError {
-        let what = self.describe();
-        match e.code() {
-            INTERACTION_NOT_ALLOWED => StoreError::Locked {
-                what,
-                next: "unlock the login keychain in Keychain Access".into(),
-            },
-            USER_CANCELED | AUTH_FAILED => StoreError::Denied {
-                what,
-                why: e.to_string(),
-            },
-            _ => StoreError::Failed {
-                what,
-                why: e.to_string(),
-            },
-        }
-    }
-}
-
-impl TokenStore for KeychainStore {
-    fn exists(&self) -> Result<bool, StoreError> {
-        // Attributes only: the secret is not loaded, so no access prompt.
+    /// Whether the item exists, without fetching its secret (so no access
+    /// prompt, and nothing secret in memory).
+    pub fn exists(&self) -> Result<bool, KeyringFault> {
         let found = ItemSearchOptions::new()
             .class(ItemClass::generic_password())
             .service(&self.service)
@@ -60,42 +45,49 @@ impl TokenStore for KeychainStore {
         match found {
             Ok(items) => Ok(!items.is_empty()),
             Err(e) if e.code() == NOT_FOUND => Ok(false),
-            Err(e) => Err(self.store_error(e)),
+            Err(e) => Err(fault(e)),
         }
     }
 
-    fn read(&self) -> Result<Option<Token>, StoreError> {
+    /// The item's secret; `Ok(None)` when there is no item.
+    pub fn read(&self) -> Result<Option<Zeroizing<Vec<u8>>>, KeyringFault> {
         let options = PasswordOptions::new_generic_password(&self.service, &self.account);
-        let secret = match generic_password(options) {
-            Ok(bytes) => zeroize::Zeroizing::new(bytes),
-            Err(e) if e.code() == NOT_FOUND => return Ok(None),
-            Err(e) => return Err(self.store_error(e)),
-        };
-        Token::parse(&secret, "the stored item")
-            .map(Some)
-            .map_err(|e| StoreError::Invalid {
-                what: self.describe(),
-                why: e.to_string(),
-            })
+        match generic_password(options) {
+            Ok(bytes) => Ok(Some(Zeroizing::new(bytes))),
+            Err(e) if e.code() == NOT_FOUND => Ok(None),
+            Err(e) => Err(fault(e)),
+        }
     }
 
-    fn write(&self, token: &Token) -> Result<(), StoreError> {
-        set_generic_password(&self.service, &self.account, token.expose_to_store())
-            .map_err(|e| self.store_error(e))
+    /// Stores `secret`, replacing an older item.
+    pub fn write(&self, secret: &[u8]) -> Result<(), KeyringFault> {
+        set_generic_password(&self.service, &self.account, secret).map_err(fault)
     }
 
-    fn delete(&self) -> Result<bool, StoreError> {
+    /// Deletes the item; `Ok(false)` when there was none.
+    pub fn delete(&self) -> Result<bool, KeyringFault> {
         match delete_generic_password(&self.service, &self.account) {
             Ok(()) => Ok(true),
             Err(e) if e.code() == NOT_FOUND => Ok(false),
-            Err(e) => Err(self.store_error(e)),
+            Err(e) => Err(fault(e)),
         }
     }
 
-    fn describe(&self) -> String {
+    /// Names the item for messages.
+    pub fn describe(&self) -> String {
         format!(
             "the Keychain item service={:?} account={:?}",
             self.service, self.account
         )
+    }
+}
+
+fn fault(e: Error) -> KeyringFault {
+    match e.code() {
+        INTERACTION_NOT_ALLOWED => KeyringFault::Locked {
+            unlock: "unlock the login keychain in Keychain Access",
+        },
+        USER_CANCELED | AUTH_FAILED => KeyringFault::Denied(e.to_string()),
+        _ => KeyringFault::Failed(e.to_string()),
     }
 }

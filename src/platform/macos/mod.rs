@@ -5,13 +5,14 @@
 
 mod keychain;
 
+pub use keychain::Keyring;
+
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::platform::browsers::Places;
 use crate::platform::{ClipboardTools, Peer, PeerError};
-use crate::token::store::TokenStore;
 
 /// Where each named browser lives on macOS (`platform/browsers.rs`).
 pub const BROWSERS: &[Places] = crate::platform::browsers::MACOS;
@@ -76,16 +77,6 @@ pub fn clipboard_tools(_wayland: bool, _x11: bool) -> Result<ClipboardTools, &'s
         paste: ("/usr/bin/pbpaste", &[]),
         clear: ("/usr/bin/pbcopy", &[]),
     })
-}
-
-/// The item for `service`/`account` in the login Keychain (which needs no
-/// session address: `dbus_session` does not apply).
-pub fn token_store(
-    service: &str,
-    account: &str,
-    _dbus_session: Option<&str>,
-) -> Box<dyn TokenStore> {
-    Box::new(keychain::KeychainStore::new(service, account))
 }
 
 #[cfg(test)]
