@@ -29,14 +29,20 @@ while [ $# -gt 0 ]; do
 done
 record_dir=$HOME/.local/share/my-chrome
 record=$record_dir/installed
+# The folders install.sh made (they did not exist before): --uninstall
+# removes those, when empty, and no others.
+created=$record_dir/created
 
 if $uninstall; then
   [ -f "$record" ] || { echo "install.sh: nothing recorded as installed"; exit 0; }
   binary=$(head -n 1 "$record")
-  case $binary in
-    */bin/my-chrome) ;;
-    *) echo "install.sh: $record does not start with the binary it installed; nothing was removed" >&2; exit 1 ;;
-  esac
+  expected=$prefix/bin/my-chrome
+  [ -d "$prefix/bin" ] && expected=$(cd "$prefix/bin" && pwd)/my-chrome
+  if [ "$binary" != "$expected" ]; then
+    echo "install.sh: $record names $binary as the binary it installed, not $expected; nothing was removed." \
+      "Run scripts/install.sh --uninstall --prefix DIR with the prefix you installed to" >&2
+    exit 1
+  fi
   if [ -f "$binary" ] && [ -x "$binary" ]; then
     # It stops here (set -e) if my-chrome refuses: the binary stays to retry with.
     "$binary" uninstall "${forget[@]}"
@@ -47,22 +53,22 @@ if $uninstall; then
   fi
   # What my-chrome uninstall leaves of the record: the binary, and skill
   # copies that no longer hold the skill (it said so; they stay).
-  if [ -f "$record" ]; then
-    while IFS= read -r path; do
-      if [ "$path" = "$binary" ]; then
-        rm -f -- "$binary"
-        echo "removed $binary"
-      else
-        echo "left $path"
-      fi
-    done <"$record"
-    rm -f "$record"
-  fi
-  rmdir "$record_dir" 2>/dev/null || true
-  # Directories we created and left empty.
-  for dir in "$HOME/.local/share" "$HOME/.local/bin" "$HOME/.local" "$HOME/.claude/skills" "$HOME/.claude" \
-             "$HOME/.agents/skills" "$HOME/.agents" "$prefix/bin" "$prefix" "$(dirname "$binary")"; do
-    rmdir "$dir" 2>/dev/null || true
+  while IFS= read -r path; do
+    if [ "$path" = "$binary" ]; then
+      rm -f -- "$binary"
+      echo "removed $binary"
+    else
+      echo "left $path"
+    fi
+  done <"$record"
+  rm -f "$record"
+  # The folders it made, deepest first (a folder after the ones it holds),
+  # and only when empty.
+  dirs=
+  if [ -f "$created" ]; then dirs=$(sort -r "$created"); rm -f "$created"; fi
+  rmdir -- "$record_dir" 2>/dev/null || true
+  printf '%s\n' "$dirs" | while IFS= read -r dir; do
+    [ -z "$dir" ] || rmdir -- "$dir" 2>/dev/null || true
   done
   exit 0
 fi
@@ -76,8 +82,20 @@ skill_dir() {
 }
 for agent in "${agents[@]}"; do skill_dir "$agent" >/dev/null; done
 
+# Makes each folder of a path that is missing, and records the ones it made.
+make_dir() {
+  local dir=$1 missing=()
+  while [ ! -e "$dir" ]; do missing+=("$dir"); dir=$(dirname "$dir"); done
+  mkdir -p "$1"
+  mkdir -p "$record_dir"
+  for dir in "${missing[@]}"; do
+    grep -qxF -- "$dir" "$created" 2>/dev/null || echo "$dir" >>"$created"
+  done
+}
+
 cargo build --release --quiet
-mkdir -p "$prefix/bin" "$record_dir"
+make_dir "$record_dir"
+make_dir "$prefix/bin"
 install -m 0755 target/release/my-chrome "$prefix/bin/my-chrome"
 binary=$(cd "$prefix/bin" && pwd)/my-chrome
 touch "$record"
@@ -88,7 +106,7 @@ echo "installed $binary"
 for agent in "${agents[@]}"; do
   dest=$(skill_dir "$agent")
   rm -rf -- "$dest"
-  mkdir -p "$(dirname "$dest")"
+  make_dir "$(dirname "$dest")"
   cp -R skill "$dest"
   # The skill calls the binary by absolute path: record which one.
   printf '%s\n' "$binary" >"$dest/BINARY"

@@ -39,6 +39,60 @@ pub const CLI_DIR: &str = "cli";
 /// inside the private TMPDIR (src/session/bound.rs).
 const BOUND_REGISTRY_DIR: &str = "bound-browsers";
 const STATE_LIMIT: u64 = 64 * 1024;
+/// Where a setup stages a new copy, and sets the old one aside, in the
+/// runtime (`command/setup.rs`).
+pub const STAGING_PREFIX: &str = ".cli-setup.";
+pub const ASIDE_PREFIX: &str = ".cli-old.";
+/// The pinned CLI's own output of the session (src/session/bootstrap.rs).
+pub const SESSION_OUTPUT: &str = "session-output";
+/// The temporary files of an atomic state write.
+const STATE_TEMP_PREFIX: &str = ".state.";
+
+/// Whether `name`, directly in the runtime, is one my-chrome makes there:
+/// the claim, the locks, the workspace, the private TMPDIR, the pinned CLI
+/// (and a setup's staged or set-aside copy), a state file or log, the
+/// session's output. Uninstall removes a runtime only when every name in
+/// it is one of these (a claim copied into another folder does not make
+/// that folder ours).
+pub fn made_here(name: &str) -> bool {
+    [
+        CLAIM_FILE,
+        LOCK_FILE,
+        SESSION_LOCK_FILE,
+        WORKSPACE_DIR,
+        TMP_DIR,
+        CLI_DIR,
+    ]
+    .contains(&name)
+        || StateFile::ALL.iter().any(|f| f.file_name() == name)
+        || [LogFile::Lease]
+            .iter()
+            .any(|log| log.file_name() == name || log.older() == name)
+        || [
+            STAGING_PREFIX,
+            ASIDE_PREFIX,
+            SESSION_OUTPUT,
+            STATE_TEMP_PREFIX,
+        ]
+        .iter()
+        .any(|prefix| name.starts_with(prefix))
+}
+
+/// Whether `rel` (a path inside the runtime) lies where setup seals
+/// read-only: the installed copy, and a copy a setup set aside or staged.
+pub fn sealed_place(rel: &Path) -> bool {
+    let Some(std::path::Component::Normal(first)) = rel.components().next() else {
+        return false;
+    };
+    let first = first.to_string_lossy();
+    first == CLI_DIR || first.starts_with(STAGING_PREFIX) || first.starts_with(ASIDE_PREFIX)
+}
+
+/// Whether `dir` carries my-chrome's intact claim (a foreign or corrupted
+/// one is refused, exit 6).
+pub fn claimed(dir: &Path) -> Result<bool, RuntimeError> {
+    check_claim(dir)
+}
 
 /// The server registry our children use, inside the private TMPDIR `tmp`.
 pub fn bound_registry(tmp: &Path) -> PathBuf {
@@ -83,6 +137,25 @@ pub enum StateFile {
 }
 
 impl StateFile {
+    /// Every state file (a unit test holds it to the enum).
+    pub const ALL: [StateFile; 15] = [
+        StateFile::RotationBaseline,
+        StateFile::RotationMarker,
+        StateFile::Bootstrap,
+        StateFile::Lease,
+        StateFile::Tabs,
+        StateFile::HelperManifest,
+        StateFile::TokenFingerprint,
+        StateFile::NodeRecord,
+        StateFile::Browser,
+        StateFile::Artifacts,
+        StateFile::SessionBrowser,
+        StateFile::TabIds,
+        StateFile::Settings,
+        StateFile::SessionLimits,
+        StateFile::SessionEnded,
+    ];
+
     pub fn file_name(self) -> &'static str {
         match self {
             StateFile::RotationBaseline => "rotation-baseline.json",
@@ -158,6 +231,13 @@ pub enum RuntimeError {
         .path.display(), .waited.as_secs()
     )]
     LockTimeout { path: PathBuf, waited: Duration },
+    #[error(
+        "the runtime was removed or replaced while this command waited for {} (by `my-chrome \
+         uninstall`?); nothing was done. Run `my-chrome setup` if my-chrome is to be used again, \
+         then this command",
+        .0.display()
+    )]
+    Gone(PathBuf),
 }
 
 impl RuntimeError {
@@ -167,6 +247,7 @@ impl RuntimeError {
             RuntimeError::Io { .. } => Exit::Failure,
             RuntimeError::Interrupted(signal) => Exit::from(*signal),
             RuntimeError::LockTimeout { .. } => Exit::Timeout,
+            RuntimeError::Gone(_) => Exit::Failure,
         }
     }
 }
@@ -287,7 +368,7 @@ impl Runtime {
     pub fn session_lock(&self, wait: Duration) -> Result<FileLock, RuntimeError> {
         let (file, path) = self.lock_file(SESSION_LOCK_FILE)?;
         let file = match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
-            Ok(lock) => return Ok(FileLock { _lock: lock }),
+            Ok(lock) => return still_linked(lock, &path),
             Err((file, nix::errno::Errno::EWOULDBLOCK)) => file,
             Err((_, errno)) => return Err(io_error("lock", &path)(errno.into())),
         };
@@ -300,7 +381,7 @@ impl Runtime {
         let started = Instant::now();
         loop {
             match receive.recv_timeout(Duration::from_millis(50)) {
-                Ok(Ok(lock)) => return Ok(FileLock { _lock: lock }),
+                Ok(Ok(lock)) => return still_linked(lock, &path),
                 Ok(Err(errno)) => return Err(io_error("lock", &path)(errno.into())),
                 Err(_) => {}
             }
@@ -340,7 +421,7 @@ impl Runtime {
         let mut pause = Duration::from_millis(1);
         loop {
             match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
-                Ok(lock) => return Ok(FileLock { _lock: lock }),
+                Ok(lock) => return still_linked(lock, &path),
                 Err((back, nix::errno::Errno::EWOULDBLOCK)) => file = back,
                 Err((_, errno)) => return Err(io_error("lock", &path)(errno.into())),
             }
@@ -389,7 +470,7 @@ impl Runtime {
     pub fn write_state(&self, which: StateFile, bytes: &[u8]) -> Result<(), RuntimeError> {
         let path = self.root.join(which.file_name());
         let mut temp = tempfile::Builder::new()
-            .prefix(".state.")
+            .prefix(STATE_TEMP_PREFIX)
             .tempfile_in(&self.root)
             .map_err(io_error("create a temporary file in", &self.root))?;
         temp.write_all(bytes)
@@ -486,6 +567,19 @@ impl FileLock {
         // Dropping the lock would unlock it for every copy.
         std::mem::forget(self);
         Ok(copy)
+    }
+}
+
+/// A lock taken on a file that is no longer the one at `path` (the runtime
+/// was removed or replaced while we waited) locks nothing anyone else
+/// takes: refused.
+fn still_linked(lock: Flock<File>, path: &Path) -> Result<FileLock, RuntimeError> {
+    let held = lock.metadata().map_err(io_error("inspect", path))?;
+    match fs::symlink_metadata(path) {
+        Ok(now) if now.dev() == held.dev() && now.ino() == held.ino() => {
+            Ok(FileLock { _lock: lock })
+        }
+        _ => Err(RuntimeError::Gone(path.to_path_buf())),
     }
 }
 
@@ -645,6 +739,104 @@ mod tests {
 
     fn is_unsafe(result: Result<impl std::fmt::Debug, RuntimeError>) -> bool {
         matches!(result, Err(RuntimeError::Unsafe { .. }))
+    }
+
+    #[test]
+    fn every_state_file_is_listed_once_and_every_name_made_here_is_known() {
+        let source = include_str!("runtime.rs");
+        let body = &source[source.find("pub enum StateFile {").unwrap()..];
+        let body = &body[..body.find("\n}").unwrap()];
+        let variants = body
+            .lines()
+            .filter(|l| l.starts_with("    ") && l.trim_end().ends_with(',') && !l.contains("//"))
+            .count();
+        assert_eq!(StateFile::ALL.len(), variants, "StateFile::ALL is stale");
+        let names: std::collections::BTreeSet<_> =
+            StateFile::ALL.iter().map(|f| f.file_name()).collect();
+        assert_eq!(names.len(), StateFile::ALL.len());
+        for name in names {
+            assert!(made_here(name), "{name}");
+        }
+        for name in [
+            CLAIM_FILE,
+            ".lock",
+            ".session.lock",
+            "cli",
+            "tmp",
+            ".playwright",
+            "lease.log",
+            "lease.log.1",
+            "session-output",
+            ".cli-setup.x1",
+            ".cli-old.77",
+            ".state.Ab12",
+        ] {
+            assert!(made_here(name), "{name}");
+        }
+        for name in [
+            "id_rsa",
+            "notes.txt",
+            "config",
+            "lease.log.2",
+            ".bashrc",
+            "Cli",
+            "",
+        ] {
+            assert!(!made_here(name), "{name}");
+        }
+    }
+
+    #[test]
+    fn a_lock_got_after_the_runtime_went_is_refused_not_held() {
+        let (home, runtime) = scratch();
+        let quiet = || {};
+        for (name, take) in [
+            (
+                LOCK_FILE,
+                &(|r: &Runtime| r.wrapper_lock(Duration::from_secs(10), &quiet).map(drop))
+                    as &(dyn Fn(&Runtime) -> Result<(), RuntimeError> + Sync),
+            ),
+            (SESSION_LOCK_FILE, &|r: &Runtime| {
+                r.session_lock(Duration::from_secs(10)).map(drop)
+            }),
+        ] {
+            let held = match name {
+                LOCK_FILE => runtime.wrapper_lock(Duration::ZERO, &quiet).unwrap(),
+                _ => runtime.session_lock(Duration::ZERO).unwrap(),
+            };
+            let waiter = runtime.clone();
+            let waiting = std::thread::scope(|scope| {
+                let waiting = scope.spawn(|| take(&waiter));
+                std::thread::sleep(Duration::from_millis(300));
+                // The runtime goes (uninstall), then the holder lets go.
+                fs::remove_file(runtime.root().join(name)).unwrap();
+                drop(held);
+                waiting.join().unwrap()
+            });
+            assert!(
+                matches!(&waiting, Err(RuntimeError::Gone(path)) if path.ends_with(name)),
+                "{name}: {waiting:?}"
+            );
+            assert_eq!(waiting.unwrap_err().exit(), Exit::Failure);
+            // A lock on the file that is there is taken as before.
+            take(&runtime).unwrap();
+        }
+        drop(home);
+    }
+
+    #[test]
+    fn only_the_copies_setup_seals_are_sealed_places() {
+        for sealed in [
+            "cli",
+            "cli/node_modules/x",
+            ".cli-old.12/a",
+            ".cli-setup.Ab3",
+        ] {
+            assert!(sealed_place(Path::new(sealed)), "{sealed}");
+        }
+        for not in ["", "tmp/cli", "clix", ".playwright", "tmp", "../cli"] {
+            assert!(!sealed_place(Path::new(not)), "{not}");
+        }
     }
 
     #[test]

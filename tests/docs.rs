@@ -135,8 +135,10 @@ fn install_and_uninstall_leave_home_as_it_was() {
         lines.sort();
         lines
     };
-    // The runtime's parent, as in a lived-in home: uninstall leaves it.
+    // The runtime's parent, as in a lived-in home: uninstall leaves it; and
+    // a folder of the user's that install.sh uses but did not make.
     fs::create_dir(home.path().join(".cache")).unwrap();
+    fs::create_dir(home.path().join(".claude")).unwrap();
     let before = snapshot(home.path());
     let script = Path::new(ROOT).join("scripts/install.sh");
     let run = |args: &[&str]| {
@@ -190,6 +192,34 @@ fn install_and_uninstall_leave_home_as_it_was() {
             .join(".cache/my-chrome/cli/package.json")
             .exists()
     );
+    // A record whose binary is not the prefix's: nothing is run or removed.
+    let record = home.path().join(".local/share/my-chrome/installed");
+    let installed = fs::read_to_string(&record).unwrap();
+    let planted = home.path().join("proj/bin/my-chrome");
+    fs::create_dir_all(planted.parent().unwrap()).unwrap();
+    fs::write(&planted, "#!/bin/sh\ntouch \"$HOME/ran\"\n").unwrap();
+    fs::set_permissions(
+        &planted,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    fs::write(&record, format!("{}\n{installed}", planted.display())).unwrap();
+    let refused = Command::new(&script)
+        .args(["--prefix", prefix, "--uninstall"])
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .env("HOME", home.path())
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains("nothing was removed"),
+        "{}",
+        String::from_utf8_lossy(&refused.stderr)
+    );
+    assert!(planted.exists() && !home.path().join("ran").exists());
+    fs::write(&record, installed).unwrap();
+    fs::remove_dir_all(home.path().join("proj")).unwrap();
     run(&["--prefix", prefix, "--uninstall"]);
     assert_eq!(
         snapshot(home.path()),

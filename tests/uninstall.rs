@@ -162,7 +162,7 @@ fn uninstall_waits_its_turn_detaches_and_removes_only_what_my_chrome_made() {
         0,
         &format!("removed the skill for Claude Code in {}", claude.display()),
     );
-    says(&gone, 0, "the Playwright daemon's record of that runtime");
+    says(&gone, 0, "the Playwright daemon's record of the runtime");
     says(&gone, 0, "left the extension token");
     says(&gone, 0, "left the Playwright Extension in your browser");
 
@@ -285,9 +285,39 @@ fn a_link_an_unclaimed_folder_or_another_users_tree_is_refused_and_nothing_goes(
             &mount_arg,
         ],
         &mount,
-        "another file system",
+        "is a mount point",
     );
     assert!(mounted.runtime.join("cli/package.json").exists());
+
+    // A bind mount from the same file system keeps its device number: the
+    // mount table shows it, and what it shows is not emptied.
+    let bound = Sandbox::installed();
+    let precious = bound.home.path().join("precious");
+    fs::create_dir(&precious).unwrap();
+    fs::write(precious.join("file"), "the user's").unwrap();
+    let mount = bound.runtime.join("tmp/mnt");
+    fs::create_dir(&mount).unwrap();
+    let (source, target) = (precious.display().to_string(), mount.display().to_string());
+    refused(
+        &bound,
+        &[
+            "unshare",
+            "--mount",
+            "--propagation",
+            "private",
+            "sh",
+            "-c",
+            "mount --bind \"$0\" \"$1\" && shift && exec \"$@\"",
+            &source,
+            &target,
+        ],
+        &mount,
+        "is a mount point",
+    );
+    assert_eq!(
+        fs::read_to_string(precious.join("file")).unwrap(),
+        "the user's"
+    );
 
     // A file of another user inside the runtime.
     let theirs = Sandbox::installed();
@@ -307,4 +337,112 @@ fn a_link_an_unclaimed_folder_or_another_users_tree_is_refused_and_nothing_goes(
     .unwrap();
     refused(&other, &[], &other.runtime, "owned by uid 65534");
     nix::unistd::chown(&other.runtime, Some(nix::unistd::getuid()), None).unwrap();
+}
+
+#[test]
+fn a_claim_copied_into_another_folder_does_not_make_it_my_chromes() {
+    // A private folder of the user's, with the claim copied in.
+    let sandbox = Sandbox::new();
+    fs::create_dir(&sandbox.runtime).unwrap();
+    fs::set_permissions(
+        &sandbox.runtime,
+        std::os::unix::fs::PermissionsExt::from_mode(0o700),
+    )
+    .unwrap();
+    let claim = sandbox.runtime.join(my_chrome::runtime::CLAIM_FILE);
+    fs::write(&claim, my_chrome::runtime::CLAIM).unwrap();
+    fs::set_permissions(&claim, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
+    fs::write(sandbox.runtime.join("id_ed25519"), "the user's key").unwrap();
+    refused(
+        &sandbox,
+        &[],
+        &sandbox.runtime.join("id_ed25519"),
+        "is nothing my-chrome makes in its runtime",
+    );
+    let dry = sandbox.run(&["uninstall", "--dry-run"]);
+    says(&dry, 6, "id_ed25519");
+
+    // An empty folder without the claim is not my-chrome's either: left.
+    let empty = Sandbox::new();
+    fs::create_dir(&empty.runtime).unwrap();
+    fs::set_permissions(
+        &empty.runtime,
+        std::os::unix::fs::PermissionsExt::from_mode(0o700),
+    )
+    .unwrap();
+    let run = empty.run(&["uninstall"]);
+    says(&run, 0, "nothing of my-chrome's to remove");
+    says(&run, 0, "an empty folder without my-chrome's claim");
+    assert!(empty.runtime.is_dir());
+}
+
+#[test]
+fn an_uninstall_cut_short_is_finished_by_the_next() {
+    // What a killed uninstall leaves: the runtime moved aside, part of it
+    // removed, its claim still there; and the daemon's registry folder.
+    let sandbox = Sandbox::installed();
+    fs::write(
+        sandbox.runtime.join(my_chrome::runtime::CLAIM_FILE),
+        my_chrome::runtime::CLAIM,
+    )
+    .unwrap();
+    let registry = registry_dir(&sandbox);
+    fs::create_dir_all(&registry).unwrap();
+    fs::write(registry.join("mychrome.session.old"), "x").unwrap();
+    let aside = sandbox.home.path().join(".runtime.uninstalling");
+    fs::rename(&sandbox.runtime, &aside).unwrap();
+    fs::remove_file(aside.join("node-record.txt")).unwrap();
+    let dry = sandbox.run(&["uninstall", "--dry-run"]);
+    says(&dry, 0, "which an interrupted uninstall left");
+    assert!(aside.exists());
+    let run = sandbox.run(&["uninstall"]);
+    says(&run, 0, "which an interrupted uninstall had left");
+    says(&run, 0, "the Playwright daemon's record of the runtime");
+    assert!(!aside.exists());
+    assert!(!registry.exists());
+    assert!(!sandbox.runtime.exists());
+
+    // Cut short after the claim went: an empty folder by that name goes.
+    fs::create_dir(&aside).unwrap();
+    sandbox.run(&["uninstall"]).expect(0, "");
+    assert!(!aside.exists());
+
+    // A folder by that name that is not empty and has no claim: not ours.
+    fs::create_dir(&aside).unwrap();
+    fs::write(aside.join("notes"), "the user's").unwrap();
+    let run = sandbox.run(&["uninstall"]);
+    says(&run, 6, "carries no my-chrome claim");
+    assert!(aside.join("notes").exists());
+}
+
+#[test]
+fn a_skill_copy_replaced_while_uninstall_waits_is_refused_and_nothing_goes() {
+    let mut w = world();
+    let _chrome = w.chrome();
+    let home = w.sandbox.home.path().to_path_buf();
+    let claude = home.join(".claude/skills/my-chrome");
+    skill_copy(&claude);
+    record(&home, &[&claude]);
+    says(&w.sandbox.run(&["connect"]), 0, "connected");
+    let mut slow = w.sandbox.command(&[
+        "--agent",
+        "other",
+        "eval",
+        "() => new Promise(done => setTimeout(() => done('other finished'), 4000))",
+    ]);
+    slow.env("MY_CHROME_COMMAND_TIMEOUT_SECS", "30");
+    let slow = common::Running::start(slow);
+    std::thread::sleep(Duration::from_millis(1200));
+    let gone = common::Running::start(w.sandbox.command(&["uninstall"]));
+    std::thread::sleep(Duration::from_millis(1000));
+    // Another folder in its place, while uninstall waits for the turn.
+    fs::rename(&claude, home.join("old-skill")).unwrap();
+    skill_copy(&claude);
+    fs::write(claude.join("mine"), "the user's").unwrap();
+    let gone = gone.wait();
+    says(&slow.wait(), 0, "other finished");
+    says(&gone, 6, "changed while uninstall waited");
+    says(&gone, 6, "nothing was removed");
+    assert!(claude.join("mine").exists());
+    assert!(w.sandbox.runtime.join("cli/package.json").exists());
 }

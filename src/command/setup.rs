@@ -24,27 +24,13 @@ use crate::helper::check::Fault;
 use crate::helper::node::NodeError;
 use crate::helper::{Helper, HelperError, io_error, trusted_node};
 use crate::procs::{ProcError, ProcessTable};
-use crate::runtime::{Runtime, RuntimeError};
+use crate::runtime::{ASIDE_PREFIX, Runtime, RuntimeError, STAGING_PREFIX};
 use crate::session::registry;
 use crate::settings;
 use crate::signals;
 
-const STAGING_PREFIX: &str = ".cli-setup.";
-const ASIDE_PREFIX: &str = ".cli-old.";
 /// npm's cache during an install, in the runtime's private TMPDIR.
 const NPM_CACHE: &str = "npm-cache";
-
-/// Whether `rel` (a path inside the runtime) lies where setup seals
-/// read-only: the installed copy, and a copy a setup set aside or staged.
-pub(crate) fn sealed_place(rel: &Path) -> bool {
-    let Some(std::path::Component::Normal(first)) = rel.components().next() else {
-        return false;
-    };
-    let first = first.to_string_lossy();
-    first == crate::runtime::CLI_DIR
-        || first.starts_with(STAGING_PREFIX)
-        || first.starts_with(ASIDE_PREFIX)
-}
 
 /// Why setup installed nothing (the previous copy, if any, is unchanged).
 #[derive(Debug, thiserror::Error)]
@@ -463,24 +449,4 @@ fn leftovers(root: &Path) -> io::Result<Vec<PathBuf>> {
     }
     out.sort();
     Ok(out)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn only_the_copies_setup_seals_are_sealed_places() {
-        for sealed in [
-            "cli",
-            "cli/node_modules/x",
-            ".cli-old.12/a",
-            ".cli-setup.Ab3",
-        ] {
-            assert!(sealed_place(Path::new(sealed)), "{sealed}");
-        }
-        for not in ["", "tmp/cli", "clix", ".playwright", "tmp", "../cli"] {
-            assert!(!sealed_place(Path::new(not)), "{not}");
-        }
-    }
 }

@@ -1,18 +1,19 @@
 //! `my-chrome uninstall [--forget-token] [--dry-run]`: undoes what
-//! my-chrome installed. In this order: every tree it would remove is
-//! surveyed first (a refusal removes nothing); the token is deleted, only
-//! when asked; the session is detached as `disconnect` detaches it, under
-//! its turn and the wrapper lock, both held to the end; the session's
-//! watcher is let finish; then the skill copies `scripts/install.sh`
-//! recorded, the runtime and the daemon's registry folder for it are
-//! removed (src/removal.rs). It says what it leaves and how to remove that:
-//! this program, the extension in the browser, the token unless asked.
+//! my-chrome installed (docs/DESIGN.md, "Uninstall"). In this order:
+//! every tree it would remove is surveyed (a refusal removes nothing); the
+//! session is detached as `disconnect` detaches it, under its turn and the
+//! wrapper lock, both held to the end, and its watcher let finish;
+//! everything is surveyed again (the same folders, still passing); then
+//! the skill copies `scripts/install.sh` recorded, the daemon's registry
+//! folder and the runtime are removed (the runtime first renamed aside, so
+//! that no command finds it half-removed and a run cut short is finished
+//! by the next, its claim going last); the token last, only when asked.
+//! Each step is said as it is done; what stays is said at the end.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use crate::command::disconnect;
-use crate::command::setup::sealed_place;
 use crate::command::start::{Start, Started};
 use crate::config::Config;
 use crate::error::{CommandRefusal, Error};
@@ -20,16 +21,25 @@ use crate::exit::Exit;
 use crate::helper::HelperError;
 use crate::helper::check::Check;
 use crate::installed::{self, Record, SkillCopy};
+use crate::output;
 use crate::procs::ProcessTable;
-use crate::removal::{self, RemovalError, Survey};
-use crate::runtime::{FileLock, Runtime};
+use crate::removal::{self, Identity, RemovalError, Rules, Survey};
+use crate::runtime::{self, FileLock, Runtime};
 use crate::session::state::SessionState;
 use crate::session::{SessionError, limits, registry};
 use crate::token::keyring;
+use crate::token::store::Store;
 
 /// How long uninstall lets the session's watcher notice that its session
 /// is gone (it looks every second) before the runtime goes.
 const WATCHER_ENDS_WITHIN: Duration = Duration::from_secs(5);
+
+/// A runtime: only names my-chrome makes at its top, sealed only where
+/// setup seals.
+const RUNTIME: Rules<'static> = Rules {
+    sealed: &runtime::sealed_place,
+    top_level: Some(&runtime::made_here),
+};
 
 /// What `uninstall` was asked.
 #[derive(Clone, Copy, Debug)]
@@ -50,12 +60,26 @@ pub enum UninstallError {
         source: std::io::Error,
         done: &'static str,
     },
+    #[error(
+        "{} changed while uninstall waited for the session's turn; nothing was removed. Run \
+         `my-chrome uninstall` again",
+        .0.display()
+    )]
+    Changed(PathBuf),
+    #[error(
+        "{}: a folder by the name an interrupted uninstall gives the runtime, but it carries no \
+         my-chrome claim and is not empty, so it is not my-chrome's; nothing was removed. Move \
+         or remove it yourself, then run `my-chrome uninstall` again",
+        .0.display()
+    )]
+    Unclaimed(PathBuf),
 }
 
 impl CommandRefusal for UninstallError {
     fn exit(&self) -> Exit {
         match self {
             UninstallError::Record { .. } => Exit::Failure,
+            UninstallError::Changed(_) | UninstallError::Unclaimed(_) => Exit::Security,
         }
     }
 }
@@ -63,26 +87,76 @@ impl CommandRefusal for UninstallError {
 /// What there is to remove, surveyed.
 struct Plan {
     runtime: Option<(Runtime, Survey)>,
-    /// The Playwright daemon's registry folder for this runtime.
+    /// A folder at the runtime's place without a claim, empty: not ours.
+    unclaimed: Option<PathBuf>,
+    /// The runtime an interrupted uninstall renamed aside.
+    aside: Option<Survey>,
+    /// The Playwright daemon's registry folder for the runtime.
     registry: Option<Survey>,
     skills: Vec<(SkillCopy, Survey)>,
     /// Recorded copies that no longer hold the skill: left as they are.
     changed: Vec<SkillCopy>,
+    /// Recorded copies that are no longer there: dropped from the record.
+    gone: Vec<SkillCopy>,
     record: Record,
+}
+
+impl Plan {
+    fn is_empty(&self) -> bool {
+        self.runtime.is_none()
+            && self.aside.is_none()
+            && self.registry.is_none()
+            && self.skills.is_empty()
+            && self.gone.is_empty()
+    }
+
+    /// The folders this plan would remove, each with what it is now.
+    fn identities(&self) -> Vec<(PathBuf, Identity)> {
+        let trees = self
+            .runtime
+            .iter()
+            .map(|(_, tree)| tree)
+            .chain(&self.aside)
+            .chain(&self.registry)
+            .chain(self.skills.iter().map(|(_, tree)| tree));
+        trees
+            .map(|tree| (tree.root().to_path_buf(), tree.identity()))
+            .collect()
+    }
 }
 
 pub fn uninstall(config: &Config, asked: Asked) -> Result<(), Error> {
     let plan = survey(config)?;
     let token = keyring::configured(config);
     if asked.dry_run {
-        crate::output::line(&dry_run(config, &plan, asked, &token));
+        output::line(&dry_run(config, &plan, asked, &token));
         return Ok(());
     }
-    let mut said = Vec::new();
-    // First, so that a keyring that cannot be reached leaves everything else
-    // as it was.
+    if plan.is_empty() {
+        output::line(&nothing_to_remove(config));
+    } else {
+        let held = match &plan.runtime {
+            Some((runtime, _)) => Some(let_go(config, runtime)?),
+            None => None,
+        };
+        // Surveyed again, now that nothing of ours runs: the same folders,
+        // still passing, or nothing goes.
+        let plan = {
+            let again = survey(config)?;
+            if let Some((path, _)) = plan
+                .identities()
+                .into_iter()
+                .find(|(path, was)| Identity::of(path) != Some(*was))
+            {
+                return Err(UninstallError::Changed(path).into());
+            }
+            again
+        };
+        remove(config, plan)?;
+        drop(held);
+    }
     if asked.forget_token {
-        said.push(if token.delete()? {
+        output::line(&if token.delete()? {
             format!(
                 "my-chrome: deleted the extension token ({})",
                 token.describe()
@@ -94,83 +168,115 @@ pub fn uninstall(config: &Config, asked: Asked) -> Result<(), Error> {
             )
         });
     }
+    output::line(&left("left", &plan, &token, asked).join("\n"));
+    Ok(())
+}
+
+/// Removes what `plan` surveyed, saying each step as it is done.
+fn remove(config: &Config, plan: Plan) -> Result<(), Error> {
     let Plan {
         runtime,
+        aside,
+        registry,
         skills,
-        changed,
+        gone,
         mut record,
         ..
     } = plan;
-    let held = match &runtime {
-        Some((runtime, _)) => Some(let_go(config, runtime, &mut said)?),
-        None => None,
-    };
-    let mut removed = Vec::new();
+    let mut forget: Vec<PathBuf> = gone.into_iter().map(|copy| copy.path).collect();
     for (copy, tree) in skills {
-        tree.remove()?;
-        said.push(format!(
+        tree.remove(None)?;
+        output::line(&format!(
             "my-chrome: removed the skill for {} in {}",
             copy.agent,
             copy.path.display()
         ));
-        removed.push(copy.path);
+        forget.push(copy.path);
     }
-    if !removed.is_empty() {
+    if !forget.is_empty() {
         record
-            .forget(&removed)
+            .forget(&forget)
             .map_err(|source| UninstallError::Record {
                 path: installed::record_path(&config.home),
                 source,
-                done: "the skill copies are removed, the runtime is not",
+                done: "the skill copies said above are removed, the runtime is not",
             })?;
     }
-    if let Some((runtime, _)) = runtime {
-        // Surveyed again: the detach changed the tree, and nothing may run
-        // from it now (the turn and the wrapper lock are held).
-        let registry = registry_survey(config, &runtime)?;
-        if let Some(tree) = removal::survey(runtime.root(), &sealed_place)? {
-            tree.remove()?;
-            said.push(format!(
-                "my-chrome: removed the runtime {} (the pinned CLI, the session's state and logs)",
-                runtime.root().display()
-            ));
-        }
-        if let Some(tree) = registry {
-            let path = tree.root().to_path_buf();
-            tree.remove()?;
-            // `ms-playwright/daemon` and `ms-playwright`, when that left them
-            // empty: an empty folder holds nothing of anyone's.
-            for dir in path.ancestors().skip(1).take(2) {
-                let _ = std::fs::remove_dir(dir);
-            }
-            said.push(format!(
-                "my-chrome: removed {} (the Playwright daemon's record of that runtime)",
-                path.display()
-            ));
-        }
+    if let Some(tree) = registry {
+        let path = tree.root().to_path_buf();
+        tree.remove(None)?;
+        output::line(&format!(
+            "my-chrome: removed {} (the Playwright daemon's record of the runtime)",
+            path.display()
+        ));
     }
-    drop(held);
-    if said.is_empty() {
-        said.push(nothing_to_remove(config));
+    if let Some(tree) = aside {
+        let path = tree.root().to_path_buf();
+        tree.remove(Some(runtime::CLAIM_FILE))?;
+        output::line(&format!(
+            "my-chrome: removed {}, which an interrupted uninstall had left",
+            path.display()
+        ));
     }
-    said.extend(left("left", &changed, &token, asked));
-    crate::output::line(&said.join("\n"));
+    if let Some((runtime, tree)) = runtime {
+        // Renamed aside first: a command that waited for the lock finds
+        // its runtime gone (and says so), not half of it.
+        let aside = aside_path(runtime.root());
+        std::fs::rename(runtime.root(), &aside).map_err(|source| RemovalError::Io {
+            action: "move aside",
+            path: runtime.root().to_path_buf(),
+            source,
+        })?;
+        tree.moved_to(&aside).remove(Some(runtime::CLAIM_FILE))?;
+        output::line(&format!(
+            "my-chrome: removed the runtime {} (the pinned CLI, the session's state and logs)",
+            runtime.root().display()
+        ));
+    }
     Ok(())
+}
+
+/// Where uninstall moves the runtime while it removes it:
+/// `<parent>/.<name>.uninstalling`.
+fn aside_path(root: &Path) -> PathBuf {
+    let name = root.file_name().unwrap_or_default().to_string_lossy();
+    root.with_file_name(format!(".{name}.uninstalling"))
 }
 
 /// Every tree uninstall would remove, surveyed; nothing is changed.
 fn survey(config: &Config) -> Result<Plan, Error> {
+    let location = &config.runtime.path;
     // A runtime that is not my-chrome's, or not the user's, is refused here
     // as every command refuses it (exit 6).
-    let runtime = match Runtime::inspect(&config.runtime)? {
-        Some(runtime) => {
-            let tree = removal::survey(runtime.root(), &sealed_place)?;
-            tree.map(|tree| (runtime, tree))
+    let (runtime, unclaimed) = match Runtime::inspect(&config.runtime)? {
+        Some(rt) if runtime::claimed(rt.root())? => {
+            let tree = removal::survey(rt.root(), &RUNTIME)?;
+            (tree.map(|tree| (rt, tree)), None)
         }
-        None => None,
+        Some(rt) => (None, Some(rt.root().to_path_buf())),
+        None => (None, None),
     };
-    let registry = match &runtime {
-        Some((runtime, _)) => registry_survey(config, runtime)?,
+    let aside_at = aside_path(location);
+    // Ours when it carries the claim, or holds nothing at all (cut short
+    // after the claim went).
+    let holds_anything = std::fs::read_dir(&aside_at).is_ok_and(|mut d| d.next().is_some());
+    if holds_anything && !runtime::claimed(&aside_at)? {
+        return Err(UninstallError::Unclaimed(aside_at).into());
+    }
+    let aside = removal::survey(&aside_at, &RUNTIME)?;
+    // The runtime's real path names its registry folder, even when the
+    // runtime is gone (an interrupted uninstall).
+    let registry = match location
+        .parent()
+        .and_then(|parent| std::fs::canonicalize(parent).ok())
+    {
+        Some(parent) => {
+            let real = parent.join(location.file_name().unwrap_or_default());
+            removal::survey(
+                &registry::daemon_dir_of_real(&config.home, &real),
+                &Rules::PLAIN,
+            )?
+        }
         None => None,
     };
     let record = Record::read(&config.home).map_err(|source| UninstallError::Record {
@@ -178,50 +284,40 @@ fn survey(config: &Config) -> Result<Plan, Error> {
         source,
         done: "nothing was removed",
     })?;
-    let (mut skills, mut changed) = (Vec::new(), Vec::new());
+    let (mut skills, mut changed, mut gone) = (Vec::new(), Vec::new(), Vec::new());
     for copy in record.skill_copies(&config.home) {
-        if !installed::holds_the_skill(&copy.path) {
+        if std::fs::symlink_metadata(&copy.path).is_err() {
+            gone.push(copy);
+        } else if !installed::holds_the_skill(&copy.path) {
             changed.push(copy);
-            continue;
-        }
-        match removal::survey(&copy.path, &|_| false)? {
-            Some(tree) => skills.push((copy, tree)),
-            None => changed.push(copy),
+        } else if let Some(tree) = removal::survey(&copy.path, &Rules::PLAIN)? {
+            skills.push((copy, tree));
         }
     }
     Ok(Plan {
         runtime,
+        unclaimed,
+        aside,
         registry,
         skills,
         changed,
+        gone,
         record,
     })
 }
 
-/// The folder where the pinned CLI registers this runtime's sessions
-/// (`~/.cache/ms-playwright/daemon/<hash of the runtime>`), surveyed.
-fn registry_survey(config: &Config, runtime: &Runtime) -> Result<Option<Survey>, Error> {
-    let dir =
-        registry::daemon_dir(&config.home, runtime.root()).map_err(|source| RemovalError::Io {
-            action: "resolve",
-            path: runtime.root().to_path_buf(),
-            source,
-        })?;
-    Ok(removal::survey(&dir, &|_| false)?)
-}
-
 /// What holds the session still while the runtime goes: its turn and the
-/// wrapper lock.
-/// Held, never read: dropping it lets other commands go on.
+/// wrapper lock. Held, never read: dropping it lets other commands go on
+/// (and find the runtime gone).
 enum Held {
     Turn { _started: Box<Started> },
     Lock { _lock: FileLock },
 }
 
-/// Detaches the session as `disconnect` does, keeping its turn and the
-/// wrapper lock; without an installed copy to run, there is no session,
-/// and the wrapper lock alone is taken.
-fn let_go(config: &Config, runtime: &Runtime, said: &mut Vec<String>) -> Result<Held, Error> {
+/// Detaches the session as `disconnect` does, saying so, and keeps its
+/// turn and the wrapper lock; without an installed copy to run, there is
+/// no session, and the wrapper lock alone is taken.
+fn let_go(config: &Config, runtime: &Runtime) -> Result<Held, Error> {
     let start = Start::new(config, Check::Intact)
         .ending_waits()
         .turn("uninstall")
@@ -235,12 +331,11 @@ fn let_go(config: &Config, runtime: &Runtime, said: &mut Vec<String>) -> Result<
             | HelperError::Unsupported { .. }
             | HelperError::Changed { .. },
         )) => {
-            let lock =
-                runtime.wrapper_lock(config.lock_wait, &crate::output::waiting_for_another)?;
+            let lock = runtime.wrapper_lock(config.lock_wait, &output::waiting_for_another)?;
             // A copy changed since its check runs none of its code: a daemon
             // of it is asked to stop through its own socket.
             if disconnect::stop_through_socket(config, runtime) == Some(true) {
-                said.push(format!(
+                output::line(&format!(
                     "my-chrome: session {} was stopped through its daemon's socket; the browser \
                      keeps running",
                     config.session
@@ -252,7 +347,7 @@ fn let_go(config: &Config, runtime: &Runtime, said: &mut Vec<String>) -> Result<
     };
     let watcher = limits::read(&started.runtime).map_err(SessionError::from)?;
     if !matches!(started.session_state(), SessionState::Missing) {
-        said.push(started.detaching()?.run()?);
+        output::line(&started.detaching()?.run()?);
     }
     limits::forget(&started.runtime).map_err(SessionError::from)?;
     // The watcher ends once the limits no longer name it; until then it
@@ -270,20 +365,21 @@ fn let_go(config: &Config, runtime: &Runtime, said: &mut Vec<String>) -> Result<
 
 fn nothing_to_remove(config: &Config) -> String {
     format!(
-        "my-chrome: nothing of my-chrome's to remove: no runtime at {}, and no skill copy that \
-         scripts/install.sh recorded",
+        "my-chrome: nothing of my-chrome's to remove: no runtime at {}, and no skill copy of \
+         scripts/install.sh's",
         config.runtime.path.display()
     )
 }
 
 /// What uninstall leaves, and how to remove each.
-fn left(
-    verb: &str,
-    changed: &[SkillCopy],
-    token: &crate::token::store::Store,
-    asked: Asked,
-) -> Vec<String> {
+fn left(verb: &str, plan: &Plan, token: &Store, asked: Asked) -> Vec<String> {
     let mut out = Vec::new();
+    if let Some(path) = &plan.unclaimed {
+        out.push(format!(
+            "my-chrome: {verb} {}: an empty folder without my-chrome's claim, not its to remove",
+            path.display()
+        ));
+    }
     if !asked.forget_token {
         match token.exists() {
             Ok(false) => {}
@@ -293,13 +389,13 @@ fn left(
                 token.describe()
             )),
             Err(_) => out.push(format!(
-                "my-chrome: {verb} the extension token, if one is stored ({}): `my-chrome uninstall \
-                 --forget-token` deletes it",
+                "my-chrome: {verb} the extension token, if one is stored ({}): `my-chrome \
+                 uninstall --forget-token` deletes it",
                 token.describe()
             )),
         }
     }
-    for copy in changed {
+    for copy in &plan.changed {
         out.push(format!(
             "my-chrome: {verb} {}: scripts/install.sh recorded the skill for {} there, but it no \
              longer holds that copy; remove it yourself if it is not yours",
@@ -321,12 +417,7 @@ fn left(
     out
 }
 
-fn dry_run(
-    config: &Config,
-    plan: &Plan,
-    asked: Asked,
-    token: &crate::token::store::Store,
-) -> String {
+fn dry_run(config: &Config, plan: &Plan, asked: Asked, token: &Store) -> String {
     let mut would = Vec::new();
     if let Some((runtime, tree)) = &plan.runtime {
         if session_open(config, runtime.root()) {
@@ -341,9 +432,15 @@ fn dry_run(
             tree.entries()
         ));
     }
+    if let Some(tree) = &plan.aside {
+        would.push(format!(
+            "  remove {}, which an interrupted uninstall left",
+            tree.root().display()
+        ));
+    }
     if let Some(tree) = &plan.registry {
         would.push(format!(
-            "  remove {} (the Playwright daemon's record of that runtime)",
+            "  remove {} (the Playwright daemon's record of the runtime)",
             tree.root().display()
         ));
     }
@@ -354,11 +451,18 @@ fn dry_run(
             copy.path.display()
         ));
     }
-    if asked.forget_token {
+    for copy in &plan.gone {
         would.push(format!(
-            "  delete the extension token ({})",
-            token.describe()
+            "  forget {}, recorded by scripts/install.sh and gone since",
+            copy.path.display()
         ));
+    }
+    if asked.forget_token {
+        would.push(match token.exists() {
+            Ok(true) => format!("  delete the extension token ({})", token.describe()),
+            Ok(false) => format!("  find no extension token to delete ({})", token.describe()),
+            Err(e) => format!("  fail to delete the extension token: {e}"),
+        });
     }
     let head = if would.is_empty() {
         nothing_to_remove(config)
@@ -369,7 +473,7 @@ fn dry_run(
         )
     };
     let mut out = vec![head];
-    out.extend(left("would leave", &plan.changed, token, asked));
+    out.extend(left("would leave", plan, token, asked));
     out.join("\n")
 }
 

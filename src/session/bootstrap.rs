@@ -61,7 +61,7 @@ fn io(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> BootstrapError 
 
 const BOOTSTRAP_PREFIX: &str = "session-output.";
 /// The attached session's output directory (`outputDir`), in the runtime.
-pub const SESSION_OUTPUT: &str = "session-output";
+pub const SESSION_OUTPUT: &str = crate::runtime::SESSION_OUTPUT;
 
 /// The private place the attach writes to, recorded until it is scrubbed.
 /// Deleted when dropped: an early failure scrubs it too. (A SIGKILL leaves

@@ -65,9 +65,14 @@ fn base_dir(home: &Path) -> PathBuf {
 
 /// The registry directory the CLI uses for `workspace`.
 pub fn daemon_dir(home: &Path, workspace: &Path) -> io::Result<PathBuf> {
-    let real = fs::canonicalize(workspace)?;
+    Ok(daemon_dir_of_real(home, &fs::canonicalize(workspace)?))
+}
+
+/// The same, for a workspace whose real path is `real` (which may be gone:
+/// uninstall finds the folder of a runtime it is finishing removing).
+pub fn daemon_dir_of_real(home: &Path, real: &Path) -> PathBuf {
     let hash = hex::encode(Sha1::digest(real.as_os_str().as_encoded_bytes()));
-    Ok(base_dir(home).join(&hash[..16]))
+    base_dir(home).join(&hash[..16])
 }
 
 /// Reads `<name>.session` for `workspace`. `Ok(None)` when there is none;

@@ -106,9 +106,50 @@ pub fn clipboard_tools(wayland: bool, x11: bool) -> Result<ClipboardTools, &'sta
     }
 }
 
+/// Every mount point this process sees (`/proc/self/mountinfo`): a bind
+/// mount keeps its source's device number, so only this list shows it.
+pub fn mount_points() -> std::io::Result<Vec<PathBuf>> {
+    let table = std::fs::read_to_string("/proc/self/mountinfo")?;
+    Ok(table
+        .lines()
+        .filter_map(|line| line.split(' ').nth(4))
+        .map(|field| PathBuf::from(unescape_mount_field(field)))
+        .collect())
+}
+
+/// mountinfo writes a space, tab, newline and backslash as `\040`, `\011`,
+/// `\012` and `\134`.
+fn unescape_mount_field(field: &str) -> String {
+    let mut out = String::new();
+    let mut rest = field;
+    while let Some(at) = rest.find('\\') {
+        out.push_str(&rest[..at]);
+        let code = rest.get(at + 1..at + 4);
+        match code.and_then(|c| u8::from_str_radix(c, 8).ok()) {
+            Some(byte) => {
+                out.push(byte as char);
+                rest = &rest[at + 4..];
+            }
+            None => {
+                out.push('\\');
+                rest = &rest[at + 1..];
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn mount_points_are_read_with_their_escapes() {
+        assert_eq!(unescape_mount_field("/a\\040b\\134c"), "/a b\\c");
+        assert_eq!(unescape_mount_field("/plain"), "/plain");
+        assert!(mount_points().unwrap().contains(&PathBuf::from("/")));
+    }
 
     #[test]
     fn browser_data_follows_xdg_config_home() {
