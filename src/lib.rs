@@ -3,7 +3,7 @@
 //! copy of `@playwright/cli`. `main.rs` dispatches; everything else lives here
 //! so that integration tests can exercise library code directly.
 
-pub mod browser;
+pub(crate) mod browser;
 pub mod child;
 pub mod chrome;
 pub mod cli;
@@ -12,25 +12,25 @@ pub mod config;
 pub mod daemon;
 pub mod error;
 pub mod exit;
-pub mod file_args;
+pub(crate) mod file_args;
 pub mod handoff;
 pub mod helper;
-pub mod installed;
+pub(crate) mod installed;
 pub mod lease;
 pub mod minimist;
 pub mod output;
 pub mod outputs;
 pub mod pinned_commands;
-pub mod platform;
+pub(crate) mod platform;
 pub mod policy;
 pub mod procs;
 pub mod redact;
-pub mod removal;
+pub(crate) mod removal;
 pub mod runtime;
 pub mod session;
 pub mod settings;
 pub mod signals;
 pub mod singleton;
-pub mod socket;
+pub(crate) mod socket;
 pub mod tabs;
 pub mod token;

@@ -455,6 +455,7 @@ mod tests {
             // A test run started in the background ignores SIGINT, which a
             // shell could then not trap: this one takes it as it comes.
             // SAFETY: only an async-signal-safe call between fork and exec.
+            #[allow(unsafe_code)]
             unsafe {
                 c.pre_exec(|| {
                     use nix::sys::signal::{SigHandler, Signal, signal};

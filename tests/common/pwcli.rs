@@ -71,6 +71,7 @@ impl PwCli {
         .process_group(0);
         // As under my-chrome: everything the CLI and its daemon create is private.
         // SAFETY: umask is async-signal-safe.
+        #[allow(unsafe_code)]
         unsafe {
             cmd.pre_exec(|| {
                 nix::sys::stat::umask(nix::sys::stat::Mode::from_bits_truncate(0o077));

@@ -60,7 +60,8 @@ pub fn user_data_base<E>(
 pub fn die_with_parent(command: &mut Command) {
     let parent = nix::unistd::getpid();
     // SAFETY: between fork and exec the closure makes two system calls and
-    // allocates nothing.
+    // allocates nothing. std has no safe way to run code there.
+    #[allow(unsafe_code)]
     unsafe {
         command.pre_exec(move || {
             nix::sys::prctl::set_pdeathsig(Signal::SIGKILL)?;
