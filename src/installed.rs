@@ -147,6 +147,10 @@ mod tests {
         );
         record.forget(&[PathBuf::from("/x/bin/my-chrome")]).unwrap();
         assert!(!home.path().join(RECORD).exists());
+        // Already gone: nothing to do. Not removable: an error.
+        record.forget(&[]).unwrap();
+        fs::create_dir(home.path().join(RECORD)).unwrap();
+        assert!(record.forget(&[]).is_err());
     }
 
     #[test]

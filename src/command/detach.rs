@@ -16,6 +16,7 @@ use crate::error::{CommandRefusal, Error};
 use crate::exit::Exit;
 use crate::procs::ProcessTable;
 use crate::runtime::{Runtime, StateFile};
+use crate::session::daemon_process::Silenced;
 use crate::session::limits::{self, Ended, Limits, Reason};
 use crate::session::pinned::PinnedCli;
 use crate::session::state::SessionState;
@@ -197,16 +198,13 @@ impl<'s, C: Fn() -> Result<PinnedCli<'s>, Error>> Detach<'s, C> {
         else {
             return Ok(None);
         };
-        let pids = daemon_process::ours(&ProcessTable::read()?, real, &config.session);
-        if pids.is_empty() {
-            return Err(DetachError::NoDaemon { waited: bound }.into());
+        match daemon_process::stop_silent(real, &config.session)? {
+            Silenced::NoneOfOurs => Err(DetachError::NoDaemon { waited: bound }.into()),
+            Silenced::StillThere(pids) => Err(DetachError::Unstoppable { pids }.into()),
+            Silenced::Stopped(pids) => Ok(Some(Stopped {
+                pids,
+                why: format!("it did not answer within {} s", bound.as_secs()),
+            })),
         }
-        if !daemon_process::kill_all(&pids) {
-            return Err(DetachError::Unstoppable { pids }.into());
-        }
-        Ok(Some(Stopped {
-            pids,
-            why: format!("it did not answer within {} s", bound.as_secs()),
-        }))
     }
 }

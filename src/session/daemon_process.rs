@@ -71,6 +71,31 @@ pub fn kill_all(pids: &[u32]) -> bool {
     true
 }
 
+/// What became of a daemon that does not answer.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Silenced {
+    /// These daemons of ours were stopped.
+    Stopped(Vec<u32>),
+    /// No process of ours is the session's daemon.
+    NoneOfOurs,
+    /// SIGKILL did not end these.
+    StillThere(Vec<u32>),
+}
+
+/// Stops the session's daemon that does not answer (stopped, stuck),
+/// found by exactly what it is (invariant 11): `connect` and `disconnect`
+/// alike. `runtime` is the runtime's real path.
+pub fn stop_silent(runtime: &Path, session: &str) -> Result<Silenced, crate::procs::ProcError> {
+    let pids = ours(&ProcessTable::read()?, runtime, session);
+    Ok(if pids.is_empty() {
+        Silenced::NoneOfOurs
+    } else if kill_all(&pids) {
+        Silenced::Stopped(pids)
+    } else {
+        Silenced::StillThere(pids)
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,0 +1,568 @@
+//! One attach, as steps: the [`Preflight`] (everything checked before the
+//! token is read: the browser, its PID set and singleton, no other session
+//! attached), then the [`Attempt`], which owns what it started (the
+//! attach's process group, the private bootstrap output, the hand-off
+//! socket) and ends in exactly one of two ways: [`Attempt::abandon`]
+//! (detach, or stop a daemon that does not answer; scrub; shut the bound
+//! browser) or [`Attempt::commit`] (scrub, record, the tab book, the
+//! watcher).
+
+use std::time::{Duration, Instant};
+
+use zeroize::Zeroizing;
+
+use super::{ConnectError, start_watcher};
+use crate::browser::{self, Chosen};
+use crate::child::{ChildCommand, Spawned};
+use crate::chrome::{self, Exposure};
+use crate::command::start::Started;
+use crate::config::Config;
+use crate::daemon::{DaemonError, Housekeeping};
+use crate::error::Error;
+use crate::exit::Exit;
+use crate::handoff::{Handoff, HandoffError};
+use crate::procs::ProcessTable;
+use crate::session::SessionError;
+use crate::session::bootstrap::Bootstrap;
+use crate::session::daemon_process::{self, Silenced};
+use crate::session::limits::{self, Limits};
+use crate::session::pinned::PinnedCli;
+use crate::session::state::SessionState;
+use crate::session::{bound, connect_tab, leftovers, registry};
+use crate::signals;
+use crate::singleton;
+use crate::token::{Token, keyring};
+
+const DELIVERY_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How an attach that started can fail. What reached Chrome decides the
+/// advice: the token only ever goes to the user's own Chrome, so only a
+/// changed Chrome or a process holding the token calls for a rotation.
+#[derive(Debug)]
+pub(super) enum AttachError {
+    /// Nothing was sent to Chrome.
+    NotSent { exit: Exit, message: String },
+    /// Chrome has the connect page, and the extension never connected: it
+    /// refused the token, or it is not there.
+    NoAnswer { waited: Duration, browser: String },
+    /// Chrome has the connect page (and the token), then something failed.
+    AfterDelivery { exit: Exit, message: String },
+    /// Chrome's processes changed, or a process carries the token.
+    Exposed(String),
+}
+
+impl AttachError {
+    fn not_sent(exit: Exit, message: impl Into<String>) -> AttachError {
+        AttachError::NotSent {
+            exit,
+            message: message.into(),
+        }
+    }
+
+    /// A failure after delivery is only what it seems once the processes
+    /// are checked: a changed Chrome or a process with the token (or a table
+    /// that cannot be read) makes it an exposure.
+    fn confirmed(self, browser: &Chosen, before: &[u32]) -> AttachError {
+        match self {
+            AttachError::NoAnswer { .. } | AttachError::AfterDelivery { .. } => {
+                match exposure_check(browser, before) {
+                    Ok(()) => self,
+                    Err(why) => AttachError::Exposed(format!("{} Then: {why}", self.explain().0)),
+                }
+            }
+            other => other,
+        }
+    }
+
+    fn exit(&self) -> Exit {
+        match self {
+            AttachError::NotSent { exit, .. } | AttachError::AfterDelivery { exit, .. } => *exit,
+            AttachError::NoAnswer { .. } => Exit::Timeout,
+            AttachError::Exposed(_) => Exit::Security,
+        }
+    }
+
+    /// What happened, then (after the cleanup is said) the next step.
+    fn explain(&self) -> (String, &'static str) {
+        match self {
+            AttachError::NotSent { message, .. } => (message.clone(), ""),
+            AttachError::NoAnswer { waited, browser } => (
+                format!(
+                    "{browser} opened the Playwright Extension's connect page, but the extension \
+                     never connected within {} s. Most likely the stored token is not the \
+                     extension's current one (that tab then says \"Invalid token provided.\"), or \
+                     the extension is not installed or not enabled in {browser}.",
+                    waited.as_secs()
+                ),
+                " Open the extension's status page (its toolbar icon), copy the token shown \
+                 there, store it with `my-chrome token store`, close that connect tab, and run \
+                 `my-chrome connect` again. The token went only to your own browser: no \
+                 rotation is needed.",
+            ),
+            AttachError::AfterDelivery { message, .. } => (
+                message.clone(),
+                " The token went only to your own browser; close the extension's connect tab \
+                 there if it is still open.",
+            ),
+            AttachError::Exposed(message) => (message.clone(), ROTATE_ADVICE),
+        }
+    }
+}
+
+const ROTATE_ADVICE: &str = " Treat the token as exposed: run `my-chrome begin-token-rotation` \
+                             and follow `my-chrome rotation-status`";
+
+/// What is checked before the token is read, and the token.
+pub(super) struct Preflight {
+    browser: Chosen,
+    /// The browser's normal main processes, before.
+    before: Vec<u32>,
+    chrome_pid: u32,
+    token: Token,
+}
+
+impl Preflight {
+    /// The user's browser: exactly one normal main process of it,
+    /// recognised by an executable no other user can replace, whose
+    /// singleton is in the user data directory named; no other session
+    /// attached. Only then the token, and its fingerprint recorded for the
+    /// redactor.
+    pub(super) fn check(config: &Config, started: &Started) -> Result<Preflight, Error> {
+        let runtime = &started.runtime;
+        let browser = browser::resolve(config)?;
+        let name = browser.display();
+        if !chrome::executable_is_trusted(&browser.executable)? {
+            // No file there: a process still running a deleted one is no
+            // browser whose executable was checked.
+            return Err(chrome::ChromeError::Missing {
+                browser: name,
+                path: browser.executable.clone(),
+            }
+            .into());
+        }
+        let table = ProcessTable::read()?;
+        let before = chrome::normal_chrome_pids(&table, &browser.executable);
+        let chrome_pid = chrome::require_single(&before).single(&name, &browser.executable)?;
+        for (other, pids) in browser::others_running(&table, &browser) {
+            crate::output::notice(&format!(
+                "my-chrome: {} is running too (pids {pids:?}) and was ignored: the session uses \
+                 {name}{}",
+                other.display(),
+                match browser.how {
+                    browser::How::Paths => String::new(),
+                    how => format!(" ({})", how.describe()),
+                }
+            ));
+        }
+        singleton::precheck(&browser.user_data, chrome_pid).map_err(|why| {
+            ConnectError::NotItsProfile {
+                browser: name.clone(),
+                pid: chrome_pid,
+                user_data: browser.user_data.clone(),
+                why,
+                hint: if config.chrome_user_data.is_some() {
+                    " MY_CHROME_USER_DATA_DIR must name the folder that browser runs with"
+                } else {
+                    ""
+                },
+            }
+        })?;
+        let other = registry::other_attached(&config.home, runtime.root(), &config.session)
+            .map_err(|e| SessionError::Registry(e.to_string()))?;
+        if let Some(other) = other {
+            return Err(SessionError::OtherAttached(other).into());
+        }
+        let token = keyring::configured(config)
+            .read()?
+            .ok_or(ConnectError::NoToken)?;
+        // While the token is held anyway: what lets the redactor hide its
+        // bare value in every later command's output.
+        crate::token::fingerprint::record(runtime, &token)?;
+        Ok(Preflight {
+            browser,
+            before,
+            chrome_pid,
+            token,
+        })
+    }
+}
+
+/// An attach under way, and everything it started.
+pub(super) struct Attempt<'s> {
+    started: &'s Started,
+    cli: &'s PinnedCli<'s>,
+    browser: Chosen,
+    before: Vec<u32>,
+    chrome_pid: u32,
+    bootstrap: Bootstrap,
+    handoff: Handoff,
+    attach: Spawned,
+    /// One housekeeping bound for all that follows delivery (the connect
+    /// tab, the tab book).
+    budget: Housekeeping,
+    /// Set only when the daemon itself does not answer: the one case in
+    /// which connect stops it (invariant 11).
+    silent: bool,
+}
+
+impl<'s> Attempt<'s> {
+    /// Starts the pinned CLI's attach, token-free, with this program as
+    /// the relay's "browser" (the courier).
+    pub(super) fn start(
+        started: &'s Started,
+        cli: &'s PinnedCli<'s>,
+        preflight: &Preflight,
+    ) -> Result<Attempt<'s>, Error> {
+        let (config, runtime) = (started.config(), &started.runtime);
+        let bootstrap =
+            Bootstrap::create(runtime, started.settings.idle_limit.map(limits::backstop))?;
+        let handoff = Handoff::open(runtime)?;
+        let me = std::env::current_exe().map_err(ConnectError::ThisProgram)?;
+        let attach_env = started
+            .env
+            .clone()
+            .with("PLAYWRIGHT_MCP_EXECUTABLE_PATH", &me)
+            .with("MY_CHROME_HANDOFF", handoff.socket_path());
+        let session_arg = format!("--session={}", config.session);
+        let config_arg = format!("--config={}", bootstrap.config().display());
+        let attach = ChildCommand::new(
+            "playwright-cli attach",
+            &started.node()?.path,
+            runtime.root(),
+            config.attach_timeout,
+        )
+        .arg(started.helper.entry())
+        .args(["attach", &session_arg, "--extension=chrome", &config_arg])
+        .spawn_to(&attach_env, &bootstrap.output()?)?;
+        Ok(Attempt {
+            started,
+            cli,
+            browser: preflight.browser.clone(),
+            before: preflight.before.clone(),
+            chrome_pid: preflight.chrome_pid,
+            bootstrap,
+            handoff,
+            attach,
+            budget: crate::session::pinned::housekeeping(config.command_timeout),
+            silent: false,
+        })
+    }
+
+    /// Hands the connect URL, with the token, straight to the checked
+    /// browser, checks the processes again, then shuts the browser the
+    /// daemon bound and takes the connect tab (whose address carries the
+    /// token) out of the session.
+    pub(super) fn deliver(&mut self, preflight: Preflight) -> Result<(), AttachError> {
+        let (config, runtime) = (self.started.config(), &self.started.runtime);
+        let outcome = attach_and_check(
+            config,
+            &self.browser,
+            &self.handoff,
+            &mut self.attach,
+            &self.before,
+            self.chrome_pid,
+            &preflight.token,
+        )
+        .map_err(|error| error.confirmed(&self.browser, &self.before));
+        drop(preflight);
+        // The CLI stops the daemon it started only when interrupted, not killed.
+        self.attach.stop_group(Duration::from_secs(5));
+        // What the daemon leaves when it ends, recorded for whoever ends it
+        // (no reason to leave a session half made: it is only a folder).
+        if let Err(e) = leftovers::record_new(runtime, self.bootstrap.artifacts_before()) {
+            crate::output::notice(&format!(
+                "my-chrome: the daemon's artifacts folder was not recorded ({e}); it may stay"
+            ));
+        }
+        outcome?;
+        // The daemon bound the browser: no other process may attach through
+        // it, least of all while the connect tab still carries the token.
+        bound::close(runtime, &config.home).map_err(|e| AttachError::AfterDelivery {
+            exit: e.exit(),
+            message: format!(
+                "the browser the daemon bound, through which another process could attach to the \
+                 session, could not be shut ({e})."
+            ),
+        })?;
+        self.take_out_connect_tab()
+    }
+
+    /// The connect tab keeps the token in its address: no session page may.
+    fn take_out_connect_tab(&mut self) -> Result<(), AttachError> {
+        let after_delivery =
+            |exit: Exit, message: String| AttachError::AfterDelivery { exit, message };
+        let socket = match self.started.session_state() {
+            SessionState::Ready(entry) => entry.socket_path,
+            other => {
+                return Err(after_delivery(
+                    Exit::Failure,
+                    format!("the session is {} after the attach.", other.name()),
+                ));
+            }
+        };
+        let cwd = self
+            .started
+            .daemon_cwd()
+            .map_err(|e| after_delivery(Exit::Failure, format!("{e}.")))?;
+        connect_tab::close_all(&socket, &cwd, &self.budget).map_err(|e| match e {
+            connect_tab::ConnectTabError::Seen(why) => after_delivery(
+                Exit::Failure,
+                format!(
+                    "the extension's connect tab, whose address carries the token, could not be \
+                     taken out of the session ({why})."
+                ),
+            ),
+            // Nothing was seen of the tabs: only that.
+            connect_tab::ConnectTabError::Daemon(e) => {
+                self.silent = matches!(e, DaemonError::NoAnswer(_));
+                after_delivery(e.exit(), format!("{e}."))
+            }
+            e @ connect_tab::ConnectTabError::Unlisted(_) => after_delivery(
+                Exit::Failure,
+                format!("{e}, and a session whose tabs cannot be checked is not kept."),
+            ),
+        })
+    }
+
+    /// The one way an attempt is given up: the session detached (a daemon
+    /// that does not answer stopped instead, found by exactly what it is),
+    /// what it left removed, the private bootstrap output scrubbed, the
+    /// bound browser shut; the error says all that and the next step.
+    pub(super) fn abandon(self, error: AttachError) -> Error {
+        let (config, runtime) = (self.started.config(), &self.started.runtime);
+        let detached = if self.silent {
+            self.stop_silent() || self.cli.detach()
+        } else {
+            self.cli.detach()
+        };
+        // The daemon is gone: so is what it left (a failure leaves the
+        // record, for the next connect).
+        if detached {
+            let _ = leftovers::remove_recorded(runtime);
+        }
+        let scrubbed = match self.bootstrap.scrub() {
+            Ok(()) => " and the private bootstrap output deleted".to_string(),
+            Err(why) => format!("; {why}"),
+        };
+        // Whatever failed, the daemon may have bound the browser first.
+        let scrubbed = match bound::close(runtime, &config.home) {
+            Ok(()) => format!("{scrubbed}."),
+            Err(e) => format!("{scrubbed}; the bound browser was not shut: {e}."),
+        };
+        let (what, next) = error.explain();
+        let cleaned = if detached {
+            "The session was detached"
+        } else {
+            "Nothing stayed attached"
+        };
+        ConnectError::Attach {
+            exit: error.exit(),
+            what,
+            cleaned: format!("{cleaned}{scrubbed}"),
+            next,
+        }
+        .into()
+    }
+
+    /// Stops our session's daemon that does not answer, and removes the
+    /// socket it leaves; whether one was stopped.
+    fn stop_silent(&self) -> bool {
+        let Ok(real) = self.started.daemon_cwd() else {
+            return false;
+        };
+        let session = &self.started.config().session;
+        let stopped = matches!(
+            daemon_process::stop_silent(&real, session),
+            Ok(Silenced::Stopped(_))
+        );
+        if stopped {
+            leftovers::remove_dead_socket(
+                &self.started.runtime,
+                &self.started.config().home,
+                session,
+            );
+        }
+        stopped
+    }
+
+    /// The one way an attempt is kept: the bootstrap output scrubbed, the
+    /// browser recorded, the session's tab book begun, its watcher started
+    /// (without it, no session). The limits in force.
+    pub(super) fn commit(self, lifetime: Duration) -> Result<Limits, Error> {
+        let started = self.started;
+        let runtime = &started.runtime;
+        self.bootstrap.scrub().map_err(ConnectError::Unscrubbed)?;
+        // Which browser the session is attached to: a reusing connect and a
+        // rotation go by it, so a session without it is not kept.
+        if let Err(e) = browser::record_attached(runtime, &self.browser) {
+            return Err(ConnectError::Unrecorded {
+                why: e.to_string(),
+                detached: self.cli.detach(),
+            }
+            .into());
+        }
+        // The new session's tab book, within what is left of the bound.
+        if let SessionState::Ready(entry) = started.session_state() {
+            match started.desk_within(&entry.socket_path, true, self.budget) {
+                Ok(desk) => {
+                    let _ = desk.save();
+                }
+                // Still the new session's: no command then reads an earlier
+                // one's as its own (which it refuses, exit 6).
+                Err(_) => {
+                    let _ = crate::tabs::begin_without_tabs(runtime, &entry.socket_path);
+                }
+            }
+        }
+        // The session ends at the user's limits with no command run: its
+        // watcher, or no session at all.
+        let connected = Limits::new(
+            crate::lease::now_ms(),
+            started.settings.idle_limit,
+            lifetime,
+        );
+        start_watcher(started, connected).map_err(|why| {
+            let detached = self.cli.detach();
+            let _ = limits::forget(runtime);
+            ConnectError::Unwatched { why, detached }.into()
+        })
+    }
+
+    pub(super) fn browser(&self) -> (&Chosen, u32) {
+        (&self.browser, self.chrome_pid)
+    }
+}
+
+/// Everything between starting the attach and the last check.
+fn attach_and_check(
+    config: &Config,
+    browser: &Chosen,
+    handoff: &Handoff,
+    attach: &mut Spawned,
+    before: &[u32],
+    chrome_pid: u32,
+    token: &Token,
+) -> Result<(), AttachError> {
+    let failed = |e: Error| AttachError::not_sent(e.exit(), e.to_string());
+    let deadline = Instant::now() + config.attach_timeout;
+    let courier = loop {
+        if let Some(status) = attach.try_status().map_err(|e| failed(e.into()))? {
+            return Err(AttachError::not_sent(
+                Exit::Failure,
+                format!(
+                    "the attach ended ({status}) before the browser was asked; nothing was sent to the browser."
+                ),
+            ));
+        }
+        if Instant::now() >= deadline {
+            return Err(AttachError::not_sent(
+                Exit::Timeout,
+                "the attach did not ask for the browser in time; nothing was sent to the browser.",
+            ));
+        }
+        match handoff.accept(attach.pid(), Duration::from_millis(100)) {
+            Ok(courier) => break courier,
+            Err(HandoffError::TimedOut(_)) => continue,
+            // A token was in the CLI's environment and the courier's
+            // command line: exposed, though not by us.
+            Err(e @ HandoffError::RefusedToken) => {
+                return Err(AttachError::Exposed(format!("{e}.")));
+            }
+            Err(e) => return Err(AttachError::not_sent(e.exit(), format!("{e}."))),
+        }
+    };
+    let table = ProcessTable::read().map_err(|e| failed(e.into()))?;
+    let now = chrome::normal_chrome_pids(&table, &browser.executable);
+    if now != before {
+        courier.answer(false);
+        return Err(AttachError::not_sent(
+            Exit::Chrome,
+            format!(
+                "the main processes of {name} changed before delivery ({before:?} → {now:?}); \
+                 nothing was sent to it.",
+                name = browser.display()
+            ),
+        ));
+    }
+    let mut url = Zeroizing::new(courier.url.as_str().as_bytes().to_vec());
+    url.extend_from_slice(b"&token=");
+    url.extend_from_slice(token.expose_for_delivery());
+    let delivery = singleton::deliver(
+        &browser.user_data,
+        chrome_pid,
+        &browser.executable,
+        &url,
+        DELIVERY_TIMEOUT,
+    );
+    drop(url);
+    courier.answer(delivery.is_ok());
+    if let Err(e) = delivery {
+        // An interrupt cuts a wait on the browser's socket short: say so.
+        let name = browser.display();
+        let (exit, message) = match signals::pending() {
+            Some(signal) => (
+                Exit::from(signal),
+                format!("interrupted by {signal} while handing {name} the URL ({e})."),
+            ),
+            None => (e.exit(), format!("handing {name} the URL: {e}.")),
+        };
+        return Err(if e.sent() {
+            AttachError::AfterDelivery { exit, message }
+        } else {
+            AttachError::not_sent(exit, message)
+        });
+    }
+    let after_delivery = |exit: Exit, message: String| AttachError::AfterDelivery { exit, message };
+
+    loop {
+        let status = attach
+            .try_status()
+            .map_err(|e| after_delivery(Exit::Failure, format!("{e}.")))?;
+        if let Some(status) = status {
+            if !status.success() {
+                return Err(after_delivery(
+                    Exit::Failure,
+                    format!("the attach failed ({status}) after the URL was delivered."),
+                ));
+            }
+            break;
+        }
+        if let Some(signal) = signals::pending() {
+            return Err(after_delivery(
+                Exit::from(signal),
+                format!("interrupted by {signal} during the attach."),
+            ));
+        }
+        if Instant::now() >= deadline {
+            return Err(AttachError::NoAnswer {
+                waited: config.attach_timeout,
+                browser: browser.display(),
+            });
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+
+    exposure_check(browser, before).map_err(AttachError::Exposed)
+}
+
+/// After delivery, whatever the outcome: the PID set must be the one
+/// checked and no process may carry the token. A table that cannot be read
+/// rules nothing out, so it counts as an exposure too.
+fn exposure_check(browser: &Chosen, before: &[u32]) -> Result<(), String> {
+    let table = ProcessTable::read().map_err(|e| {
+        format!("the process table could not be read after delivery, so an exposure cannot be ruled out ({e}).")
+    })?;
+    let after = chrome::normal_chrome_pids(&table, &browser.executable);
+    if after != before {
+        return Err(format!(
+            "the main processes of {} changed during the attach ({before:?} → {after:?}).",
+            browser.display()
+        ));
+    }
+    if let Exposure::Exposed(pids) = chrome::token_exposure(&table) {
+        return Err(format!(
+            "processes {pids:?} carry an extension token in their command line or environment."
+        ));
+    }
+    Ok(())
+}

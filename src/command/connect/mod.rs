@@ -1,0 +1,321 @@
+//! `my-chrome connect`: the one path to a fresh attachment (docs/DESIGN.md,
+//! "Delivering the connect URL"). The CLI's attach runs without the token,
+//! with this binary as the relay's "browser"; the courier hands us the
+//! connect URL; we re-check Chrome's PID set, append the token, and deliver
+//! the URL straight to the checked Chrome through its own singleton socket.
+//! Then the PID set and every process's command line and environment are
+//! checked again. Any failure after the attach started kills the attach,
+//! detaches without the token, and scrubs the private bootstrap output
+//! (`attempt.rs`: the preflight, then an attempt that is either abandoned
+//! or committed). A session that is ready is reused instead, made sure of
+//! as `ensure` makes sure of it (`session/keep.rs`).
+
+mod attempt;
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use attempt::{Attempt, Preflight};
+
+use crate::browser;
+use crate::child::ChildCommand;
+use crate::command::start::{Start, Started};
+use crate::config::Config;
+use crate::error::{CommandRefusal, Error};
+use crate::exit::Exit;
+use crate::helper::check::Check;
+use crate::procs::{ProcessId, ProcessTable};
+use crate::session::SessionError;
+use crate::session::limits::{self, Limits};
+use crate::session::pinned::PinnedCli;
+use crate::session::registry::SessionEntry;
+use crate::session::state::SessionState;
+use crate::settings::Settings;
+use crate::singleton;
+
+/// Why `connect` stopped, with what it cleaned up and the next step.
+#[derive(Debug, thiserror::Error)]
+pub enum ConnectError {
+    #[error("no token is stored; store it with `my-chrome token store`")]
+    NoToken,
+    #[error(
+        "--for {}: more than your lifetime limit of {}; nothing was read or attached. Ask for at \
+         most that, or raise the limit with `my-chrome setup --lifetime-limit`",
+        humantime::format_duration(*.asked),
+        humantime::format_duration(*.limit)
+    )]
+    LongerThanLimit { asked: Duration, limit: Duration },
+    /// The process that ends the session at its limits could not start.
+    #[error(
+        "the session's watcher, which ends it at your limits, could not start ({why}), and a \
+         session without one is not kept: {}",
+        if *.detached {
+            "the session was detached. Run `my-chrome connect` again"
+        } else {
+            "it could not be detached either: run `my-chrome disconnect`"
+        }
+    )]
+    Unwatched { why: String, detached: bool },
+    /// The relay needs this program's own path.
+    #[error("cannot find this program: {0}")]
+    ThisProgram(std::io::Error),
+    /// The attach failed: what happened, what was cleaned, what to do.
+    #[error("{what} {cleaned}{next}")]
+    Attach {
+        exit: Exit,
+        what: String,
+        cleaned: String,
+        next: &'static str,
+    },
+    /// Attached, but which browser could not be recorded.
+    #[error(
+        "which browser the session is attached to could not be recorded ({why}), so {}; run \
+         `my-chrome connect` again",
+        if *.detached {
+            "the session was detached"
+        } else {
+            "the session could not be detached either: run `my-chrome disconnect` first"
+        }
+    )]
+    Unrecorded { why: String, detached: bool },
+    /// Attached, but the private bootstrap output stayed.
+    #[error("attached, but {0}")]
+    Unscrubbed(String),
+    /// The session is attached to another browser than the one chosen, or
+    /// to one nobody recorded.
+    #[error(
+        "the session is attached to {}, not to {chosen}; nothing was changed. `my-chrome \
+         disconnect`, then `my-chrome connect` (with the user's approval) to use {chosen}",
+        match .attached {
+            Some(path) => format!("the browser at {}", path.display()),
+            None => "a browser my-chrome did not record".to_string(),
+        }
+    )]
+    OtherBrowser {
+        attached: Option<std::path::PathBuf>,
+        chosen: String,
+    },
+    /// The user data directory is not the running browser's.
+    #[error(
+        "{}: {why}. Nothing was read from the keyring or attached.{hint}",
+        if matches!(.why, singleton::DeliveryError::Untrusted(_)) {
+            format!("the process singleton in {} is not safe to use", .user_data.display())
+        } else {
+            format!(
+                "{} is not where {browser} (pid {pid}) keeps its process singleton",
+                .user_data.display()
+            )
+        }
+    )]
+    NotItsProfile {
+        browser: String,
+        pid: u32,
+        user_data: std::path::PathBuf,
+        why: singleton::DeliveryError,
+        hint: &'static str,
+    },
+}
+
+impl CommandRefusal for ConnectError {
+    fn exit(&self) -> Exit {
+        match self {
+            ConnectError::NoToken => Exit::Token,
+            ConnectError::LongerThanLimit { .. } => Exit::Usage,
+            ConnectError::Attach { exit, .. } => *exit,
+            ConnectError::NotItsProfile { why, .. } => why.exit(),
+            ConnectError::OtherBrowser { .. } => Exit::Chrome,
+            ConnectError::Unwatched { .. }
+            | ConnectError::ThisProgram(_)
+            | ConnectError::Unrecorded { .. }
+            | ConnectError::Unscrubbed(_) => Exit::Failure,
+        }
+    }
+}
+
+pub fn connect(config: &Config, asked_for: Option<&str>) -> Result<(), Error> {
+    // Another agent's turn with the browser is not interrupted by a
+    // (re)connect; the helper is verified in full before its attach runs.
+    let started = Start::new(config, Check::Verified)
+        .turn("connect")
+        .locked()
+        .beyond_limits()
+        .open()?;
+    // The user's limits, and no more: before anything is read or attached.
+    let lifetime = granted(&started.settings, asked_for)?;
+    let cli = started.cli()?;
+    match state_within_limits(&started)? {
+        SessionState::Ready(entry) => {
+            return reuse(&started, &cli, &entry, lifetime, asked_for.is_some());
+        }
+        SessionState::Unavailable(why) => {
+            return Err(SessionError::Unavailable {
+                why,
+                nothing_was: "attached",
+            }
+            .into());
+        }
+        // What the stale daemon bound goes with this attach's own (below).
+        SessionState::Stale(_) => {
+            cli.detach();
+        }
+        SessionState::Missing => {}
+    }
+    // No daemon of ours is attached: what earlier ones left goes, and so
+    // do the last session's limits and its end.
+    let runtime = &started.runtime;
+    limits::forget(runtime).map_err(SessionError::from)?;
+    crate::session::leftovers::remove_recorded(runtime)?;
+    crate::session::leftovers::remove_dead_socket(runtime, &config.home, &config.session);
+
+    let preflight = Preflight::check(config, &started)?;
+    let mut attempt = Attempt::start(&started, &cli, &preflight)?;
+    let (browser, chrome_pid) = attempt.browser();
+    let name = browser.display();
+    let limits = match attempt.deliver(preflight) {
+        Ok(()) => attempt.commit(lifetime)?,
+        Err(error) => return Err(attempt.abandon(error)),
+    };
+    crate::output::line(&format!(
+        "my-chrome: connected to {name} (pid {chrome_pid}) as session {}; the token went straight \
+         to {name}; {}",
+        config.session,
+        limits.left(None, false, limits.connected_at).describe()
+    ));
+    Ok(())
+}
+
+/// The session as this connect finds it; one past the user's limits is
+/// ended as its watcher would end it, and this connect attaches afresh
+/// (the user approved it).
+fn state_within_limits(started: &Started) -> Result<SessionState, Error> {
+    let state = started.session_state();
+    if let SessionState::Ready(_) = state
+        && let Some(limits) = limits::read(&started.runtime).map_err(SessionError::from)?
+        && let Some(reason) = limits.due(started.last_before(), false, crate::lease::now_ms())
+    {
+        started.detaching()?.end_by_limit(&limits, reason)?;
+        return Ok(started.session_state());
+    }
+    Ok(state)
+}
+
+/// A ready session, reused: only for the browser chosen now, made sure of
+/// as `ensure` makes sure of it, and watched at the user's limits (`--for`
+/// may shorten its lifetime, never lengthen it).
+fn reuse(
+    started: &Started,
+    cli: &PinnedCli,
+    entry: &SessionEntry,
+    lifetime: Duration,
+    shorten: bool,
+) -> Result<(), Error> {
+    let (config, runtime) = (started.config(), &started.runtime);
+    // Reused only for the browser chosen now, and recorded: never another
+    // quietly.
+    let chosen = browser::resolve(config)?;
+    match browser::attached(runtime)? {
+        Some(attached) if attached == chosen.executable => {}
+        attached => {
+            return Err(ConnectError::OtherBrowser {
+                attached,
+                chosen: chosen.display(),
+            }
+            .into());
+        }
+    }
+    crate::session::keep::make_sure(
+        entry,
+        &started.daemon_cwd()?,
+        runtime,
+        &config.home,
+        config.command_timeout,
+        cli,
+    )?;
+    // A session made before the limits, or whose watcher is gone, gets its
+    // watcher back (and limits, from now).
+    let now = crate::lease::now_ms();
+    let (mut limits, watched) = match limits::read(runtime).map_err(SessionError::from)? {
+        Some(limits) => {
+            let watched = limits::watcher_runs(&limits, &ProcessTable::read()?);
+            (limits, watched)
+        }
+        None => (
+            Limits::new(now, started.settings.idle_limit, lifetime),
+            false,
+        ),
+    };
+    if shorten {
+        limits.ends_at = limits
+            .ends_at
+            .min(now.saturating_add(lifetime.as_millis() as u64));
+    }
+    let limits = if watched {
+        limits::write(runtime, &limits).map_err(SessionError::from)?;
+        limits
+    } else {
+        start_watcher(started, limits).map_err(|why| {
+            let detached = cli.detach();
+            let _ = limits::forget(runtime);
+            ConnectError::Unwatched { why, detached }
+        })?
+    };
+    crate::output::line(&format!(
+        "my-chrome: already connected as session {}; reusing it: {}",
+        config.session,
+        limits.left(None, true, crate::lease::now_ms()).describe()
+    ));
+    Ok(())
+}
+
+/// The lifetime this connect grants: the user's limit, or less when asked
+/// (`--for`); more is refused before anything is read or attached.
+fn granted(settings: &Settings, asked: Option<&str>) -> Result<Duration, Error> {
+    let Some(raw) = asked else {
+        return Ok(settings.lifetime_limit);
+    };
+    let asked = crate::settings::duration(
+        "--for",
+        raw,
+        crate::settings::LIFETIME_LIMIT_RANGE,
+        crate::settings::LIFETIME_FORMS,
+    )?;
+    if asked > settings.lifetime_limit {
+        return Err(ConnectError::LongerThanLimit {
+            asked,
+            limit: settings.lifetime_limit,
+        }
+        .into());
+    }
+    Ok(asked)
+}
+
+/// Records `limits` and starts the session's watcher (`my-chrome
+/// watch-session`, configured as this connect was), then records it: the
+/// limits in force.
+pub(super) fn start_watcher(started: &Started, mut limits: Limits) -> Result<Limits, String> {
+    let runtime = &started.runtime;
+    limits.watcher = None;
+    limits::write(runtime, &limits).map_err(|e| e.to_string())?;
+    let me =
+        std::env::current_exe().map_err(|e| format!("this program's path is unknown ({e})"))?;
+    let mut env = started.env.clone();
+    for (name, value) in &started.config().my_chrome_vars {
+        if let Some(name) = name.to_str() {
+            env = env.with(name, value.clone());
+        }
+    }
+    let env = env.with("MY_CHROME_RUNTIME_DIR", runtime.root());
+    let pid = ChildCommand::new(
+        "my-chrome watch-session",
+        &me,
+        runtime.root(),
+        Duration::MAX,
+    )
+    .arg("watch-session")
+    .despite_signals()
+    .spawn_detached(&env, Stdio::null(), Stdio::null())
+    .map_err(|e| e.to_string())?;
+    limits.watcher = Some(ProcessId::of(pid).map_err(|e| e.to_string())?);
+    limits::write(runtime, &limits).map_err(|e| e.to_string())?;
+    Ok(limits)
+}
