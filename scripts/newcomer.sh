@@ -82,6 +82,12 @@ as_user bash -c '
   test -d ~/.claude/skills/my-chrome && test -d ~/.agents/skills/my-chrome
   ~/.local/bin/my-chrome uninstall --dry-run
   test -d ~/.cache/my-chrome/cli
+  # A runtime whose folder the user cannot write cannot go: refused before
+  # anything is removed (root would not see this).
+  chmod 555 ~/.cache
+  if ~/.local/bin/my-chrome uninstall; then echo "uninstall removed from a folder it cannot write" >&2; exit 1; fi
+  chmod 700 ~/.cache
+  test -d ~/.cache/my-chrome/cli && test -d ~/.claude/skills/my-chrome
   scripts/install.sh --uninstall
   if ~/.local/bin/my-chrome uninstall 2>/dev/null; then echo "the binary is still there" >&2; exit 1; fi
 '

@@ -25,6 +25,12 @@ pub enum RemovalError {
         .path.display()
     )]
     Refused { path: PathBuf, rule: String },
+    /// Found changed once removal had begun: what went before is said.
+    #[error(
+        "{}: {what}; the removal stopped there. Run `my-chrome uninstall` again",
+        .path.display()
+    )]
+    Changed { path: PathBuf, what: &'static str },
     #[error("could not {action} {}: {source}", .path.display())]
     Io {
         action: &'static str,
@@ -36,7 +42,7 @@ pub enum RemovalError {
 impl RemovalError {
     pub fn exit(&self) -> Exit {
         match self {
-            RemovalError::Refused { .. } => Exit::Security,
+            RemovalError::Refused { .. } | RemovalError::Changed { .. } => Exit::Security,
             RemovalError::Io { .. } => Exit::Failure,
         }
     }
@@ -124,6 +130,19 @@ pub fn survey(root: &Path, rules: &Rules<'_>) -> Result<Option<Survey>, RemovalE
     if !top.is_dir() {
         return Err(refused(root, "is not a folder"));
     }
+    // Removing it, or moving it aside, writes its parent folder.
+    if let Some(parent) = root.parent() {
+        use nix::unistd::{AccessFlags, access};
+        if access(parent, AccessFlags::W_OK | AccessFlags::X_OK).is_err() {
+            return Err(refused(
+                root,
+                format!(
+                    "its folder {} is not one you can write, so it cannot be removed",
+                    parent.display()
+                ),
+            ));
+        }
+    }
     let real_root = fs::canonicalize(root).map_err(io_error("resolve", root))?;
     let mounts: BTreeSet<PathBuf> = crate::platform::mount_points()
         .map_err(io_error("read the mount points for", root))?
@@ -165,7 +184,7 @@ pub fn survey(root: &Path, rules: &Rules<'_>) -> Result<Option<Survey>, RemovalE
                 format!("is owned by uid {}, not by you (uid {me})", meta.uid()),
             ));
         }
-        if meta.dev() != top.dev() || (meta.is_dir() && mounts.contains(&real_root.join(rel))) {
+        if meta.dev() != top.dev() || mounts.contains(&real_root.join(rel)) {
             return Err(refused(
                 path,
                 "is a mount point (something is mounted there)",
@@ -213,11 +232,12 @@ impl Survey {
     }
 
     /// Unseals what the survey found sealed, then removes the tree, `last`
-    /// (a name directly in it) after everything else, and the folder itself
-    /// at the very end: cut short, what is left still carries `last`. None
+    /// (names directly in it, in that order) after everything else, and
+    /// the folder itself at the very end: cut short, what is left still
+    /// carries the last of them. None
     /// of it follows a link (std's `remove_dir_all` does not). A tree that
     /// is no longer the folder surveyed is refused, and nothing removed.
-    pub fn remove(self, last: Option<&str>) -> Result<(), RemovalError> {
+    pub fn remove(self, last: &[&str]) -> Result<(), RemovalError> {
         let root = open_dir(None, &self.root)?;
         let held = fs::File::from(root.try_clone().map_err(io_error("open", &self.root))?)
             .metadata()
@@ -227,10 +247,10 @@ impl Survey {
             ino: held.ino(),
         }) != self.identity
         {
-            return Err(refused(
-                &self.root,
-                "is no longer the folder uninstall surveyed",
-            ));
+            return Err(RemovalError::Changed {
+                path: self.root.clone(),
+                what: "is no longer the folder uninstall surveyed",
+            });
         }
         for dir in &self.sealed {
             unseal(&root, &self.root, dir)?;
@@ -253,12 +273,9 @@ impl Survey {
     }
 }
 
-/// `names` with `last`, if among them, moved to the end.
-fn last_at_the_end(
-    mut names: Vec<std::ffi::OsString>,
-    last: Option<&str>,
-) -> Vec<std::ffi::OsString> {
-    names.sort_by_key(|name| last.is_some_and(|l| name == l));
+/// `names` with those of `last` moved to the end, in `last`'s order.
+fn last_at_the_end(mut names: Vec<std::ffi::OsString>, last: &[&str]) -> Vec<std::ffi::OsString> {
+    names.sort_by_key(|name| last.iter().position(|l| name == l).map_or(0, |at| at + 1));
     names
 }
 
@@ -285,7 +302,10 @@ fn unseal(root: &OwnedFd, root_path: &Path, rel: &Path) -> Result<(), RemovalErr
             Some(here.as_ref().unwrap_or(root)),
             Path::new(part.as_os_str()),
         )
-        .map_err(|_| refused(&root_path.join(rel), "changed while uninstall removed it"))?;
+        .map_err(|_| RemovalError::Changed {
+            path: root_path.join(rel),
+            what: "changed while uninstall removed it",
+        })?;
         here = Some(next);
     }
     let fd = here.as_ref().unwrap_or(root);
@@ -338,7 +358,7 @@ mod tests {
         let found = survey(&root, &CLI).unwrap().unwrap();
         assert_eq!(found.entries(), 8);
         assert_eq!(found.sealed.len(), 3);
-        found.remove(Some("claim")).unwrap();
+        found.remove(&["claim"]).unwrap();
         assert!(!root.exists());
         assert_eq!(fs::read_to_string(&kept).unwrap(), "the user's");
         assert_eq!(
@@ -362,7 +382,7 @@ mod tests {
         // After the survey, `cli` becomes a link to a folder of the same shape.
         fs::rename(root.join("cli"), dir.path().join("old-cli")).unwrap();
         symlink(outside.path(), root.join("cli")).unwrap();
-        let err = found.remove(None).unwrap_err();
+        let err = found.remove(&[]).unwrap_err();
         assert!(err.to_string().contains("changed while"), "{err}");
         assert_eq!(
             fs::metadata(outside.path().join("inner"))
@@ -389,18 +409,22 @@ mod tests {
         fs::rename(&root, dir.path().join("moved")).unwrap();
         fs::create_dir(&root).unwrap();
         fs::write(root.join("the-users"), "x").unwrap();
-        let err = found.remove(Some("claim")).unwrap_err();
+        let err = found.remove(&["claim"]).unwrap_err();
         assert!(err.to_string().contains("no longer the folder"), "{err}");
         assert!(root.join("the-users").exists());
         let names = ["b", "claim", "a", "c"]
             .map(std::ffi::OsString::from)
             .to_vec();
         assert_eq!(
-            last_at_the_end(names.clone(), Some("claim")),
+            last_at_the_end(names.clone(), &["claim"]),
             ["b", "a", "c", "claim"]
         );
-        assert_eq!(last_at_the_end(names.clone(), None), names);
-        assert_eq!(last_at_the_end(names.clone(), Some("zz")), names);
+        assert_eq!(
+            last_at_the_end(names.clone(), &["claim", "b"]),
+            ["a", "c", "claim", "b"]
+        );
+        assert_eq!(last_at_the_end(names.clone(), &[]), names);
+        assert_eq!(last_at_the_end(names.clone(), &["zz"]), names);
     }
 
     #[test]

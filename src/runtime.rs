@@ -556,9 +556,21 @@ pub(crate) fn scratch() -> (tempfile::TempDir, Runtime) {
 #[derive(Debug)]
 pub struct FileLock {
     _lock: Flock<File>,
+    path: PathBuf,
 }
 
 impl FileLock {
+    /// Whether the locked file is still the one at its path: not when the
+    /// runtime was removed or replaced (`uninstall`) since it was taken.
+    /// What a holder writes when it lets go is written only then.
+    pub fn still_here(&self) -> bool {
+        let Ok(held) = self._lock.metadata() else {
+            return false;
+        };
+        fs::symlink_metadata(&self.path)
+            .is_ok_and(|now| now.dev() == held.dev() && now.ino() == held.ino())
+    }
+
     /// The locked file, for a process that holds the lock on after this
     /// one ends (the lock lives as long as any copy of its descriptor):
     /// this process never unlocks it, its own copy closes when it exits.
@@ -574,12 +586,14 @@ impl FileLock {
 /// was removed or replaced while we waited) locks nothing anyone else
 /// takes: refused.
 fn still_linked(lock: Flock<File>, path: &Path) -> Result<FileLock, RuntimeError> {
-    let held = lock.metadata().map_err(io_error("inspect", path))?;
-    match fs::symlink_metadata(path) {
-        Ok(now) if now.dev() == held.dev() && now.ino() == held.ino() => {
-            Ok(FileLock { _lock: lock })
-        }
-        _ => Err(RuntimeError::Gone(path.to_path_buf())),
+    let lock = FileLock {
+        _lock: lock,
+        path: path.to_path_buf(),
+    };
+    if lock.still_here() {
+        Ok(lock)
+    } else {
+        Err(RuntimeError::Gone(path.to_path_buf()))
     }
 }
 

@@ -318,6 +318,33 @@ fn a_link_an_unclaimed_folder_or_another_users_tree_is_refused_and_nothing_goes(
         fs::read_to_string(precious.join("file")).unwrap(),
         "the user's"
     );
+    // A file bind-mounted onto a file in the runtime, too.
+    let onto = bound.runtime.join("tmp/fmnt");
+    fs::write(&onto, "").unwrap();
+    let (source, target) = (
+        precious.join("file").display().to_string(),
+        onto.display().to_string(),
+    );
+    refused(
+        &bound,
+        &[
+            "unshare",
+            "--mount",
+            "--propagation",
+            "private",
+            "sh",
+            "-c",
+            "mount --bind \"$0\" \"$1\" && shift && exec \"$@\"",
+            &source,
+            &target,
+        ],
+        &onto,
+        "is a mount point",
+    );
+    assert_eq!(
+        fs::read_to_string(precious.join("file")).unwrap(),
+        "the user's"
+    );
 
     // A file of another user inside the runtime.
     let theirs = Sandbox::installed();

@@ -156,7 +156,15 @@ pub fn uninstall(config: &Config, asked: Asked) -> Result<(), Error> {
         drop(held);
     }
     if asked.forget_token {
-        output::line(&if token.delete()? {
+        let deleted = match token.delete() {
+            Ok(deleted) => deleted,
+            Err(e) => {
+                // Everything else is done: said, with what stays.
+                output::line(&left("left", &plan, &token, asked).join("\n"));
+                return Err(e.into());
+            }
+        };
+        output::line(&if deleted {
             format!(
                 "my-chrome: deleted the extension token ({})",
                 token.describe()
@@ -185,7 +193,8 @@ fn remove(config: &Config, plan: Plan) -> Result<(), Error> {
     } = plan;
     let mut forget: Vec<PathBuf> = gone.into_iter().map(|copy| copy.path).collect();
     for (copy, tree) in skills {
-        tree.remove(None)?;
+        // Its marks last: cut short, what is left is still known as the skill.
+        tree.remove(&["BINARY", "SKILL.md"])?;
         output::line(&format!(
             "my-chrome: removed the skill for {} in {}",
             copy.agent,
@@ -204,7 +213,7 @@ fn remove(config: &Config, plan: Plan) -> Result<(), Error> {
     }
     if let Some(tree) = registry {
         let path = tree.root().to_path_buf();
-        tree.remove(None)?;
+        tree.remove(&[])?;
         output::line(&format!(
             "my-chrome: removed {} (the Playwright daemon's record of the runtime)",
             path.display()
@@ -212,7 +221,7 @@ fn remove(config: &Config, plan: Plan) -> Result<(), Error> {
     }
     if let Some(tree) = aside {
         let path = tree.root().to_path_buf();
-        tree.remove(Some(runtime::CLAIM_FILE))?;
+        tree.remove(&[runtime::CLAIM_FILE])?;
         output::line(&format!(
             "my-chrome: removed {}, which an interrupted uninstall had left",
             path.display()
@@ -227,7 +236,7 @@ fn remove(config: &Config, plan: Plan) -> Result<(), Error> {
             path: runtime.root().to_path_buf(),
             source,
         })?;
-        tree.moved_to(&aside).remove(Some(runtime::CLAIM_FILE))?;
+        tree.moved_to(&aside).remove(&[runtime::CLAIM_FILE])?;
         output::line(&format!(
             "my-chrome: removed the runtime {} (the pinned CLI, the session's state and logs)",
             runtime.root().display()

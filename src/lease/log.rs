@@ -47,7 +47,7 @@ pub enum Event<'a> {
 /// documented commands (`crate::pinned_commands`), the only words the log writes
 /// in the command's place. Anything else is `other`: it may be a URL or
 /// text typed in the wrong place.
-const WRAPPERS: [&str; 7] = [
+const WRAPPERS: [&str; 8] = [
     "connect",
     "session-end",
     "ensure",
@@ -55,6 +55,7 @@ const WRAPPERS: [&str; 7] = [
     "release",
     "tab-claim",
     "tab-give",
+    "uninstall",
 ];
 
 /// A command's name as the log and the lease file keep it: a documented

@@ -340,8 +340,10 @@ impl HeldLease {
 
 impl Drop for HeldLease {
     fn drop(&mut self) {
-        // A turn handed over is the waiting process's to end.
-        if self._lock.is_some() {
+        // A turn handed over is the waiting process's to end; one whose
+        // runtime went meanwhile (uninstall) has nothing left to write to,
+        // and must not write into what is at its place now.
+        if self._lock.as_ref().is_some_and(|lock| lock.still_here()) {
             self.record_end();
         }
     }
@@ -525,6 +527,33 @@ mod tests {
         let pid = child.id();
         child.wait().unwrap();
         ProcessId { pid, start: 0 }
+    }
+
+    #[test]
+    fn a_turn_whose_runtime_went_writes_nothing_where_it_was() {
+        let place = Place::new();
+        let held = place.take("ann", 0, "snapshot").unwrap();
+        // The runtime goes (uninstall), and another folder takes its place.
+        let root = place.runtime.root().to_path_buf();
+        fs::rename(&root, root.with_file_name("gone")).unwrap();
+        fs::create_dir(&root).unwrap();
+        drop(held);
+        assert!(
+            fs::read_dir(&root).unwrap().next().is_none(),
+            "the turn's end was written into the folder now there"
+        );
+        // A turn whose runtime stays writes its end as before.
+        fs::remove_dir(&root).unwrap();
+        fs::rename(root.with_file_name("gone"), &root).unwrap();
+        drop(place.take("ann", 0, "snapshot").unwrap());
+        assert!(
+            place
+                .log()
+                .iter()
+                .any(|l| l.contains("RAN agent=ann") || l.contains("REFUSED agent=ann")),
+            "{:?}",
+            place.log()
+        );
     }
 
     #[test]

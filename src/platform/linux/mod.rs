@@ -109,35 +109,39 @@ pub fn clipboard_tools(wayland: bool, x11: bool) -> Result<ClipboardTools, &'sta
 
 /// Every mount point this process sees (`/proc/self/mountinfo`): a bind
 /// mount keeps its source's device number, so only this list shows it.
+/// Read as bytes: a mount point's name need not be UTF-8.
 pub fn mount_points() -> std::io::Result<Vec<PathBuf>> {
-    let table = std::fs::read_to_string("/proc/self/mountinfo")?;
+    use std::os::unix::ffi::OsStringExt;
+    let table = std::fs::read("/proc/self/mountinfo")?;
     Ok(table
-        .lines()
-        .filter_map(|line| line.split(' ').nth(4))
-        .map(|field| PathBuf::from(unescape_mount_field(field)))
+        .split(|b| *b == b'\n')
+        .filter_map(|line| line.split(|b| *b == b' ').nth(4))
+        .map(|field| PathBuf::from(std::ffi::OsString::from_vec(unescape_mount_field(field))))
         .collect())
 }
 
 /// mountinfo writes a space, tab, newline and backslash as `\040`, `\011`,
 /// `\012` and `\134`.
-fn unescape_mount_field(field: &str) -> String {
-    let mut out = String::new();
-    let mut rest = field;
-    while let Some(at) = rest.find('\\') {
-        out.push_str(&rest[..at]);
-        let code = rest.get(at + 1..at + 4);
-        match code.and_then(|c| u8::from_str_radix(c, 8).ok()) {
+fn unescape_mount_field(field: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(field.len());
+    let mut i = 0;
+    while i < field.len() {
+        let code = field
+            .get(i + 1..i + 4)
+            .filter(|_| field[i] == b'\\')
+            .and_then(|c| std::str::from_utf8(c).ok())
+            .and_then(|c| u8::from_str_radix(c, 8).ok());
+        match code {
             Some(byte) => {
-                out.push(byte as char);
-                rest = &rest[at + 4..];
+                out.push(byte);
+                i += 4;
             }
             None => {
-                out.push('\\');
-                rest = &rest[at + 1..];
+                out.push(field[i]);
+                i += 1;
             }
         }
     }
-    out.push_str(rest);
     out
 }
 
@@ -147,8 +151,9 @@ mod tests {
 
     #[test]
     fn mount_points_are_read_with_their_escapes() {
-        assert_eq!(unescape_mount_field("/a\\040b\\134c"), "/a b\\c");
-        assert_eq!(unescape_mount_field("/plain"), "/plain");
+        assert_eq!(unescape_mount_field(b"/a\\040b\\134c"), b"/a b\\c");
+        assert_eq!(unescape_mount_field(b"/plain\xff"), b"/plain\xff");
+        assert_eq!(unescape_mount_field(b"/end\\04"), b"/end\\04");
         assert!(mount_points().unwrap().contains(&PathBuf::from("/")));
     }
 
