@@ -332,9 +332,34 @@ mod tests {
     };
 
     #[test]
-    fn nothing_there_is_nothing_to_remove() {
+    fn nothing_there_is_nothing_to_remove_but_a_path_that_cannot_be_looked_at_is_an_error() {
         let dir = tempfile::tempdir().unwrap();
         assert!(survey(&dir.path().join("gone"), &CLI).unwrap().is_none());
+        fs::write(dir.path().join("file"), "x").unwrap();
+        assert!(survey(&dir.path().join("file/below"), &CLI).is_err());
+    }
+
+    #[test]
+    fn a_sealed_folder_swapped_for_a_file_is_not_unsealed() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("runtime");
+        fs::create_dir_all(root.join("cli/inner")).unwrap();
+        mode(&root.join("cli/inner"), 0o500);
+        let found = survey(&root, &CLI).unwrap().unwrap();
+        mode(&root.join("cli/inner"), 0o700);
+        fs::remove_dir(root.join("cli/inner")).unwrap();
+        fs::write(root.join("cli/inner"), "x").unwrap();
+        mode(&root.join("cli/inner"), 0o444);
+        let err = found.remove(&[]).unwrap_err();
+        assert!(matches!(err, RemovalError::Changed { .. }), "{err}");
+        assert_eq!(
+            fs::metadata(root.join("cli/inner"))
+                .unwrap()
+                .permissions()
+                .mode()
+                & 0o777,
+            0o444
+        );
     }
 
     #[test]
