@@ -15,6 +15,91 @@ use crate::policy::Refusal;
 use crate::policy::files::{self, PROFILE_MARKERS, SYSTEM_TMP, hidden_below, resolve};
 use crate::settings::Settings;
 
+/// A folder no forwarded command's file may be in, whatever the roots.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Denied {
+    /// my-chrome's private runtime.
+    Runtime,
+    /// A browser's user data directory (a profile).
+    Profile,
+    /// Other programs' data (`snap`).
+    AppData,
+}
+
+impl Denied {
+    fn words(self) -> &'static str {
+        match self {
+            Denied::Runtime => "my-chrome's private runtime",
+            Denied::Profile => "a browser's user data directory",
+            Denied::AppData => "other programs' data",
+        }
+    }
+}
+
+/// Why a file may not be passed on: said to the agent, after the file's
+/// name (`Refusal::File`).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum FileRefusal {
+    #[error(
+        "the file root {} the user set is or passes a symbolic link; the user names its real \
+         path (`my-chrome setup --file-root PATH`)",
+        .0.display()
+    )]
+    LinkedRoot(PathBuf),
+    /// What the names alone decide (`policy::files`): relative, in
+    /// ms-playwright, a credential cache.
+    #[error("{0}")]
+    Named(String),
+    #[error("it would land inside my-chrome's private runtime ({})", .0.display())]
+    InRuntime(PathBuf),
+    #[error("it lies in {}", .0.words())]
+    In(Denied),
+    #[error("{} ({}) cannot be checked: {error}", .denied.words(), .dir.display())]
+    DeniedUnchecked {
+        denied: Denied,
+        dir: PathBuf,
+        error: String,
+    },
+    #[error("{} cannot be checked ({error})", .path.display())]
+    Unchecked { path: PathBuf, error: String },
+    #[error("{} on its way is a symbolic link", .0.display())]
+    Link(PathBuf),
+    #[error("{} is a browser's user data directory", .0.display())]
+    LooksLikeProfile(PathBuf),
+    #[error(
+        "{} is a folder another user can change (owner uid {uid}, mode {mode:o})",
+        .path.display()
+    )]
+    OthersCanChange { path: PathBuf, uid: u32, mode: u32 },
+    #[error(
+        "{0:?} is a hidden file or folder under the home directory (where programs keep \
+         settings, keys and code)"
+    )]
+    HiddenInHome(String),
+    #[error(
+        "{name:?} is a hidden file or folder in {} (where tools keep settings and hooks)",
+        .root.display()
+    )]
+    HiddenInRoot { name: String, root: PathBuf },
+    #[error(
+        "it lies outside the allowed roots ({}); save or pick files there, or ask the user to \
+         add a root (`my-chrome setup --file-root PATH`, the user's step)",
+        .0.iter().map(|r| r.display().to_string()).collect::<Vec<_>>().join(", ")
+    )]
+    OutsideRoots(Vec<PathBuf>),
+    #[error("it exists and is not a plain file")]
+    NotPlain,
+    #[error(
+        "it exists and is executable; my-chrome never lets a browser command replace or read a \
+         program"
+    )]
+    Executable,
+    #[error("it exists and has other names (hard links)")]
+    HardLinks,
+    #[error("it exists and belongs to another user (uid {0})")]
+    OtherUsers(u32),
+}
+
 /// Where a forwarded command's files may be, for one run.
 #[derive(Debug, Clone)]
 pub struct FileRules {
@@ -27,8 +112,8 @@ pub struct FileRules {
     /// Configured roots that are, or pass, a symbolic link: every file is
     /// refused until the user names the real path.
     linked_roots: Vec<PathBuf>,
-    /// Folders refused whatever the roots, with why.
-    denied: Vec<(PathBuf, &'static str)>,
+    /// Folders refused whatever the roots.
+    denied: Vec<(PathBuf, Denied)>,
 }
 
 impl FileRules {
@@ -57,16 +142,16 @@ impl FileRules {
                 Err(_) => roots.push(root.clone()),
             }
         }
-        let mut denied = vec![(config.runtime.path.clone(), "my-chrome's private runtime")];
+        let mut denied = vec![(config.runtime.path.clone(), Denied::Runtime)];
         // Every browser's profile, whichever one is the user's.
         for dir in crate::browser::every_user_data(&config.user_data_base)
             .into_iter()
             .chain(config.chrome_user_data.clone())
         {
-            denied.push((dir, "a browser's user data directory"));
+            denied.push((dir, Denied::Profile));
         }
         for name in crate::platform::APP_DATA_UNDER_HOME {
-            denied.push((config.home.join(name), "other programs' data"));
+            denied.push((config.home.join(name), Denied::AppData));
         }
         FileRules {
             runtime: config.runtime.path.clone(),
@@ -90,57 +175,83 @@ impl FileRules {
                 command: file.command,
                 what: file.what,
                 path: file.path,
-                why,
+                why: why.to_string(),
             })
         })
     }
 
-    /// Fine for a file of a forwarded command (see the module's rules). The
-    /// daemon's working directory is the runtime's real path (a link above
-    /// it is resolved), so a relative name is resolved against that; and a
-    /// folder on the way that *is* a refused one (same device and inode:
-    /// another spelling of its path, a case-insensitive file system)
-    /// counts as inside it.
-    pub fn check(&self, raw: &str) -> Result<(), String> {
+    /// Fine for a file of a forwarded command (see the module's rules), in
+    /// steps: the roots usable, the path as the daemon resolves it, the
+    /// refused folders by name and by identity, every part of the way,
+    /// hidden names, the root it lies in, the file itself.
+    pub fn check(&self, raw: &str) -> Result<(), FileRefusal> {
         if let Some(root) = self.linked_roots.first() {
-            return Err(format!(
-                "the file root {} the user set is or passes a symbolic link; the user names its \
-                 real path (`my-chrome setup --file-root PATH`)",
-                root.display()
-            ));
+            return Err(FileRefusal::LinkedRoot(root.clone()));
         }
-        // The daemon would resolve a relative name against its own working
-        // directory (the runtime), not the caller's: never what was meant.
-        files::absolute(raw)?;
+        let path = self.resolved(raw)?;
+        let denied = self.denied_identities()?;
+        if let Some((_, why)) = self.denied.iter().find(|(dir, _)| path.starts_with(dir)) {
+            return Err(FileRefusal::In(*why));
+        }
+        files::by_name(&path).map_err(FileRefusal::Named)?;
+        let last = self.walk(&path, &denied)?;
+        self.not_hidden_in_home(&path)?;
+        let root = self.root_of(&path)?;
+        if let Some(name) = hidden_below(&path, root) {
+            return Err(FileRefusal::HiddenInRoot {
+                name,
+                root: root.clone(),
+            });
+        }
+        existing_file(last.as_ref())
+    }
+
+    /// The path as the daemon resolves it: absolute (a relative name would
+    /// be resolved against its working directory, the runtime's real path,
+    /// never what was meant), `..` after a link taken as it takes it; never
+    /// inside the runtime.
+    fn resolved(&self, raw: &str) -> Result<PathBuf, FileRefusal> {
+        files::absolute(raw).map_err(FileRefusal::Named)?;
         let real_runtime = fs::canonicalize(&self.runtime).unwrap_or_else(|_| self.runtime.clone());
         let path = resolve(&real_runtime, raw);
-        let inside_runtime = || {
-            format!(
-                "it would land inside my-chrome's private runtime ({})",
-                self.runtime.display()
-            )
-        };
         if path.starts_with(&self.runtime) || path.starts_with(&real_runtime) {
-            return Err(inside_runtime());
+            return Err(FileRefusal::InRuntime(self.runtime.clone()));
         }
-        // A refused folder that does not exist has no other spelling; one
-        // that cannot be read might: every file is refused then.
-        let mut denied: Vec<((u64, u64), &str)> = Vec::new();
+        Ok(path)
+    }
+
+    /// Each refused folder's identity (device and inode), as named and
+    /// through its links. One that does not exist has no other spelling;
+    /// one that cannot be read might: every file is refused then.
+    fn denied_identities(&self) -> Result<Vec<(Identity, Denied)>, FileRefusal> {
+        let mut out = Vec::new();
         for (dir, why) in &self.denied {
             for spelling in [Ok(dir.clone()), fs::canonicalize(dir)] {
                 match spelling.and_then(fs::metadata) {
-                    Ok(meta) => denied.push((identity(&meta), why)),
+                    Ok(meta) => out.push((identity(&meta), *why)),
                     Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
                     Err(e) => {
-                        return Err(format!("{why} ({}) cannot be checked: {e}", dir.display()));
+                        return Err(FileRefusal::DeniedUnchecked {
+                            denied: *why,
+                            dir: dir.clone(),
+                            error: e.to_string(),
+                        });
                     }
                 }
             }
         }
-        if let Some((_, why)) = self.denied.iter().find(|(dir, _)| path.starts_with(dir)) {
-            return Err(format!("it lies in {why}"));
-        }
-        files::by_name(&path)?;
+        Ok(out)
+    }
+
+    /// Every part of the way, from `/`: no link, no refused folder by
+    /// identity (another spelling of its path, a case-insensitive file
+    /// system), nothing that looks like a profile, no folder another user
+    /// could change. What exists of the file itself, if it does.
+    fn walk(
+        &self,
+        path: &Path,
+        denied: &[(Identity, Denied)],
+    ) -> Result<Option<fs::Metadata>, FileRefusal> {
         let me = nix::unistd::geteuid().as_raw();
         let mut prefix = PathBuf::new();
         let mut last = None;
@@ -150,94 +261,81 @@ impl FileRules {
                 Ok(meta) => meta,
                 // What does not exist yet cannot be a link or a profile
                 // (the daemon creates the file and its folders itself).
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                    last = None;
-                    break;
-                }
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
                 // Anything else (no permission, a file where a folder
                 // should be) is no answer: refused.
-                Err(e) => return Err(format!("{} cannot be checked ({e})", prefix.display())),
+                Err(e) => {
+                    return Err(FileRefusal::Unchecked {
+                        path: prefix,
+                        error: e.to_string(),
+                    });
+                }
             };
             if meta.file_type().is_symlink() {
-                return Err(format!(
-                    "{} on its way is a symbolic link",
-                    prefix.display()
-                ));
+                return Err(FileRefusal::Link(prefix));
             }
             if let Some((_, why)) = denied.iter().find(|(id, _)| *id == identity(&meta)) {
-                if *why == "my-chrome's private runtime" {
-                    return Err(inside_runtime());
-                }
-                return Err(format!("it lies in {why}"));
+                return Err(match why {
+                    Denied::Runtime => FileRefusal::InRuntime(self.runtime.clone()),
+                    other => FileRefusal::In(*other),
+                });
             }
             if meta.is_dir() && looks_like_a_profile(&prefix) {
-                return Err(format!(
-                    "{} is a browser's user data directory",
-                    prefix.display()
-                ));
+                return Err(FileRefusal::LooksLikeProfile(prefix));
             }
             if meta.is_dir() && others_can_change(meta.uid(), meta.mode(), me) {
-                return Err(format!(
-                    "{} is a folder another user can change (owner uid {}, mode {:o})",
-                    prefix.display(),
-                    meta.uid(),
-                    meta.mode() & 0o7777
-                ));
+                return Err(FileRefusal::OthersCanChange {
+                    path: prefix,
+                    uid: meta.uid(),
+                    mode: meta.mode() & 0o7777,
+                });
             }
             last = Some(meta);
         }
+        Ok(last)
+    }
+
+    /// Nothing hidden under the home directory (as given or as its real
+    /// path), where programs keep settings, keys and code.
+    fn not_hidden_in_home(&self, path: &Path) -> Result<(), FileRefusal> {
         let real_home = fs::canonicalize(&self.home).ok();
-        let hidden_in_home = [Some(&self.home), real_home.as_ref()]
+        match [Some(&self.home), real_home.as_ref()]
             .into_iter()
             .flatten()
-            .find_map(|home| hidden_below(&path, home));
-        if let Some(hidden) = hidden_in_home {
-            return Err(format!(
-                "{hidden:?} is a hidden file or folder under the home directory (where programs \
-                 keep settings, keys and code)"
-            ));
+            .find_map(|home| hidden_below(path, home))
+        {
+            Some(hidden) => Err(FileRefusal::HiddenInHome(hidden)),
+            None => Ok(()),
         }
-        let root = self
-            .roots
+    }
+
+    /// The innermost root `path` lies in.
+    fn root_of(&self, path: &Path) -> Result<&PathBuf, FileRefusal> {
+        self.roots
             .iter()
             .filter(|root| path.starts_with(root))
             .max_by_key(|root| root.components().count())
-            .ok_or_else(|| {
-                let roots: Vec<String> =
-                    self.roots.iter().map(|r| r.display().to_string()).collect();
-                format!(
-                    "it lies outside the allowed roots ({}); save or pick files there, or ask the \
-                     user to add a root (`my-chrome setup --file-root PATH`, the user's step)",
-                    roots.join(", ")
-                )
-            })?;
-        if let Some(hidden) = hidden_below(&path, root) {
-            return Err(format!(
-                "{hidden:?} is a hidden file or folder in {} (where tools keep settings and \
-                 hooks)",
-                root.display()
-            ));
-        }
-        match last {
-            Some(meta) if !meta.is_file() => Err("it exists and is not a plain file".into()),
-            Some(meta) if meta.permissions().mode() & 0o111 != 0 => Err(
-                "it exists and is executable; my-chrome never lets a browser command replace or \
-                 read a program"
-                    .into(),
-            ),
-            Some(meta) if meta.nlink() > 1 => {
-                Err("it exists and has other names (hard links)".into())
-            }
-            Some(meta) if meta.uid() != me => Err(format!(
-                "it exists and belongs to another user (uid {})",
-                meta.uid()
-            )),
-            _ => Ok(()),
-        }
+            .ok_or_else(|| FileRefusal::OutsideRoots(self.roots.clone()))
     }
 }
 
-fn identity(meta: &fs::Metadata) -> (u64, u64) {
+/// An existing file must be the user's own plain, non-executable file with
+/// one name; one that does not exist yet is fine.
+fn existing_file(meta: Option<&fs::Metadata>) -> Result<(), FileRefusal> {
+    let me = nix::unistd::geteuid().as_raw();
+    match meta {
+        Some(meta) if !meta.is_file() => Err(FileRefusal::NotPlain),
+        Some(meta) if meta.permissions().mode() & 0o111 != 0 => Err(FileRefusal::Executable),
+        Some(meta) if meta.nlink() > 1 => Err(FileRefusal::HardLinks),
+        Some(meta) if meta.uid() != me => Err(FileRefusal::OtherUsers(meta.uid())),
+        _ => Ok(()),
+    }
+}
+
+/// A folder's device and inode: what it is, whatever its path's spelling.
+type Identity = (u64, u64);
+
+fn identity(meta: &fs::Metadata) -> Identity {
     (meta.dev(), meta.ino())
 }
 
@@ -262,6 +360,72 @@ fn others_can_change(uid: u32, mode: u32, me: u32) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    impl FileRules {
+        /// The check, as the agent reads it.
+        fn says(&self, raw: &str) -> Result<(), String> {
+            self.check(raw).map_err(|e| e.to_string())
+        }
+    }
+
+    #[test]
+    fn each_step_decides_alone() {
+        let place = Place::new();
+        let rules = &place.rules;
+        // The path as the daemon resolves it.
+        assert!(matches!(
+            rules.resolved("x.png"),
+            Err(FileRefusal::Named(_))
+        ));
+        let inside = format!("{}/x.png", rules.runtime.display());
+        assert_eq!(
+            rules.resolved(&inside),
+            Err(FileRefusal::InRuntime(rules.runtime.clone()))
+        );
+        assert_eq!(rules.resolved("/a/b/../c"), Ok(PathBuf::from("/a/c")));
+        // The innermost root.
+        let deep = rules.roots[0].join("sub/file.png");
+        assert_eq!(rules.root_of(&deep), Ok(&rules.roots[0]));
+        assert!(matches!(
+            rules.root_of(Path::new("/nowhere/x")),
+            Err(FileRefusal::OutsideRoots(_))
+        ));
+        // Hidden under the home directory.
+        assert_eq!(
+            rules.not_hidden_in_home(&rules.home.join(".ssh/id_ed25519")),
+            Err(FileRefusal::HiddenInHome(".ssh".into()))
+        );
+        assert_eq!(
+            rules.not_hidden_in_home(&rules.home.join("work/a.png")),
+            Ok(())
+        );
+        // The file itself.
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("f");
+        fs::write(&file, "x").unwrap();
+        assert_eq!(existing_file(None), Ok(()));
+        assert_eq!(existing_file(Some(&fs::metadata(&file).unwrap())), Ok(()));
+        assert_eq!(
+            existing_file(Some(&fs::metadata(dir.path()).unwrap())),
+            Err(FileRefusal::NotPlain)
+        );
+        fs::set_permissions(&file, fs::Permissions::from_mode(0o755)).unwrap();
+        assert_eq!(
+            existing_file(Some(&fs::metadata(&file).unwrap())),
+            Err(FileRefusal::Executable)
+        );
+        fs::set_permissions(&file, fs::Permissions::from_mode(0o644)).unwrap();
+        fs::hard_link(&file, dir.path().join("g")).unwrap();
+        assert_eq!(
+            existing_file(Some(&fs::metadata(&file).unwrap())),
+            Err(FileRefusal::HardLinks)
+        );
+        // A refused folder's kind is said in words.
+        assert_eq!(
+            FileRefusal::In(Denied::Profile).to_string(),
+            "it lies in a browser's user data directory"
+        );
+    }
     use std::os::unix::fs::symlink;
 
     fn args(words: &[&str]) -> Parsed {
@@ -440,7 +604,7 @@ mod tests {
                 "other programs' data",
             ),
         ] {
-            let why = place.rules.check(&raw).expect_err(&raw);
+            let why = place.rules.says(&raw).expect_err(&raw);
             assert!(why.contains(needle), "{raw}: {why}");
         }
         for raw in [
@@ -448,7 +612,7 @@ mod tests {
             format!("{home}/work/new/folder/shot.png"),
             place.path("scratch/x.pdf"),
         ] {
-            assert_eq!(place.rules.check(&raw), Ok(()), "{raw}");
+            assert_eq!(place.rules.says(&raw), Ok(()), "{raw}");
         }
         // A folder anywhere that looks like a browser profile.
         let other = place.path("scratch/other-profile");
@@ -456,7 +620,7 @@ mod tests {
         symlink("host-1", format!("{other}/SingletonLock")).unwrap();
         let why = place
             .rules
-            .check(&format!("{other}/Default/History"))
+            .says(&format!("{other}/Default/History"))
             .unwrap_err();
         assert!(why.contains("user data directory"), "{why}");
     }
@@ -476,7 +640,7 @@ mod tests {
             (format!("{work}/b.txt"), "hard links"),
             (format!("{work}/folder"), "not a plain file"),
         ] {
-            let why = place.rules.check(&raw).expect_err(&raw);
+            let why = place.rules.says(&raw).expect_err(&raw);
             assert!(why.contains(needle), "{raw}: {why}");
         }
     }
@@ -522,8 +686,8 @@ mod tests {
         let lo = place.path("home/loop");
         symlink(&lo, &lo).unwrap();
         let mut rules = place.rules.clone();
-        rules.denied.push((PathBuf::from(&lo), "a folder"));
-        let why = rules.check(&format!("{work}/a.png")).expect_err("refused");
+        rules.denied.push((PathBuf::from(&lo), Denied::AppData));
+        let why = rules.says(&format!("{work}/a.png")).expect_err("refused");
         assert!(why.contains("cannot be checked"), "{why}");
     }
 
@@ -536,18 +700,18 @@ mod tests {
         let open = format!("{work}/open");
         fs::create_dir(&open).unwrap();
         fs::set_permissions(&open, fs::Permissions::from_mode(0o777)).unwrap();
-        let why = place.rules.check(&format!("{open}/x.png")).unwrap_err();
+        let why = place.rules.says(&format!("{open}/x.png")).unwrap_err();
         assert!(why.contains("another user can change"), "{why}");
         let group = format!("{work}/group");
         fs::create_dir(&group).unwrap();
         fs::set_permissions(&group, fs::Permissions::from_mode(0o750)).unwrap();
-        assert_eq!(place.rules.check(&format!("{group}/x.png")), Ok(()));
+        assert_eq!(place.rules.says(&format!("{group}/x.png")), Ok(()));
         // Writable by its group: the group's other members could swap too.
         fs::set_permissions(&group, fs::Permissions::from_mode(0o2770)).unwrap();
-        let why = place.rules.check(&format!("{group}/x.png")).unwrap_err();
+        let why = place.rules.says(&format!("{group}/x.png")).unwrap_err();
         assert!(why.contains("mode 2770"), "{why}");
         // Kerberos' ticket cache lives in /tmp under a plain name.
-        let why = place.rules.check("/tmp/krb5cc_1000").unwrap_err();
+        let why = place.rules.says("/tmp/krb5cc_1000").unwrap_err();
         assert!(why.contains("credential cache"), "{why}");
         // A file or folder of another user (root can make one).
         if nix::unistd::geteuid().is_root() {
@@ -555,12 +719,12 @@ mod tests {
             let theirs = format!("{work}/theirs.json");
             fs::write(&theirs, "{}").unwrap();
             nix::unistd::chown(theirs.as_str(), Some(nobody), None).unwrap();
-            let why = place.rules.check(&theirs).unwrap_err();
+            let why = place.rules.says(&theirs).unwrap_err();
             assert!(why.contains("belongs to another user"), "{why}");
             let their_dir = format!("{work}/their-dir");
             fs::create_dir(&their_dir).unwrap();
             nix::unistd::chown(their_dir.as_str(), Some(nobody), None).unwrap();
-            let why = place.rules.check(&format!("{their_dir}/x")).unwrap_err();
+            let why = place.rules.says(&format!("{their_dir}/x")).unwrap_err();
             assert!(why.contains("another user can change"), "{why}");
         }
     }
@@ -576,7 +740,7 @@ mod tests {
         let cwd = format!("{real_home}/.local/share");
         let rules = rules_for(&[("HOME", Path::new(&linked_home))], Some(Path::new(&cwd)));
         let why = rules
-            .check(&format!("{real_home}/.local/share/keyrings/login.keyring"))
+            .says(&format!("{real_home}/.local/share/keyrings/login.keyring"))
             .unwrap_err();
         assert!(why.contains("\".local\" is a hidden"), "{why}");
     }
@@ -590,18 +754,18 @@ mod tests {
         let work = place.path("home/work");
         symlink(place.path("home/runtime/cli"), format!("{work}/link")).unwrap();
         assert_eq!(
-            place.rules.check(&format!("{work}/link/../shot.png")),
+            place.rules.says(&format!("{work}/link/../shot.png")),
             Ok(())
         );
         assert_eq!(
             resolve(Path::new("/r"), &format!("{work}/link/../shot.png")),
             Path::new(&format!("{work}/shot.png"))
         );
-        let why = place.rules.check(&format!("{work}/link/x.js")).unwrap_err();
+        let why = place.rules.says(&format!("{work}/link/x.js")).unwrap_err();
         assert!(why.contains("symbolic link"), "{why}");
         let why = place
             .rules
-            .check(&format!("{work}/link/../link/../../runtime/cli/x.js"))
+            .says(&format!("{work}/link/../link/../../runtime/cli/x.js"))
             .unwrap_err();
         assert!(why.contains("private runtime"), "{why}");
     }
@@ -613,11 +777,11 @@ mod tests {
         let home = place.path("home");
         let via = place.path("via");
         let rules = rules_for(&[("HOME", Path::new(&home)), (ROOT, Path::new(&via))], None);
-        let why = rules.check(&place.path("via/x.png")).unwrap_err();
+        let why = rules.says(&place.path("via/x.png")).unwrap_err();
         assert!(why.contains("names its real path"), "{why}");
         // Nor does a working directory of `/` open the whole system.
         let rules = rules_for(&[("HOME", Path::new(&home))], Some(Path::new("/")));
-        let why = rules.check("/etc/hostname").unwrap_err();
+        let why = rules.says("/etc/hostname").unwrap_err();
         assert!(why.contains("outside the allowed roots"), "{why}");
     }
 
@@ -653,7 +817,7 @@ mod tests {
             configured.display()
         );
         for raw in [&real_path, &via] {
-            assert_eq!(rules.check(&raw.display().to_string()), Err(inside.clone()));
+            assert_eq!(rules.says(&raw.display().to_string()), Err(inside.clone()));
         }
     }
 
@@ -679,7 +843,7 @@ mod tests {
             Some(Path::new(&home)),
         );
         assert_eq!(
-            rules.check(&format!("{home}/profile/Default/Cookies")),
+            rules.says(&format!("{home}/profile/Default/Cookies")),
             Err("it lies in a browser's user data directory".into())
         );
     }
@@ -691,7 +855,7 @@ mod tests {
         let work = place.path("home/work");
         fs::write(format!("{work}/a.txt"), "x").unwrap();
         assert_eq!(
-            place.rules.check(&format!("{work}/a.txt/x.png")),
+            place.rules.says(&format!("{work}/a.txt/x.png")),
             Err(format!(
                 "{work}/a.txt/x.png cannot be checked (Not a directory (os error 20))"
             ))
