@@ -182,179 +182,51 @@ impl Config {
     pub fn from_vars(
         vars: impl IntoIterator<Item = (OsString, OsString)>,
     ) -> Result<Config, ConfigError> {
-        let vars: Vec<(OsString, OsString)> = vars.into_iter().collect();
-        let get = |name: &str| -> Result<Option<String>, ConfigError> {
-            match vars.iter().rev().find(|(k, _)| k == name) {
-                None => Ok(None),
-                Some((_, v)) if v.is_empty() => Ok(None),
-                Some((_, v)) => v
-                    .to_str()
-                    .map(|s| Some(s.to_string()))
-                    .ok_or_else(|| invalid(name, "is not valid UTF-8")),
-            }
-        };
-
+        let vars = Vars(vars.into_iter().collect());
         let home = absolute_path(
             "HOME",
-            &get("HOME")?.ok_or_else(|| invalid("HOME", "is not set"))?,
+            &vars
+                .get("HOME")?
+                .ok_or_else(|| invalid("HOME", "is not set"))?,
         )?;
         let user = current_user_name()?;
-
-        let runtime = match get("MY_CHROME_RUNTIME_DIR")? {
-            Some(raw) => {
-                let path = absolute_path("MY_CHROME_RUNTIME_DIR", &raw)?;
-                if path == Path::new("/") {
-                    return Err(invalid(
-                        "MY_CHROME_RUNTIME_DIR",
-                        "must not be / (use a private directory of its own)",
-                    ));
-                }
-                if path == home {
-                    return Err(invalid(
-                        "MY_CHROME_RUNTIME_DIR",
-                        "must not be $HOME itself (use a private directory of its own)",
-                    ));
-                }
-                RuntimeLocation { path }
-            }
-            None => RuntimeLocation {
-                path: home.join(platform::DEFAULT_RUNTIME_UNDER_HOME),
-            },
-        };
-
-        let session = match get("MY_CHROME_SESSION")? {
+        vars.refuse_user_settings()?;
+        let runtime = vars.runtime(&home)?;
+        let session = match vars.get("MY_CHROME_SESSION")? {
             Some(name) => session_name(&name)?,
             None => DEFAULT_SESSION.to_string(),
         };
-        let node = get("MY_CHROME_NODE")?
-            .map(|raw| absolute_path("MY_CHROME_NODE", &raw))
-            .transpose()?;
-        let browser = get("MY_CHROME_BROWSER")?
-            .map(|raw| {
-                Browser::parse(&raw).map_err(|e| invalid("MY_CHROME_BROWSER", e.to_string()))
-            })
-            .transpose()?;
-        let chrome = get("MY_CHROME_CHROME")?
-            .map(|raw| absolute_path("MY_CHROME_CHROME", &raw))
-            .transpose()?;
-        if browser.is_some() && chrome.is_some() {
-            return Err(invalid(
-                "MY_CHROME_BROWSER",
-                "is set together with MY_CHROME_CHROME: name the browser, or its executable, not \
-                 both",
-            ));
-        }
-        let chrome_user_data = get("MY_CHROME_USER_DATA_DIR")?
-            .map(|raw| absolute_path("MY_CHROME_USER_DATA_DIR", &raw))
-            .transpose()?;
+        let node = vars.path("MY_CHROME_NODE")?;
+        let (browser, chrome) = vars.browser()?;
+        let chrome_user_data = vars.path("MY_CHROME_USER_DATA_DIR")?;
         // Checked here (config reads every variable); the platform says
         // whether it counts.
         let user_data_base = platform::user_data_base(
             &home,
-            get("XDG_CONFIG_HOME")?.map(|raw| absolute_path("XDG_CONFIG_HOME", &raw)),
+            vars.get("XDG_CONFIG_HOME")?
+                .map(|raw| absolute_path("XDG_CONFIG_HOME", &raw)),
         )?;
-        let keychain_service = match get("MY_CHROME_KEYCHAIN_SERVICE")? {
+        let keychain_service = match vars.get("MY_CHROME_KEYCHAIN_SERVICE")? {
             Some(s) => keychain_field("MY_CHROME_KEYCHAIN_SERVICE", &s)?,
             None => DEFAULT_KEYCHAIN_SERVICE.to_string(),
         };
-        let keychain_account = match get("MY_CHROME_KEYCHAIN_ACCOUNT")? {
+        let keychain_account = match vars.get("MY_CHROME_KEYCHAIN_ACCOUNT")? {
             Some(s) => keychain_field("MY_CHROME_KEYCHAIN_ACCOUNT", &s)?,
             None => user.clone(),
         };
-        let setup_timeout = match get("MY_CHROME_SETUP_TIMEOUT_SECS")? {
-            Some(s) => seconds("MY_CHROME_SETUP_TIMEOUT_SECS", &s, MAX_SETUP_TIMEOUT_SECS)?,
-            None => Duration::from_secs(DEFAULT_SETUP_TIMEOUT_SECS),
-        };
-        let attach_timeout = match get("MY_CHROME_ATTACH_TIMEOUT_SECS")? {
-            Some(s) => seconds("MY_CHROME_ATTACH_TIMEOUT_SECS", &s, 600)?,
-            None => Duration::from_secs(60),
-        };
-        let command_timeout = match get("MY_CHROME_COMMAND_TIMEOUT_SECS")? {
-            Some(s) => seconds("MY_CHROME_COMMAND_TIMEOUT_SECS", &s, 3600)?,
-            None => Duration::from_secs(120),
-        };
-        let lock_wait = match get("MY_CHROME_LOCK_WAIT_SECS")? {
-            Some(s) => seconds("MY_CHROME_LOCK_WAIT_SECS", &s, MAX_LOCK_WAIT_SECS)?,
-            None => Duration::from_secs(DEFAULT_LOCK_WAIT_SECS),
-        };
-        let agent = get("MY_CHROME_AGENT")?
+        let agent = vars
+            .get("MY_CHROME_AGENT")?
             .map(|raw| agent_name("MY_CHROME_AGENT", &raw))
             .transpose()?;
-        let lease_wait = match get("MY_CHROME_LEASE_WAIT_SECS")? {
-            Some(s) => seconds_from("MY_CHROME_LEASE_WAIT_SECS", &s, 0, MAX_LEASE_SECS)?,
-            None => Duration::from_secs(DEFAULT_LEASE_WAIT_SECS),
-        };
-        // What decides for every agent is the user's setting, never a
-        // call's (src/settings.rs): a call that sets it is told so.
-        for (var, how) in USER_SETTINGS {
-            if get(var)?.is_some() {
-                return Err(invalid(
-                    var,
-                    format!(
-                        "is no longer read: it decides for every agent, so it is the user's \
-                         setting, made with `my-chrome setup {how}` (docs: README, \
-                         Configuration)"
-                    ),
-                ));
-            }
-        }
-        let reply_limit = match get("MY_CHROME_REPLY_LIMIT_MIB")? {
+        let reply_limit = match vars.get("MY_CHROME_REPLY_LIMIT_MIB")? {
             Some(raw) => mebibytes("MY_CHROME_REPLY_LIMIT_MIB", &raw, MAX_REPLY_LIMIT_MIB)?,
             None => DEFAULT_REPLY_LIMIT_MIB as usize * MIB,
         };
-        // Not a variable, but the caller's too: read here with the rest. A
-        // directory removed under the caller has no path (no root then).
-        let cwd = std::env::current_dir().ok();
-
-        let xdg_runtime_dir = get("XDG_RUNTIME_DIR")?
-            .map(|raw| absolute_path("XDG_RUNTIME_DIR", &raw))
-            .transpose()?;
-        let display = DisplayVars {
-            wayland: match (get("WAYLAND_DISPLAY")?, &xdg_runtime_dir) {
-                (Some(w), Some(dir)) => Some((w.into(), dir.clone().into_os_string())),
-                _ => None,
-            },
-            x11: get("DISPLAY")?
-                .map(|d| Ok::<_, ConfigError>((d.into(), get("XAUTHORITY")?.map(OsString::from))))
-                .transpose()?,
-        };
-        let dbus_session = match get("DBUS_SESSION_BUS_ADDRESS")? {
-            Some(address) => Some(address),
-            None => xdg_runtime_dir
-                .map(|dir| dir.join("bus"))
-                .filter(|bus| bus.exists())
-                .map(|bus| format!("unix:path={}", bus.display())),
-        };
-
-        let handoff = get("MY_CHROME_HANDOFF")?
-            .map(|raw| absolute_path("MY_CHROME_HANDOFF", &raw))
-            .transpose()?;
-
-        let passes = |names: &[&str], k: &OsStr| names.iter().any(|n| k == *n);
-        let child_vars = vars
-            .iter()
-            .filter(|(k, _)| {
-                passes(CHILD_VARS, k) || k.to_str().is_some_and(|k| k.starts_with("LC_"))
-            })
-            .cloned()
-            .chain([
-                ("HOME".into(), home.clone().into_os_string()),
-                ("USER".into(), user.clone().into()),
-                ("LOGNAME".into(), user.clone().into()),
-            ])
-            .collect();
-        let proxy_vars = vars
-            .iter()
-            .filter(|(k, _)| passes(PROXY_VARS, k))
-            .cloned()
-            .collect();
-        let my_chrome_vars = vars
-            .iter()
-            .filter(|(k, v)| passes(MY_CHROME_CHILD_VARS, k) && !v.is_empty())
-            .cloned()
-            .collect();
-
+        let (display, dbus_session) = vars.desktop()?;
         Ok(Config {
+            child_vars: vars.for_children(&home, &user),
+            proxy_vars: vars.passed(PROXY_VARS),
+            my_chrome_vars: vars.passed(MY_CHROME_CHILD_VARS),
             home,
             user,
             runtime,
@@ -366,22 +238,187 @@ impl Config {
             user_data_base,
             keychain_service,
             keychain_account,
-            setup_timeout,
-            attach_timeout,
-            command_timeout,
-            lock_wait,
+            setup_timeout: vars.seconds(
+                "MY_CHROME_SETUP_TIMEOUT_SECS",
+                1,
+                MAX_SETUP_TIMEOUT_SECS,
+                DEFAULT_SETUP_TIMEOUT_SECS,
+            )?,
+            attach_timeout: vars.seconds("MY_CHROME_ATTACH_TIMEOUT_SECS", 1, 600, 60)?,
+            command_timeout: vars.seconds("MY_CHROME_COMMAND_TIMEOUT_SECS", 1, 3600, 120)?,
+            lock_wait: vars.seconds(
+                "MY_CHROME_LOCK_WAIT_SECS",
+                1,
+                MAX_LOCK_WAIT_SECS,
+                DEFAULT_LOCK_WAIT_SECS,
+            )?,
             agent,
-            lease_wait,
-            child_vars,
-            my_chrome_vars,
+            lease_wait: vars.seconds(
+                "MY_CHROME_LEASE_WAIT_SECS",
+                0,
+                MAX_LEASE_SECS,
+                DEFAULT_LEASE_WAIT_SECS,
+            )?,
             display,
             dbus_session,
-            handoff,
-            proxy_vars,
-            cwd,
+            handoff: vars.path("MY_CHROME_HANDOFF")?,
+            // Not a variable, but the caller's too: read here with the rest.
+            // A directory removed under the caller has no path (no root then).
+            cwd: std::env::current_dir().ok(),
             reply_limit,
         })
     }
+}
+
+/// The variables given, read one by one; the last of a name wins, and an
+/// empty one is unset.
+struct Vars(Vec<(OsString, OsString)>);
+
+impl Vars {
+    fn get(&self, name: &str) -> Result<Option<String>, ConfigError> {
+        match self.0.iter().rev().find(|(k, _)| k == name) {
+            None => Ok(None),
+            Some((_, v)) if v.is_empty() => Ok(None),
+            Some((_, v)) => v
+                .to_str()
+                .map(|s| Some(s.to_string()))
+                .ok_or_else(|| invalid(name, "is not valid UTF-8")),
+        }
+    }
+
+    /// An absolute path, when set.
+    fn path(&self, name: &str) -> Result<Option<PathBuf>, ConfigError> {
+        self.get(name)?
+            .map(|raw| absolute_path(name, &raw))
+            .transpose()
+    }
+
+    /// Whole seconds from `min` to `max`, or `default` when unset.
+    fn seconds(
+        &self,
+        name: &str,
+        min: u64,
+        max: u64,
+        default: u64,
+    ) -> Result<Duration, ConfigError> {
+        match self.get(name)? {
+            Some(raw) => seconds_from(name, &raw, min, max),
+            None => Ok(Duration::from_secs(default)),
+        }
+    }
+
+    /// What decides for every agent is the user's setting, never a call's
+    /// (src/settings.rs): a call that sets it is told so.
+    fn refuse_user_settings(&self) -> Result<(), ConfigError> {
+        for (var, how) in USER_SETTINGS {
+            if self.get(var)?.is_some() {
+                return Err(invalid(
+                    var,
+                    format!(
+                        "is no longer read: it decides for every agent, so it is the user's \
+                         setting, made with `my-chrome setup {how}` (docs: README, \
+                         Configuration)"
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// `MY_CHROME_RUNTIME_DIR` (never `/` nor `$HOME` itself), or the
+    /// platform's place under `home`.
+    fn runtime(&self, home: &Path) -> Result<RuntimeLocation, ConfigError> {
+        let Some(path) = self.path("MY_CHROME_RUNTIME_DIR")? else {
+            return Ok(RuntimeLocation {
+                path: home.join(platform::DEFAULT_RUNTIME_UNDER_HOME),
+            });
+        };
+        for (not, name) in [(Path::new("/"), "/"), (home, "$HOME itself")] {
+            if path == not {
+                return Err(invalid(
+                    "MY_CHROME_RUNTIME_DIR",
+                    format!("must not be {name} (use a private directory of its own)"),
+                ));
+            }
+        }
+        Ok(RuntimeLocation { path })
+    }
+
+    /// The browser named, or its executable: one or the other.
+    fn browser(&self) -> Result<(Option<Browser>, Option<PathBuf>), ConfigError> {
+        let browser = self
+            .get("MY_CHROME_BROWSER")?
+            .map(|raw| {
+                Browser::parse(&raw).map_err(|e| invalid("MY_CHROME_BROWSER", e.to_string()))
+            })
+            .transpose()?;
+        let chrome = self.path("MY_CHROME_CHROME")?;
+        if browser.is_some() && chrome.is_some() {
+            return Err(invalid(
+                "MY_CHROME_BROWSER",
+                "is set together with MY_CHROME_CHROME: name the browser, or its executable, not \
+                 both",
+            ));
+        }
+        Ok((browser, chrome))
+    }
+
+    /// The desktop session: the displays (for the clipboard), and the
+    /// D-Bus session (the Secret Service), from `XDG_RUNTIME_DIR`'s bus when
+    /// no address is given.
+    fn desktop(&self) -> Result<(DisplayVars, Option<String>), ConfigError> {
+        let xdg_runtime_dir = self.path("XDG_RUNTIME_DIR")?;
+        let display = DisplayVars {
+            wayland: match (self.get("WAYLAND_DISPLAY")?, &xdg_runtime_dir) {
+                (Some(w), Some(dir)) => Some((w.into(), dir.clone().into_os_string())),
+                _ => None,
+            },
+            x11: self
+                .get("DISPLAY")?
+                .map(|d| {
+                    Ok::<_, ConfigError>((d.into(), self.get("XAUTHORITY")?.map(OsString::from)))
+                })
+                .transpose()?,
+        };
+        let dbus_session = match self.get("DBUS_SESSION_BUS_ADDRESS")? {
+            Some(address) => Some(address),
+            None => xdg_runtime_dir
+                .map(|dir| dir.join("bus"))
+                .filter(|bus| bus.exists())
+                .map(|bus| format!("unix:path={}", bus.display())),
+        };
+        Ok((display, dbus_session))
+    }
+
+    /// What children may see of the caller: the allowlisted variables
+    /// (`LC_*` too), and `HOME`, `USER`, `LOGNAME` as configured.
+    fn for_children(&self, home: &Path, user: &str) -> Vec<(OsString, OsString)> {
+        self.0
+            .iter()
+            .filter(|(k, _)| {
+                passes(CHILD_VARS, k) || k.to_str().is_some_and(|k| k.starts_with("LC_"))
+            })
+            .cloned()
+            .chain([
+                ("HOME".into(), home.as_os_str().to_os_string()),
+                ("USER".into(), user.into()),
+                ("LOGNAME".into(), user.into()),
+            ])
+            .collect()
+    }
+
+    /// The variables of `names` that are set (not empty), as given.
+    fn passed(&self, names: &[&str]) -> Vec<(OsString, OsString)> {
+        self.0
+            .iter()
+            .filter(|(k, v)| passes(names, k) && !v.is_empty())
+            .cloned()
+            .collect()
+    }
+}
+
+fn passes(names: &[&str], k: &OsStr) -> bool {
+    names.iter().any(|n| k == *n)
 }
 
 impl Config {
@@ -483,10 +520,6 @@ pub fn agent_name(var: &str, raw: &str) -> Result<String, ConfigError> {
              with a letter or digit), got {shown}"
         ),
     ))
-}
-
-fn seconds(var: &str, raw: &str, max: u64) -> Result<Duration, ConfigError> {
-    seconds_from(var, raw, 1, max)
 }
 
 fn seconds_from(var: &str, raw: &str, min: u64, max: u64) -> Result<Duration, ConfigError> {

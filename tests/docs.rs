@@ -248,3 +248,130 @@ fn the_forwarded_list_in_the_design_is_the_policys() {
         "the list names another pin than {version}"
     );
 }
+
+/// The security invariants' numbers and titles, as DESIGN.md lists them
+/// (`1. **Chrome is never launched by us.** …`).
+fn invariants(design: &str) -> Vec<(u32, String)> {
+    let start = design
+        .find("## Security invariants")
+        .expect("the invariants");
+    let list = &design[start..];
+    let list = &list[..list[3..].find("\n## ").map_or(list.len(), |n| n + 3)];
+    // A title may run over lines: read it whole, its lines joined.
+    list.split("\n")
+        .enumerate()
+        .filter_map(|(at, line)| {
+            let (number, rest) = line.split_once(". **")?;
+            let number = number.parse().ok()?;
+            let following = list.split("\n").skip(at + 1).map(str::trim);
+            let whole: Vec<&str> = std::iter::once(rest).chain(following).collect();
+            let whole = whole.join(" ");
+            let title = whole.split_once("**")?.0.trim_end_matches(['.', ':']);
+            Some((number, title.to_string()))
+        })
+        .collect()
+}
+
+/// What is wrong with DESIGN.md's table of the tests that prove each
+/// invariant: an invariant without a row, a row for none, a title that is
+/// not the invariant's, a test that is not a test in the file it names.
+/// `source(path)` reads a file of the repository.
+fn table_faults(design: &str, source: &dyn Fn(&str) -> Option<String>) -> Vec<String> {
+    let mut faults = Vec::new();
+    let Some(at) = design.find("### Which tests prove each invariant") else {
+        return vec!["no table \"Which tests prove each invariant\"".into()];
+    };
+    let rows: Vec<&str> = design[at..]
+        .lines()
+        .skip_while(|l| !l.starts_with("| invariant"))
+        .skip(2)
+        .take_while(|l| l.starts_with('|'))
+        .collect();
+    let listed = invariants(design);
+    let mut seen = BTreeSet::new();
+    for row in rows {
+        let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+        let (Some(name), Some(tests)) = (cells.get(1), cells.get(2)) else {
+            faults.push(format!("a row that is no row: {row}"));
+            continue;
+        };
+        let Some((number, title)) = name.split_once(". ") else {
+            faults.push(format!("a row without its invariant's number: {row}"));
+            continue;
+        };
+        let number: u32 = number.parse().unwrap_or(0);
+        match listed.iter().find(|(n, _)| *n == number) {
+            Some((_, real)) if real == title => {}
+            Some((_, real)) => faults.push(format!("{number}: {title:?} is not {real:?}")),
+            None => faults.push(format!("{number}: no such invariant")),
+        }
+        seen.insert(number);
+        let named: Vec<&str> = tests
+            .split(", ")
+            .map(|t| t.trim_matches('`'))
+            .filter(|t| !t.is_empty())
+            .collect();
+        if named.is_empty() {
+            faults.push(format!("{number}: no test named"));
+        }
+        for test in named {
+            let Some((file, function)) = test.split_once("::") else {
+                faults.push(format!("{number}: {test} is not file::test"));
+                continue;
+            };
+            let is_test = source(file).is_some_and(|text| {
+                let lines: Vec<&str> = text.lines().collect();
+                lines.iter().enumerate().any(|(i, l)| {
+                    // `#[test]` among the attributes and comments right
+                    // above it.
+                    l.trim_start().starts_with(&format!("fn {function}("))
+                        && lines[..i]
+                            .iter()
+                            .rev()
+                            .map(|a| a.trim())
+                            .take_while(|a| a.starts_with("#[") || a.starts_with("//"))
+                            .any(|a| a == "#[test]")
+                })
+            });
+            if !is_test {
+                faults.push(format!("{number}: {test} is no test"));
+            }
+        }
+    }
+    for (number, title) in listed {
+        if !seen.contains(&number) {
+            faults.push(format!("{number}. {title}: no row"));
+        }
+    }
+    faults
+}
+
+#[test]
+fn every_invariant_names_the_tests_that_prove_it_and_they_exist() {
+    let design = read("docs/DESIGN.md");
+    assert!(invariants(&design).len() >= 16, "{:?}", invariants(&design));
+    let source = |path: &str| fs::read_to_string(Path::new(ROOT).join(path)).ok();
+    let faults = table_faults(&design, &source);
+    assert!(faults.is_empty(), "{}", faults.join("\n"));
+}
+
+#[test]
+fn the_table_check_sees_a_missing_row_a_wrong_title_and_a_test_that_is_not_one() {
+    let design = "## Security invariants\n\n1. **One.** text\n2. **Two thing.** text\n\
+                  3. **Three.** text\n\n## Next\n\n### Which tests prove each invariant\n\n\
+                  | invariant | proved by |\n| --- | --- |\n\
+                  | 1. One | `tests/a.rs::real` |\n\
+                  | 2. Two things | `tests/a.rs::real`, `tests/a.rs::helper`, `tests/b.rs::x` |\n";
+    let source = |path: &str| {
+        (path == "tests/a.rs").then(|| "#[test]\nfn real() {}\n\nfn helper() {}\n".to_string())
+    };
+    assert_eq!(
+        table_faults(design, &source),
+        [
+            "2: \"Two things\" is not \"Two thing\"",
+            "2: tests/a.rs::helper is no test",
+            "2: tests/b.rs::x is no test",
+            "3. Three: no row",
+        ]
+    );
+}
