@@ -12,7 +12,7 @@ use crate::helper::Helper;
 use crate::helper::check::Check;
 use crate::helper::pin::Pin;
 use crate::policy;
-use crate::procs::ProcessTable;
+use crate::procs::{ProcError, ProcessTable};
 use crate::runtime::Runtime;
 use crate::session::state::{SessionState, session_state};
 use crate::session::{bootstrap, bound, registry};
@@ -67,12 +67,16 @@ fn unchecked(name: &'static str) -> Safeguard {
 
 /// Every safeguard, checked now.
 pub fn safeguards(config: &Config) -> Vec<Safeguard> {
-    let mut out = Vec::new();
     let table = ProcessTable::read();
-    // The executable the PID checks recognise the browser by, and how many
-    // run it.
-    // An unsafe runtime's record of the choice is not read (its own row
-    // fails); the choice is made without it.
+    let mut out = vec![browser_row(config, &table), token_row(&table)];
+    out.extend(runtime_rows(config));
+    out
+}
+
+/// The executable the PID checks recognise the browser by, and how many
+/// run it. An unsafe runtime's record of the choice is not read (its own
+/// row fails); the choice is made without it.
+fn browser_row(config: &Config, table: &Result<ProcessTable, ProcError>) -> Safeguard {
     let chosen = match crate::browser::resolve(config) {
         Err(crate::browser::BrowserError::Runtime(_)) => crate::browser::choose(
             &crate::browser::Wanted::of(config),
@@ -81,10 +85,10 @@ pub fn safeguards(config: &Config) -> Vec<Safeguard> {
         ),
         other => other,
     };
-    out.push(match chosen {
+    match chosen {
         Ok(browser) => {
             let name = browser.display();
-            let running = match &table {
+            let running = match table {
                 Ok(t) => match chrome::state(t, &browser.executable) {
                     ChromeState::Running(pid) => {
                         format!("one normal main process runs it (pid {pid})")
@@ -117,8 +121,12 @@ pub fn safeguards(config: &Config) -> Vec<Safeguard> {
             false,
             format!("not checked: no browser is chosen ({e})"),
         ),
-    });
-    out.push(match &table {
+    }
+}
+
+/// No process carries an extension token.
+fn token_row(table: &Result<ProcessTable, ProcError>) -> Safeguard {
+    match table {
         Ok(t) => match chrome::token_exposure(t) {
             Exposure::Absent => safeguard(
                 "process-token",
@@ -132,7 +140,13 @@ pub fn safeguards(config: &Config) -> Vec<Safeguard> {
             ),
         },
         Err(e) => safeguard("process-token", false, e.to_string()),
-    });
+    }
+}
+
+/// The runtime's rows: private, the helper supported, the socket
+/// directory private, the cleanup record targeted, the bound browser shut.
+fn runtime_rows(config: &Config) -> Vec<Safeguard> {
+    let mut out = Vec::new();
     let runtime = Runtime::inspect(&config.runtime);
     out.push(match &runtime {
         Ok(Some(_)) => safeguard(
