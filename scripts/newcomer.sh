@@ -62,9 +62,13 @@ say "scripts/demo.sh as $user"
 as_user scripts/demo.sh | tee /tmp/newcomer-demo-$$.log
 grep -q "Hello from the my-chrome demo page" /tmp/newcomer-demo-$$.log || { say "the demo did not read its page" >&2; exit 1; }
 rm -f /tmp/newcomer-demo-$$.log
-if pgrep -u "$user" >/dev/null; then
+# Processes of the user still running (an exited one not yet reaped by its
+# parent, state Z, is not), given a few seconds to end.
+running() { ps -u "$user" -o stat=,pid=,args= 2>/dev/null | awk '$1 !~ /^Z/'; }
+for _ in $(seq 50); do [ -z "$(running)" ] && break; sleep 0.2; done
+if [ -n "$(running)" ]; then
   say "the demo left processes running:" >&2
-  ps -o pid,args -u "$user" >&2
+  running >&2
   exit 1
 fi
 after=$(inventory)
