@@ -57,6 +57,15 @@ inventory() {
     find /tmp /var/tmp /dev/shm -user "$user" 2>/dev/null; } | sort
 }
 before=$(inventory)
+# Stops with what `$1` left in the home or /tmp, if anything.
+left_nothing() {
+  local after
+  after=$(inventory)
+  [ "$before" = "$after" ] && return
+  say "$1 left these behind:" >&2
+  diff <(printf '%s\n' "$before") <(printf '%s\n' "$after") >&2 || true
+  exit 1
+}
 
 say "scripts/demo.sh as $user"
 as_user scripts/demo.sh | tee /tmp/newcomer-demo-$$.log
@@ -71,12 +80,7 @@ if [ -n "$(running)" ]; then
   running >&2
   exit 1
 fi
-after=$(inventory)
-if [ "$before" != "$after" ]; then
-  say "the demo left these behind:" >&2
-  diff <(printf '%s\n' "$before") <(printf '%s\n' "$after") >&2 || true
-  exit 1
-fi
+left_nothing "the demo"
 
 say "install, setup, uninstall as $user"
 as_user bash -c '
@@ -95,10 +99,5 @@ as_user bash -c '
   scripts/install.sh --uninstall
   if ~/.local/bin/my-chrome uninstall 2>/dev/null; then echo "the binary is still there" >&2; exit 1; fi
 '
-after=$(inventory)
-if [ "$before" != "$after" ]; then
-  say "install and uninstall left these behind:" >&2
-  diff <(printf '%s\n' "$before") <(printf '%s\n' "$after") >&2 || true
-  exit 1
-fi
+left_nothing "install and uninstall"
 say "the demo and the install round left nothing behind as an ordinary user"

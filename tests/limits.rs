@@ -14,21 +14,10 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use common::sampler::sampler;
-use common::{Run, Sandbox, assert_nowhere, process_gone, world};
+use common::{Run, Sandbox, assert_nowhere, process_gone, says, world};
 
 const IDLE_END: &str = "the session ended by itself after 10s without a browser command (the \
                         idle limit)";
-
-/// Asserts the exit code and that the output (either stream) says `needle`.
-fn says(run: &Run, code: i32, needle: &str) {
-    assert_eq!(run.code, code, "{}{}", run.stdout, run.stderr);
-    assert!(
-        run.stdout.contains(needle) || run.stderr.contains(needle),
-        "should say {needle:?}; it says:\n{}{}",
-        run.stdout,
-        run.stderr
-    );
-}
 
 /// The pid of the session's watcher, from its record.
 fn watcher_pid(sandbox: &Sandbox) -> u32 {

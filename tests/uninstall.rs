@@ -14,20 +14,9 @@ use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use common::{Run, Sandbox, assert_nowhere, can_give_files_away, user_name, world};
+use common::{Sandbox, assert_nowhere, can_give_files_away, says, user_name, world};
 
 const SERVICE: &str = "my-chrome.extension-token";
-
-/// Asserts the exit code and that stdout or stderr says `needle`.
-fn says(run: &Run, code: i32, needle: &str) {
-    assert_eq!(run.code, code, "{}{}", run.stdout, run.stderr);
-    assert!(
-        run.stdout.contains(needle) || run.stderr.contains(needle),
-        "should say {needle:?}; it says:\n{}{}",
-        run.stdout,
-        run.stderr
-    );
-}
 
 /// A copy of the skill as scripts/install.sh leaves it.
 fn skill_copy(dir: &Path) {
@@ -224,6 +213,25 @@ fn uninstall_waits_its_turn_detaches_and_removes_only_what_my_chrome_made() {
     );
 }
 
+/// `my-chrome` run through `sh -c script` (with `args` as `$0`, `$1`…)
+/// in a private mount namespace, where the script mounts what it needs.
+fn in_a_mount_namespace<'a>(script: &'a str, args: &[&'a str]) -> Vec<&'a str> {
+    let mut wrapper = vec![
+        "unshare",
+        "--mount",
+        "--propagation",
+        "private",
+        "sh",
+        "-c",
+        script,
+    ];
+    wrapper.extend(args);
+    wrapper
+}
+
+/// Bind-mounts `$0` onto `$1`, then runs the rest.
+const BIND: &str = "mount --bind \"$0\" \"$1\" && shift && exec \"$@\"";
+
 /// Uninstall on a runtime it must not touch: exit 6 naming the path and the
 /// rule, and the tree, the skill copy and the record exactly as they were.
 fn refused(sandbox: &Sandbox, wrapper: &[&str], path: &Path, rule: &str) {
@@ -274,16 +282,10 @@ fn a_link_an_unclaimed_folder_or_another_users_tree_is_refused_and_nothing_goes(
     let mount_arg = mount.display().to_string();
     refused(
         &mounted,
-        &[
-            "unshare",
-            "--mount",
-            "--propagation",
-            "private",
-            "sh",
-            "-c",
+        &in_a_mount_namespace(
             "mount -t tmpfs none \"$0\" && touch \"$0/on-tmpfs\" && exec \"$@\"",
-            &mount_arg,
-        ],
+            &[&mount_arg],
+        ),
         &mount,
         "is a mount point",
     );
@@ -300,17 +302,7 @@ fn a_link_an_unclaimed_folder_or_another_users_tree_is_refused_and_nothing_goes(
     let (source, target) = (precious.display().to_string(), mount.display().to_string());
     refused(
         &bound,
-        &[
-            "unshare",
-            "--mount",
-            "--propagation",
-            "private",
-            "sh",
-            "-c",
-            "mount --bind \"$0\" \"$1\" && shift && exec \"$@\"",
-            &source,
-            &target,
-        ],
+        &in_a_mount_namespace(BIND, &[&source, &target]),
         &mount,
         "is a mount point",
     );
@@ -327,17 +319,7 @@ fn a_link_an_unclaimed_folder_or_another_users_tree_is_refused_and_nothing_goes(
     );
     refused(
         &bound,
-        &[
-            "unshare",
-            "--mount",
-            "--propagation",
-            "private",
-            "sh",
-            "-c",
-            "mount --bind \"$0\" \"$1\" && shift && exec \"$@\"",
-            &source,
-            &target,
-        ],
+        &in_a_mount_namespace(BIND, &[&source, &target]),
         &onto,
         "is a mount point",
     );

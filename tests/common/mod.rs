@@ -32,7 +32,7 @@ pub use fake_chrome::FakeChrome;
 pub use fake_npm::{FakeNpm, system_node};
 pub use keyring::Keyring;
 pub use processes::{process_gone, wait_gone};
-pub use run::{BIN, Run, Running};
+pub use run::{BIN, Run, Running, says};
 pub use sandbox::{
     Sandbox, UNNAMED, can_give_files_away, copy_tree, entries, golden_runtime, mode, read_snapshot,
     reference,

@@ -14,6 +14,17 @@ pub struct Run {
     pub stderr: String,
 }
 
+/// Asserts the exit code and that the output (either stream) says `needle`.
+pub fn says(run: &Run, code: i32, needle: &str) {
+    assert_eq!(run.code, code, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout.contains(needle) || run.stderr.contains(needle),
+        "should say {needle:?}; it says:\n{}{}",
+        run.stdout,
+        run.stderr
+    );
+}
+
 impl Run {
     pub fn from_output(out: Output) -> Run {
         Run {
