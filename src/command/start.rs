@@ -153,10 +153,7 @@ impl<'a> Start<'a> {
 
 /// A session whose daemon did not answer: stale, as for any command.
 pub fn stale(why: impl std::fmt::Display) -> Error {
-    ready(SessionState::Stale(format!(
-        "its daemon does not answer: {why}"
-    )))
-    .expect_err("a stale session is refused")
+    SessionError::unanswered(why).into()
 }
 
 fn ready(state: SessionState) -> Result<SessionEntry, Error> {

@@ -38,9 +38,7 @@ pub fn make_sure(
 /// (then detached: no agent may keep a session that may show the token).
 fn not_kept(e: ConnectTabError, cli: &PinnedCli) -> SessionError {
     match e {
-        ConnectTabError::Daemon(DaemonError::Unreachable(why)) => {
-            SessionError::Stale(format!("its daemon does not answer: {why}"))
-        }
+        ConnectTabError::Daemon(DaemonError::Unreachable(why)) => SessionError::unanswered(why),
         // Nothing answers: a detach would wait the same way (disconnect
         // stops such a daemon), and nothing is known of its tabs.
         ConnectTabError::Daemon(e) => SessionError::NoAnswer(e),

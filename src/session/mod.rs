@@ -98,6 +98,11 @@ pub enum SessionError {
 }
 
 impl SessionError {
+    /// A session whose daemon did not answer: stale, as for any command.
+    pub fn unanswered(why: impl std::fmt::Display) -> SessionError {
+        SessionError::Stale(format!("its daemon does not answer: {why}"))
+    }
+
     pub fn exit(&self) -> Exit {
         match self {
             SessionError::Missing | SessionError::Stale(_) | SessionError::Ended(_) => {
