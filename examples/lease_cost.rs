@@ -22,7 +22,13 @@ fn main() {
     let config = Config::from_vars(vars).expect("configuration");
     let runtime = my_chrome::runtime::Runtime::open(&config.runtime).expect("the runtime");
     let started = Instant::now();
-    let held = my_chrome::lease::acquire(&config, &runtime, "tab-list").expect("the turn");
+    let held = my_chrome::lease::acquire(
+        &config,
+        &runtime,
+        "tab-list",
+        my_chrome::lease::Kind::Browser,
+    )
+    .expect("the turn");
     drop(held);
     println!("{}", started.elapsed().as_micros());
 }

@@ -28,7 +28,9 @@ fn main() {
         panic!("no connected session: run `my-chrome connect` first");
     };
     let cwd = std::fs::canonicalize(runtime.root()).expect("the runtime's real path");
-    let held = my_chrome::lease::acquire(&config, &runtime, "eval").expect("the turn");
+    let held =
+        my_chrome::lease::acquire(&config, &runtime, "eval", my_chrome::lease::Kind::Browser)
+            .expect("the turn");
     let started = Instant::now();
     let budget = my_chrome::daemon::Housekeeping::new(Duration::from_secs(30));
     let mut desk = Desk::open(

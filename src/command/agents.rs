@@ -12,7 +12,7 @@ use crate::session::SessionError;
 use crate::tabs::view::Agents;
 use crate::tabs::{Desk, TabsError, listing};
 
-use super::start::{Start, Started};
+use super::start::{Need, Start, Turn};
 
 /// `my-chrome agents`.
 pub fn show(config: &Config, json: bool, log: Option<usize>) -> Result<(), Error> {
@@ -33,10 +33,12 @@ pub fn show(config: &Config, json: bool, log: Option<usize>) -> Result<(), Error
     Ok(())
 }
 
-/// The session's tabs for the agent running the command, under its turn.
-fn desk(started: &Started) -> Result<Desk, Error> {
-    let session = started.require_registered()?;
-    started.desk(&session.socket_path, false)
+/// The agent's turn, and the session's tabs as it finds them.
+fn turn(config: &Config, command: &str) -> Result<(Turn, Desk), Error> {
+    let started = Start::new(config, Check::Supported).on_session().open()?;
+    let (turn, session) = started.take_turn(command, Need::Registered)?;
+    let desk = turn.desk(&session.socket_path, false)?;
+    Ok((turn, desk))
 }
 
 /// `my-chrome tab-claim <id> [--label NAME]`.
@@ -46,12 +48,7 @@ pub fn claim(config: &Config, raw: &str, name: Option<&str>) -> Result<(), Error
     };
     let name = name.map(label).transpose()?;
     // No session: nothing to claim, and no turn taken for it.
-    let started = Start::new(config, Check::Supported).on_session().open()?;
-    started.session_before_turn()?;
-    let mut started = started.take_turn("tab-claim")?;
-    let held = started.lease_mut().expect("the command holds the turn");
-    held.set_ran(false);
-    let mut desk = desk(&started)?;
+    let (mut turn, mut desk) = turn(config, "tab-claim")?;
     desk.touch("tab-claim");
     let agent = desk.agent.clone();
     let claimed = desk.book.claim(&agent, id, name.as_deref());
@@ -60,8 +57,8 @@ pub fn claim(config: &Config, raw: &str, name: Option<&str>) -> Result<(), Error
         return Err(desk.refused(refused).into());
     }
     desk.save()?;
-    let held = started.lease_mut().expect("the command holds the turn");
-    held.set_ran(true);
+    let held = turn.lease();
+    held.mark_ran();
     held.on_tab(id);
     held.log(None, &[Event::Claimed { tab: id }])?;
     crate::output::text(
@@ -80,19 +77,14 @@ pub fn give(config: &Config, raw: &str, to: &str) -> Result<(), Error> {
     };
     let to = crate::config::agent_name("AGENT", to)?;
     // No session: nothing to give, and no turn taken for it.
-    let started = Start::new(config, Check::Supported).on_session().open()?;
-    started.session_before_turn()?;
-    let mut started = started.take_turn("tab-give")?;
-    let held = started.lease_mut().expect("the command holds the turn");
-    held.set_ran(false);
-    let mut desk = desk(&started)?;
+    let (mut turn, mut desk) = turn(config, "tab-give")?;
     if let Err(refused) = desk.book.give(id, &to) {
         desk.save()?;
         return Err(TabsError::NotGiven { refused }.into());
     }
     desk.save()?;
-    let held = started.lease_mut().expect("the command holds the turn");
-    held.set_ran(true);
+    let held = turn.lease();
+    held.mark_ran();
     held.on_tab(id);
     held.log(None, &[Event::Given { tab: id, to: &to }])?;
     crate::output::line(&format!(
@@ -105,32 +97,14 @@ pub fn give(config: &Config, raw: &str, to: &str) -> Result<(), Error> {
 pub fn release(config: &Config, tab: Option<&str>, keep: bool) -> Result<(), Error> {
     let only = tab.map(TabRef::parse).transpose()?;
     // No session: nothing to release, and no turn taken for it.
-    let started = Start::new(config, Check::Supported).on_session().open()?;
-    let no_session = |e: &Error| matches!(e, Error::Session(SessionError::Missing));
-    let nothing = || crate::output::line("my-chrome: no session is attached; nothing to release");
-    match started.session_before_turn() {
-        Err(e) if no_session(&e) => {
-            nothing();
+    let (mut turn, mut desk) = match turn(config, "release") {
+        Err(Error::Session(SessionError::Missing)) => {
+            crate::output::line("my-chrome: no session is attached; nothing to release");
             return Ok(());
         }
         other => other?,
     };
-    let mut started = started.take_turn("release")?;
-    started
-        .lease_mut()
-        .expect("release holds the turn")
-        .set_ran(false);
-    let mut desk = match desk(&started) {
-        Err(e) if no_session(&e) => {
-            nothing();
-            return Ok(());
-        }
-        other => other?,
-    };
-    started
-        .lease_mut()
-        .expect("release holds the turn")
-        .set_ran(true);
+    turn.lease().mark_ran();
     let agent = desk.agent.clone();
     let only = only.map(|r| desk.resolve(&r)).transpose()?;
     let mine: Vec<u64> = desk
@@ -154,8 +128,7 @@ pub fn release(config: &Config, tab: Option<&str>, keep: bool) -> Result<(), Err
         }
     }
     desk.save()?;
-    let held = started.lease_mut().expect("the command holds the turn");
-    held.log(
+    turn.lease().log(
         None,
         &[Event::Released {
             tabs: &mine,

@@ -9,6 +9,7 @@ use crate::error::{CommandRefusal, Error};
 use crate::exit::Exit;
 use crate::helper::HelperError;
 use crate::helper::check::Check;
+use crate::lease::Kind;
 use crate::runtime::Runtime;
 use crate::session::SessionError;
 use crate::session::limits::{self};
@@ -38,10 +39,7 @@ pub fn disconnect(config: &Config) -> Result<(), Error> {
     // copy is enough to let go.
     let start = Start::new(config, Check::Intact)
         .ending_waits()
-        .turn("disconnect")
-        .locked()
-        .beyond_limits()
-        .open();
+        .open_turn("disconnect", Kind::Session);
     let started = match start {
         Err(Error::Helper(changed @ HelperError::Changed { .. })) => {
             return Err(stop_without_helper(config, changed));

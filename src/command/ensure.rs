@@ -1,7 +1,7 @@
 //! `my-chrome ensure`: is our session ready? It never attaches: a missing or
 //! stale session is exit 4, and the user's approval of a fresh `connect`.
 
-use crate::command::start::Start;
+use crate::command::start::{Need, Start};
 use crate::config::Config;
 use crate::error::Error;
 use crate::helper::check::Check;
@@ -10,15 +10,8 @@ pub fn ensure(config: &Config) -> Result<(), Error> {
     // It may close and open tabs (`connect_tab::close_all`): that is acting on
     // the browser, in its turn. No session: exit 4, and no turn taken.
     let started = Start::new(config, Check::Supported).on_session().open()?;
-    started.session_before_turn()?;
-    let mut started = started.take_turn("ensure")?;
-    let held = started.lease_mut().expect("ensure holds the turn");
-    held.set_ran(false);
-    let session = started.require_ready()?;
-    started
-        .lease_mut()
-        .expect("ensure holds the turn")
-        .set_ran(true);
+    let (mut started, session) = started.take_turn("ensure", Need::Ready)?;
+    started.lease().mark_ran();
     crate::session::keep::make_sure(
         &session,
         &started.daemon_cwd()?,

@@ -8,7 +8,7 @@ use std::ffi::OsString;
 use std::time::Duration;
 
 use crate::child::{ChildCommand, Output};
-use crate::command::start::{Start, Started};
+use crate::command::start::{Need, Start, Started};
 use crate::config::Config;
 use crate::daemon::request::{self, Mode, Plan, Request};
 use crate::daemon::{self, DaemonError, Reply, Unanswered};
@@ -114,17 +114,11 @@ pub fn forward(config: &Config, raw: &[OsString]) -> Result<(), Error> {
         // Help and version: the client prints them, the daemon is not asked.
         Plan::ClientOnly => return run_pinned(config, &started, &line, true),
     };
-    started.session_before_turn()?;
     // One browser command at a time: it waits for the one in flight, and
-    // the session is read again once it has its turn.
-    let mut started = started.take_turn(name)?;
-    // Until it sends the browser something, the log calls it refused.
-    started
-        .lease_mut()
-        .expect("a browser command holds the turn")
-        .set_ran(false);
-    let session = started.require_registered()?;
-    let mut desk = started
+    // the session is read again once it has its turn. Until it sends the
+    // browser something, the log calls it refused.
+    let (mut turn, session) = started.take_turn(name, Need::Registered)?;
+    let mut desk = turn
         .desk(&session.socket_path, false)
         .map_err(|e| match e {
             Error::Tabs(e) => unreachable_as_stale(e),
@@ -132,7 +126,7 @@ pub fn forward(config: &Config, raw: &[OsString]) -> Result<(), Error> {
         })?;
     // Its output files are written where nobody sees them first (under
     // the turn: earlier commands' leftovers go).
-    let (outputs, staged) = Outputs::stage(&started.runtime, &cwd, &sent)?;
+    let (outputs, staged) = Outputs::stage(&turn.runtime, &cwd, &sent)?;
     // (Staging changes file names only: what the client would do with
     // the line stays what it was.)
     let Plan::Run(staged) = request::plan(staged, &cwd) else {
@@ -148,9 +142,6 @@ pub fn forward(config: &Config, raw: &[OsString]) -> Result<(), Error> {
         raw: request.raw,
         bytes: staged.bytes,
     };
-    let held = started
-        .lease_mut()
-        .expect("a browser command holds the turn");
     desk.touch(name);
     let asked = Asked {
         name,
@@ -160,7 +151,7 @@ pub fn forward(config: &Config, raw: &[OsString]) -> Result<(), Error> {
     let done = run_for_agent(
         config,
         &mut desk,
-        held,
+        turn.lease(),
         &session.socket_path,
         &asked,
         outputs,
@@ -171,7 +162,7 @@ pub fn forward(config: &Config, raw: &[OsString]) -> Result<(), Error> {
         Outcome::Done => Ok(()),
         // The daemon runs it on: the next command waits for its end.
         Outcome::Abandoned { connection, error } => {
-            started.hand_over_turn(connection)?;
+            turn.hand_over(connection)?;
             Err(error.into())
         }
     }
@@ -239,16 +230,19 @@ fn run_for_agent(
     }
     // Every command runs on a tab of the agent's (a browser-wide one too:
     // its reply may describe the current page).
-    let id = match &asked.line.tab {
-        Some(named) => desk.resolve(named)?,
+    let named = asked
+        .line
+        .tab
+        .as_ref()
+        .map(|named| desk.resolve(named))
+        .transpose()?;
+    // From here it sends the browser something.
+    held.mark_ran();
+    let id = match named {
+        Some(id) => id,
         // The agent's own tab, or a new one opened for it.
-        None => {
-            held.set_ran(true);
-            desk.target(None)?
-        }
+        None => desk.target(None)?,
     };
-    // (Named: it runs from here.)
-    held.set_ran(true);
     desk.select(id)?;
     held.on_tab(id);
     let hold = holds::change(asked.line);
@@ -346,6 +340,15 @@ fn print_error_only(desk: &Desk, reply: &Reply, mode: Mode) -> Result<(), Error>
     Ok(())
 }
 
+/// What a tab command does, its tab resolved.
+enum TabAct {
+    New,
+    Select(u64),
+    /// The tab named, if one was.
+    Close(Option<u64>),
+    List,
+}
+
 /// `tab-list`, `tab-new`, `tab-select`, `tab-close`, on the agent's own
 /// tabs: indexes, ids and labels are the agent's.
 fn tab_command(desk: &mut Desk, held: &mut HeldLease, asked: &Asked) -> Result<(), Error> {
@@ -355,31 +358,39 @@ fn tab_command(desk: &mut Desk, held: &mut HeldLease, asked: &Asked) -> Result<(
         _ => None,
     };
     let named = named.as_ref().or(asked.line.tab.as_ref());
-    match asked.name {
-        "tab-new" => {
-            held.set_ran(true);
+    // The tab it names is the agent's, or nothing is sent.
+    let act = match asked.name {
+        "tab-new" => TabAct::New,
+        "tab-select" => {
+            let reference = named.ok_or(TabArgError::Missing("tab-select <tab>"))?;
+            TabAct::Select(desk.resolve(reference)?)
+        }
+        "tab-close" => TabAct::Close(named.map(|r| desk.resolve(r)).transpose()?),
+        _ => TabAct::List,
+    };
+    held.mark_ran();
+    match act {
+        TabAct::New => {
             let (id, reply) = desk.open_tab_with(asked.request, asked.line.label.as_deref())?;
             held.on_tab(id);
             return print_reply(desk, reply, asked, true, Outputs::none());
         }
-        "tab-select" => {
-            let reference = named.ok_or(TabArgError::Missing("tab-select <tab>"))?;
-            let id = desk.resolve(reference)?;
-            held.set_ran(true);
+        TabAct::Select(id) => {
             desk.select(id)?;
             desk.set_current(id);
             held.on_tab(id);
         }
-        "tab-close" => {
+        TabAct::Close(named) => {
+            // Unnamed: the agent's current tab (a blank one opened for it
+            // when it has none).
             let id = match named {
-                Some(reference) => desk.resolve(reference)?,
+                Some(id) => id,
                 None => desk.target(None)?,
             };
-            held.set_ran(true);
             desk.close(id)?;
             held.on_tab(id);
         }
-        _ => held.set_ran(true),
+        TabAct::List => {}
     }
     // Titles are the pages' words: through the redactor, as any reply.
     fingerprint::recorded(desk.runtime())?;

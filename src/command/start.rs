@@ -17,7 +17,7 @@ use crate::helper::check::Check;
 use crate::helper::node::Node;
 use crate::helper::pin::Pin;
 use crate::helper::{Helper, HelperError, trusted_node};
-use crate::lease::{self, HeldLease};
+use crate::lease::{self, HeldLease, Kind};
 use crate::runtime::{FileLock, Runtime, StateFile};
 use crate::session::pinned::PinnedCli;
 use crate::session::registry::SessionEntry;
@@ -29,24 +29,18 @@ use crate::session::{SessionError, bootstrap, limits};
 pub struct Start<'a> {
     config: &'a Config,
     check: Check,
-    turn: Option<&'a str>,
     on_session: bool,
-    locked: bool,
     ends_waits: bool,
-    within_limits: bool,
 }
 
 impl<'a> Start<'a> {
-    /// A start that checks the helper at `check`, takes no lease and no lock.
+    /// A start that checks the helper at `check` and takes no turn.
     pub fn new(config: &'a Config, check: Check) -> Start<'a> {
         Start {
             config,
             check,
-            turn: None,
             on_session: false,
-            locked: false,
             ends_waits: false,
-            within_limits: true,
         }
     }
 
@@ -60,15 +54,6 @@ impl<'a> Start<'a> {
         }
     }
 
-    /// Waits for the session's turn (the command in flight) as `command`,
-    /// and recovers a connect that died: the command acts on our session.
-    pub fn turn(self, command: &'a str) -> Start<'a> {
-        Start {
-            turn: Some(command),
-            ..self
-        }
-    }
-
     /// Ends the wait for an abandoned command before taking the turn
     /// (`disconnect`: letting the session go ends that too).
     pub fn ending_waits(self) -> Start<'a> {
@@ -78,38 +63,43 @@ impl<'a> Start<'a> {
         }
     }
 
-    /// The command decides itself about a session past the user's limits
-    /// (connect, disconnect, the watcher): its turn does not end it.
-    pub fn beyond_limits(self) -> Start<'a> {
-        Start {
-            within_limits: false,
-            ..self
-        }
-    }
-
-    /// Holds the wrapper lock for the whole command (connect, disconnect).
-    pub fn locked(self) -> Start<'a> {
-        Start {
-            locked: true,
-            ..self
-        }
-    }
-
+    /// The start of a command that takes no turn now.
     pub fn open(self) -> Result<Started, Error> {
+        let runtime = self.runtime()?;
+        let mut started = self.checked(runtime, None)?;
+        if self.on_session {
+            started.connect_under_way = !started.recover(Wait::NotAtAll)?;
+        }
+        Ok(started)
+    }
+
+    /// The start of a command that changes the session itself (connect,
+    /// disconnect, uninstall, the watcher): it takes the session's turn as
+    /// `command` at once, then the wrapper lock for the whole command, so
+    /// that every check below is under both; it recovers a connect that
+    /// died, and decides itself about a session past the user's limits.
+    pub fn open_turn(self, command: &str, kind: Kind) -> Result<Turn, Error> {
         let config = self.config;
-        let runtime = Runtime::open(&config.runtime)?;
+        let runtime = self.runtime()?;
+        let lease = lease::acquire(config, &runtime, command, kind)?;
+        let lock = runtime.wrapper_lock(config.lock_wait, &crate::output::waiting_for_another)?;
+        let started = self.checked(runtime, Some(lock))?;
+        let turn = Turn { started, lease };
+        turn.recover(Wait::ForLock)?;
+        Ok(turn)
+    }
+
+    fn runtime(&self) -> Result<Runtime, Error> {
+        let runtime = Runtime::open(&self.config.runtime)?;
         if self.ends_waits {
             crate::lease::finish::stop(&runtime)?;
         }
-        let lease = match self.turn {
-            Some(command) => Some(lease::acquire(config, &runtime, command)?),
-            None => None,
-        };
-        let lock = if self.locked {
-            Some(runtime.wrapper_lock(config.lock_wait, &crate::output::waiting_for_another)?)
-        } else {
-            None
-        };
+        Ok(runtime)
+    }
+
+    /// The helper checked as far as the command needs.
+    fn checked(&self, runtime: Runtime, lock: Option<FileLock>) -> Result<Started, Error> {
+        let config = self.config;
         let pin = Pin::shipped();
         let helper = Helper::at(runtime.cli_dir());
         if self.check < Check::Verified {
@@ -117,17 +107,15 @@ impl<'a> Start<'a> {
         }
         let env = ChildEnv::new(config, &runtime.tmp_dir());
         let settings = crate::settings::load(&runtime)?;
-        let mut started = Started {
+        let started = Started {
             settings,
             runtime,
             helper,
             node: OnceCell::new(),
             env,
             config: config.clone(),
-            lease,
             lock,
             connect_under_way: false,
-            within_limits: self.within_limits,
         };
         // Before any of its code runs: the tree must be what the last full
         // check recorded (exit 6 otherwise). Without a record (an install of
@@ -141,14 +129,28 @@ impl<'a> Start<'a> {
             helper.verify(pin, node, &started.env, runtime.root())?;
             helper.record(runtime, node)?;
         }
-        if self.turn.is_some() {
-            started.recover()?;
-            started.within_limits()?;
-        } else if self.on_session {
-            started.connect_under_way = !started.recover_if_free()?;
-        }
         Ok(started)
     }
+}
+
+/// Which state of our session a command needs once it holds its turn.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Need {
+    /// Registered: the command's own connection to the daemon tells
+    /// whether it answers (if not, [`stale`]: exit 4).
+    Registered,
+    /// Registered, and its daemon answers (`ensure`).
+    Ready,
+}
+
+/// How long recovering a connect that died waits for the wrapper lock.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Wait {
+    /// Before the turn: a connect holding it is under way (or recovering);
+    /// the turn waits for it, and recovers under it.
+    NotAtAll,
+    /// Under the turn, as long as any command waits for the lock.
+    ForLock,
 }
 
 /// A session whose daemon did not answer: stale, as for any command.
@@ -178,14 +180,12 @@ pub struct Started {
     pub env: ChildEnv,
     node: OnceCell<Node>,
     config: Config,
-    lease: Option<HeldLease>,
+    /// The wrapper lock, held for the whole command by a command that
+    /// changes the session ([`Start::open_turn`]).
     lock: Option<FileLock>,
     /// A connect held the wrapper lock with its record out when this
     /// command started: it decides about the session under its turn.
     connect_under_way: bool,
-    /// Its turn ends a session past the user's limits (every command but
-    /// connect, disconnect and the watcher).
-    within_limits: bool,
 }
 
 impl Started {
@@ -222,7 +222,8 @@ impl Started {
         std::fs::canonicalize(self.runtime.root()).map_err(|e| SessionError::RuntimePath(e).into())
     }
 
-    /// Our session, read natively (no Node process).
+    /// Our session as it is now, read natively (no Node process): what a
+    /// command that changes the session decides on.
     pub fn session_state(&self) -> SessionState {
         state::session_state(
             &self.config.home,
@@ -232,15 +233,20 @@ impl Started {
         )
     }
 
-    /// `Ok` when commands can be forwarded: a missing or stale session is
-    /// exit 4, the user's approval of a fresh `connect`.
-    pub fn require_ready(&self) -> Result<SessionEntry, Error> {
-        ready(self.session_state()).map_err(|e| self.or_ended(e))
-    }
-
-    /// When the last command's turn before this one's ended.
-    pub fn last_before(&self) -> Option<u64> {
-        self.lease.as_ref().and_then(HeldLease::last_before)
+    /// Our session as `need` asks: a missing or stale one is exit 4, the
+    /// user's approval of a fresh `connect`, said with the limit that
+    /// ended it, if one did.
+    fn session(&self, need: Need) -> Result<SessionEntry, Error> {
+        let state = match need {
+            Need::Ready => self.session_state(),
+            Need::Registered => state::registered_state(
+                &self.config.home,
+                &self.runtime,
+                &self.config.session,
+                Pin::shipped().core_version(),
+            ),
+        };
+        ready(state).map_err(|e| self.or_ended(e))
     }
 
     /// The session's detach, as this start found the session
@@ -269,44 +275,137 @@ impl Started {
         ) {
             return error;
         }
-        let ended = || -> Result<Option<limits::Ended>, Error> {
-            if limits::read(&self.runtime)
-                .map_err(SessionError::from)?
-                .is_none()
-            {
-                return Ok(limits::ended(&self.runtime).map_err(SessionError::from)?);
-            }
-            // An end under way (the watcher's) holds the wrapper lock until
-            // it is recorded: decide after it.
-            let _lock = match &self.lock {
-                Some(_) => None,
-                None => Some(
-                    self.runtime
-                        .wrapper_lock(self.config.lock_wait, &crate::output::waiting_for_another)?,
-                ),
-            };
-            if let Some(end) = limits::ended(&self.runtime).map_err(SessionError::from)? {
-                return Ok(Some(end));
-            }
-            let Some(limits) = limits::read(&self.runtime).map_err(SessionError::from)? else {
-                return Ok(None);
-            };
-            let (last, busy) = lease::activity(&self.runtime)?;
-            let watched = limits::watcher_runs(&limits, &crate::procs::ProcessTable::read()?);
-            match limits.due(last, busy, lease::now_ms()) {
-                Some(reason) if !watched => {
-                    let mut detach = self.detaching()?;
-                    detach.holds_lock = true;
-                    Ok(Some(detach.end_by_limit(&limits, reason)?))
-                }
-                _ => Ok(None),
-            }
-        };
-        match ended() {
+        match self.ended() {
             Ok(Some(end)) => SessionError::Ended(end).into(),
             Ok(None) => error,
             Err(e) => e,
         }
+    }
+
+    fn ended(&self) -> Result<Option<limits::Ended>, Error> {
+        if limits::read(&self.runtime)
+            .map_err(SessionError::from)?
+            .is_none()
+        {
+            return Ok(limits::ended(&self.runtime).map_err(SessionError::from)?);
+        }
+        // An end under way (the watcher's) holds the wrapper lock until
+        // it is recorded: decide after it.
+        let _lock = match &self.lock {
+            Some(_) => None,
+            None => Some(
+                self.runtime
+                    .wrapper_lock(self.config.lock_wait, &crate::output::waiting_for_another)?,
+            ),
+        };
+        if let Some(end) = limits::ended(&self.runtime).map_err(SessionError::from)? {
+            return Ok(Some(end));
+        }
+        let Some(limits) = limits::read(&self.runtime).map_err(SessionError::from)? else {
+            return Ok(None);
+        };
+        let (last, busy) = lease::activity(&self.runtime)?;
+        let watched = limits::watcher_runs(&limits, &crate::procs::ProcessTable::read()?);
+        match limits.due(last, busy, lease::now_ms()) {
+            Some(reason) if !watched => {
+                let mut detach = self.detaching()?;
+                detach.holds_lock = true;
+                Ok(Some(detach.end_by_limit(&limits, reason)?))
+            }
+            _ => Ok(None),
+        }
+    }
+
+    /// Takes the session's turn as the browser command `command`, for a
+    /// command that first made sure it will run something in the browser
+    /// (a refusal costs the agents waiting nothing). Before the turn, no
+    /// session (or one whose daemon is gone) is refused at once, exit 4,
+    /// with no turn taken — unless a connect is under way, whose turn this
+    /// waits for. Under the turn: a connect that died is recovered, a
+    /// session past the user's limits is ended, and the session is read
+    /// again as `need` asks. The turn is logged as refused until the
+    /// command marks that it ran ([`HeldLease::mark_ran`]).
+    pub fn take_turn(self, command: &str, need: Need) -> Result<(Turn, SessionEntry), Error> {
+        if !self.connect_under_way {
+            let entry = self.session(Need::Registered)?;
+            if let Some(why) = entry.refused() {
+                return Err(self.or_ended(stale(why)));
+            }
+        }
+        let lease = lease::acquire(&self.config, &self.runtime, command, Kind::Browser)?;
+        let turn = Turn {
+            started: self,
+            lease,
+        };
+        turn.recover(Wait::ForLock)?;
+        turn.within_limits()?;
+        let entry = turn.session(need)?;
+        Ok((turn, entry))
+    }
+
+    /// A connect that died left its record: its attach is stopped and its
+    /// output scrubbed under the wrapper lock, before anything else runs.
+    /// `false`: the lock was not free at once ([`Wait::NotAtAll`]), and
+    /// nothing was recovered.
+    fn recover(&self, wait: Wait) -> Result<bool, Error> {
+        let recover = || {
+            bootstrap::recover(
+                &self.runtime,
+                &self.config.home,
+                &self.config.session,
+                || self.cli(),
+            )
+        };
+        if self.lock.is_some() {
+            recover()?;
+            return Ok(true);
+        }
+        if self.runtime.read_state(StateFile::Bootstrap)?.is_none() {
+            return Ok(true);
+        }
+        let patience = match wait {
+            Wait::NotAtAll => std::time::Duration::ZERO,
+            Wait::ForLock => self.config.lock_wait,
+        };
+        let _lock = match self
+            .runtime
+            .wrapper_lock(patience, &crate::output::waiting_for_another)
+        {
+            Ok(lock) => lock,
+            Err(crate::runtime::RuntimeError::LockTimeout { .. }) if wait == Wait::NotAtAll => {
+                return Ok(false);
+            }
+            Err(e) => return Err(e.into()),
+        };
+        recover()?;
+        Ok(true)
+    }
+}
+
+/// A command's start with the session's turn held: the turn ends (and is
+/// logged) when this is dropped.
+pub struct Turn {
+    started: Started,
+    lease: HeldLease,
+}
+
+impl std::ops::Deref for Turn {
+    type Target = Started;
+
+    fn deref(&self) -> &Started {
+        &self.started
+    }
+}
+
+impl Turn {
+    /// The turn itself: what the command ran, on which tab, and its log.
+    pub fn lease(&mut self) -> &mut HeldLease {
+        &mut self.lease
+    }
+
+    /// When the last command's turn before this one ended.
+    pub fn last_before(&self) -> Option<u64> {
+        self.lease.last_before()
     }
 
     /// Under the turn: a session past one of the user's limits is ended
@@ -314,9 +413,6 @@ impl Started {
     /// killed, or waits for this turn), and the command runs nothing
     /// (exit 4, saying why).
     fn within_limits(&self) -> Result<(), Error> {
-        if !self.within_limits {
-            return Ok(());
-        }
         let Some(limits) = limits::read(&self.runtime).map_err(SessionError::from)? else {
             return Ok(());
         };
@@ -328,62 +424,16 @@ impl Started {
         Err(SessionError::Ended(end).into())
     }
 
-    /// What a command that has not taken its turn yet checks: the session
-    /// registered and a daemon listening on its socket (none: stale, exit
-    /// 4, with no turn taken). A daemon slow to accept is left to the
-    /// command's own bound, which says it does not answer.
-    pub fn require_live(&self) -> Result<SessionEntry, Error> {
-        let entry = self.require_registered()?;
-        match entry.refused() {
-            Some(why) => Err(self.or_ended(stale(why))),
-            None => Ok(entry),
-        }
-    }
-
-    /// The same, from the registry alone: the caller's own connection to
-    /// the daemon tells whether it answers (if not, [`stale`]: exit 4).
-    pub fn require_registered(&self) -> Result<SessionEntry, Error> {
-        ready(state::registered_state(
-            &self.config.home,
-            &self.runtime,
-            &self.config.session,
-            Pin::shipped().core_version(),
-        ))
-        .map_err(|e| self.or_ended(e))
-    }
-
-    /// Takes the session's turn now, for a command that first made sure
-    /// it will run something in the browser (a refusal, or no session,
-    /// costs the agents waiting nothing), and recovers a connect that died.
-    pub fn take_turn(mut self, command: &str) -> Result<Started, Error> {
-        if self.lease.is_none() {
-            self.lease = Some(lease::acquire(&self.config, &self.runtime, command)?);
-            self.recover()?;
-            self.within_limits()?;
-        }
-        Ok(self)
-    }
-
-    /// The session's turn this command holds (a start with `turn`).
-    pub fn lease_mut(&mut self) -> Option<&mut HeldLease> {
-        self.lease.as_mut()
-    }
-
     /// The command went past its bound with the daemon still running it
     /// (`connection` is its): the turn passes to a process of my-chrome's
     /// that waits for the daemon's answer (`lease::finish`), so that the
     /// next command waits for it too.
-    pub fn hand_over_turn(
-        &mut self,
-        connection: std::os::unix::net::UnixStream,
-    ) -> Result<(), Error> {
-        let Some(held) = self.lease.take() else {
-            return Ok(());
-        };
+    pub fn hand_over(self, connection: std::os::unix::net::UnixStream) -> Result<(), Error> {
+        let Turn { started, lease } = self;
         let me = std::env::current_exe();
-        let runtime = self.runtime.root().to_path_buf();
-        let env = &self.env;
-        Ok(held.hand_over(connection, |stdin, stdout| {
+        let runtime = started.runtime.root().to_path_buf();
+        let env = &started.env;
+        Ok(lease.hand_over(connection, |stdin, stdout| {
             let me = me.map_err(|e| format!("this program's path is unknown ({e})"))?;
             crate::child::ChildCommand::new(
                 "my-chrome wait-abandoned",
@@ -400,9 +450,9 @@ impl Started {
         })?)
     }
 
-    /// The session's tabs as the agent of this command's turn finds them
-    /// (a new session gets its book: the blank tab `connect` left is the
-    /// first agent's to take).
+    /// The session's tabs as the agent of this turn finds them (a new
+    /// session gets its book: the blank tab `connect` left is the first
+    /// agent's to take).
     pub fn desk(
         &self,
         socket: &std::path::Path,
@@ -420,12 +470,8 @@ impl Started {
         after_connect: bool,
         budget: crate::daemon::Housekeeping,
     ) -> Result<crate::tabs::Desk, Error> {
-        let held = self
-            .lease
-            .as_ref()
-            .expect("a command on the session holds its turn");
         Ok(crate::tabs::Desk::open(
-            held,
+            &self.lease,
             &self.runtime,
             socket,
             &self.daemon_cwd()?,
@@ -436,66 +482,5 @@ impl Started {
             },
             after_connect,
         )?)
-    }
-
-    /// Before the session's turn: a connect that died is recovered when
-    /// the wrapper lock is free at once. `false`: a connect holds it with
-    /// its record out (under way, or recovering): the turn waits for it,
-    /// and recovers under it.
-    fn recover_if_free(&self) -> Result<bool, Error> {
-        if self.runtime.read_state(StateFile::Bootstrap)?.is_none() {
-            return Ok(true);
-        }
-        let _lock = match self.runtime.wrapper_lock(
-            std::time::Duration::ZERO,
-            &crate::output::waiting_for_another,
-        ) {
-            Ok(lock) => lock,
-            Err(crate::runtime::RuntimeError::LockTimeout { .. }) => return Ok(false),
-            Err(e) => return Err(e.into()),
-        };
-        bootstrap::recover(
-            &self.runtime,
-            &self.config.home,
-            &self.config.session,
-            || self.cli(),
-        )?;
-        Ok(true)
-    }
-
-    /// What a command checks before it takes its turn: no session (or one
-    /// whose daemon is gone) is refused at once, exit 4, with no turn taken
-    /// — unless a connect is under way, whose turn it then waits for,
-    /// deciding under it.
-    pub fn session_before_turn(&self) -> Result<(), Error> {
-        if self.connect_under_way {
-            return Ok(());
-        }
-        self.require_live().map(|_| ())
-    }
-
-    /// A connect that died left its record: its attach is stopped and its
-    /// output scrubbed under the wrapper lock, before anything else runs.
-    fn recover(&self) -> Result<(), Error> {
-        if self.lock.is_some() {
-            return bootstrap::recover(
-                &self.runtime,
-                &self.config.home,
-                &self.config.session,
-                || self.cli(),
-            );
-        }
-        if self.runtime.read_state(StateFile::Bootstrap)?.is_some() {
-            let _lock = self
-                .runtime
-                .wrapper_lock(self.config.lock_wait, &crate::output::waiting_for_another)?;
-            bootstrap::recover(
-                &self.runtime,
-                &self.config.home,
-                &self.config.session,
-                || self.cli(),
-            )?;
-        }
-        Ok(())
     }
 }

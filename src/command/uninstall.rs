@@ -14,13 +14,14 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use crate::command::disconnect;
-use crate::command::start::{Start, Started};
+use crate::command::start::{Start, Turn};
 use crate::config::Config;
 use crate::error::{CommandRefusal, Error};
 use crate::exit::Exit;
 use crate::helper::HelperError;
 use crate::helper::check::Check;
 use crate::installed::{self, Record, SkillCopy};
+use crate::lease::Kind;
 use crate::output;
 use crate::procs::ProcessTable;
 use crate::removal::{self, Identity, RemovalError, Rules, Survey};
@@ -319,7 +320,7 @@ fn survey(config: &Config) -> Result<Plan, Error> {
 /// wrapper lock. Held, never read: dropping it lets other commands go on
 /// (and find the runtime gone).
 enum Held {
-    Turn { _started: Box<Started> },
+    Turn { _started: Box<Turn> },
     Lock { _lock: FileLock },
 }
 
@@ -329,10 +330,7 @@ enum Held {
 fn let_go(config: &Config, runtime: &Runtime) -> Result<Held, Error> {
     let start = Start::new(config, Check::Intact)
         .ending_waits()
-        .turn("uninstall")
-        .locked()
-        .beyond_limits()
-        .open();
+        .open_turn("uninstall", Kind::Session);
     let started = match start {
         Ok(started) => started,
         Err(Error::Helper(

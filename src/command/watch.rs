@@ -16,6 +16,7 @@ use crate::config::Config;
 use crate::error::{CommandRefusal, Error};
 use crate::exit::Exit;
 use crate::helper::check::Check;
+use crate::lease::Kind;
 use crate::lease::{self, LeaseError};
 use crate::procs::ProcessId;
 use crate::runtime::Runtime;
@@ -110,17 +111,9 @@ fn named(runtime: &Runtime, me: ProcessId) -> Result<Option<Limits>, Error> {
 /// (a command that ran while the watcher waited moves the idle end):
 /// whether it ended.
 fn end(config: &Config, me: ProcessId) -> Result<bool, Error> {
-    let mut started = Start::new(config, Check::Intact)
-        .turn("session-end")
-        .locked()
-        .beyond_limits()
-        .open()?;
-    let Some(held) = started.lease_mut() else {
-        return Ok(false);
-    };
     // The watcher's turn is no browser command: the idle time runs on.
-    held.not_activity();
-    let last = held.last_before();
+    let started = Start::new(config, Check::Intact).open_turn("session-end", Kind::Watcher)?;
+    let last = started.last_before();
     let Some(limits) = named(&started.runtime, me)? else {
         return Ok(true);
     };

@@ -234,21 +234,15 @@ impl HeldLease {
         self.last_before
     }
 
-    /// This turn is not a browser command's (the watcher's): its end
-    /// leaves the session's idle time running.
-    pub fn not_activity(&mut self) {
-        self.activity = false;
-    }
-
     /// Names the tab the command runs on, for the log.
     pub fn on_tab(&mut self, id: u64) {
         self.tab = Some(id);
     }
 
-    /// A browser command says what it did: `false` until it sends the
-    /// browser something (a wrapper command always acts).
-    pub fn set_ran(&mut self, ran: bool) {
-        self.ran = ran;
+    /// A browser command is about to send the browser something: from
+    /// here its end is logged as run, not refused.
+    pub fn mark_ran(&mut self) {
+        self.ran = true;
     }
 
     /// The command was sent and is not answered, and the daemon runs it
@@ -349,9 +343,28 @@ impl Drop for HeldLease {
     }
 }
 
+/// Whose turn it is: what its end records.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// A browser command: refused until it marks that it ran
+    /// ([`HeldLease::mark_ran`]).
+    Browser,
+    /// A command that changes the session itself (connect, disconnect,
+    /// uninstall): it always acts.
+    Session,
+    /// The session's watcher: no command, so its end leaves the session's
+    /// idle time running.
+    Watcher,
+}
+
 /// Takes the session's turn for `command` in the opened `runtime`, waiting
 /// up to `config.lease_wait` for the command in flight.
-pub fn acquire(config: &Config, runtime: &Runtime, command: &str) -> Result<HeldLease, LeaseError> {
+pub fn acquire(
+    config: &Config,
+    runtime: &Runtime,
+    command: &str,
+    kind: Kind,
+) -> Result<HeldLease, LeaseError> {
     let agent = agent::identify(config);
     let command = log::command_name(command).to_string();
     let started = Instant::now();
@@ -405,9 +418,9 @@ pub fn acquire(config: &Config, runtime: &Runtime, command: &str) -> Result<Held
         command,
         waited: (waited >= Duration::from_millis(100)).then_some(waited),
         tab: None,
-        ran: true,
+        ran: kind != Kind::Browser,
         last_before,
-        activity: true,
+        activity: kind != Kind::Watcher,
         _lock: Some(lock),
     })
 }
@@ -495,7 +508,17 @@ mod tests {
         }
 
         fn take(&self, agent: &str, wait: u64, command: &str) -> Result<HeldLease, LeaseError> {
-            acquire(&self.config(agent, wait), &self.runtime, command)
+            self.take_as(agent, wait, command, Kind::Session)
+        }
+
+        fn take_as(
+            &self,
+            agent: &str,
+            wait: u64,
+            command: &str,
+            kind: Kind,
+        ) -> Result<HeldLease, LeaseError> {
+            acquire(&self.config(agent, wait), &self.runtime, command, kind)
         }
 
         fn record(&self, bytes: &[u8]) {
@@ -644,8 +667,13 @@ mod tests {
         assert_eq!(recorded(&place.runtime).unwrap(), None, "the turn is free");
         // A command that sent the browser nothing says so; a name that is
         // not a command's is logged as `other`.
-        let mut held = place.take("beta", 0, "https://example.test/").unwrap();
-        held.set_ran(false);
+        let held = place
+            .take_as("beta", 0, "https://example.test/", Kind::Browser)
+            .unwrap();
+        drop(held);
+        // One that marks it sends something ran.
+        let mut held = place.take_as("gamma", 0, "eval", Kind::Browser).unwrap();
+        held.mark_ran();
         drop(held);
         assert_eq!(
             place.log(),
@@ -653,6 +681,7 @@ mod tests {
                 "CLAIMED agent=alpha command=tab-claim tab=t4",
                 "RAN agent=alpha command=snapshot tab=t3",
                 "REFUSED agent=beta command=other",
+                "RAN agent=gamma command=eval",
             ]
         );
     }
@@ -672,10 +701,11 @@ mod tests {
         // The next turn finds it, keeps it while it runs, and a turn that
         // is not a command's leaves it as it was.
         std::thread::sleep(Duration::from_millis(5));
-        let mut watcher = place.take("my-chrome", 0, "session-end").unwrap();
+        let watcher = place
+            .take_as("my-chrome", 0, "session-end", Kind::Watcher)
+            .unwrap();
         assert_eq!(watcher.last_before(), Some(ended));
         assert_eq!(activity(&place.runtime).unwrap(), (Some(ended), true));
-        watcher.not_activity();
         drop(watcher);
         assert_eq!(activity(&place.runtime).unwrap(), (Some(ended), false));
         // A command's turn moves it on.

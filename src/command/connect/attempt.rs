@@ -15,7 +15,7 @@ use super::{ConnectError, start_watcher};
 use crate::browser::{self, Chosen};
 use crate::child::{ChildCommand, Spawned};
 use crate::chrome::{self, Exposure};
-use crate::command::start::Started;
+use crate::command::start::Turn;
 use crate::config::Config;
 use crate::daemon::{DaemonError, Housekeeping};
 use crate::error::Error;
@@ -127,7 +127,7 @@ impl Preflight {
     /// singleton is in the user data directory named; no other session
     /// attached. Only then the token, and its fingerprint recorded for the
     /// redactor.
-    pub(super) fn check(config: &Config, started: &Started) -> Result<Preflight, Error> {
+    pub(super) fn check(config: &Config, started: &Turn) -> Result<Preflight, Error> {
         let runtime = &started.runtime;
         let browser = browser::resolve(config)?;
         let name = browser.display();
@@ -189,7 +189,7 @@ impl Preflight {
 
 /// An attach under way, and everything it started.
 pub(super) struct Attempt<'s> {
-    started: &'s Started,
+    started: &'s Turn,
     cli: &'s PinnedCli<'s>,
     browser: Chosen,
     before: Vec<u32>,
@@ -209,7 +209,7 @@ impl<'s> Attempt<'s> {
     /// Starts the pinned CLI's attach, token-free, with this program as
     /// the relay's "browser" (the courier).
     pub(super) fn start(
-        started: &'s Started,
+        started: &'s Turn,
         cli: &'s PinnedCli<'s>,
         preflight: &Preflight,
     ) -> Result<Attempt<'s>, Error> {

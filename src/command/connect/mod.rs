@@ -19,11 +19,12 @@ use attempt::{Attempt, Preflight};
 
 use crate::browser;
 use crate::child::ChildCommand;
-use crate::command::start::{Start, Started};
+use crate::command::start::{Start, Started, Turn};
 use crate::config::Config;
 use crate::error::{CommandRefusal, Error};
 use crate::exit::Exit;
 use crate::helper::check::Check;
+use crate::lease::Kind;
 use crate::procs::{ProcessId, ProcessTable};
 use crate::session::SessionError;
 use crate::session::limits::{self, Limits};
@@ -135,11 +136,7 @@ impl CommandRefusal for ConnectError {
 pub fn connect(config: &Config, asked_for: Option<&str>) -> Result<(), Error> {
     // Another agent's turn with the browser is not interrupted by a
     // (re)connect; the helper is verified in full before its attach runs.
-    let started = Start::new(config, Check::Verified)
-        .turn("connect")
-        .locked()
-        .beyond_limits()
-        .open()?;
+    let started = Start::new(config, Check::Verified).open_turn("connect", Kind::Session)?;
     // The user's limits, and no more: before anything is read or attached.
     let lifetime = granted(&started.settings, asked_for)?;
     let cli = started.cli()?;
@@ -187,7 +184,7 @@ pub fn connect(config: &Config, asked_for: Option<&str>) -> Result<(), Error> {
 /// The session as this connect finds it; one past the user's limits is
 /// ended as its watcher would end it, and this connect attaches afresh
 /// (the user approved it).
-fn state_within_limits(started: &Started) -> Result<SessionState, Error> {
+fn state_within_limits(started: &Turn) -> Result<SessionState, Error> {
     let state = started.session_state();
     if let SessionState::Ready(_) = state
         && let Some(limits) = limits::read(&started.runtime).map_err(SessionError::from)?
