@@ -5,11 +5,11 @@ use std::process::ExitCode;
 use nix::sys::stat::{Mode, umask};
 
 use my_chrome::cli::{self, Command, TokenCommand};
+use my_chrome::command::failure::Failure;
 use my_chrome::command::{
     agents, audit, connect, disconnect, doctor, ensure, forward, setup, token, uninstall, watch,
 };
 use my_chrome::config::Config;
-use my_chrome::error::Error;
 use my_chrome::exit::Exit;
 use my_chrome::output::{self, Stream};
 use my_chrome::{handoff, signals};
@@ -30,7 +30,7 @@ fn main() -> ExitCode {
     }
     match Config::from_env()
         .and_then(|config| config.with_agent_flag(cli.agent.as_deref()))
-        .map_err(Error::from)
+        .map_err(Failure::from)
         .and_then(|config| {
             // Every print from here on hides the stored token's value too.
             output::init(&config.runtime);
@@ -38,7 +38,7 @@ fn main() -> ExitCode {
         }) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            if !e.is_silent() {
+            if !e.was_said() {
                 // A message may quote what a page or the daemon said: it
                 // passes the redactor, as everything printed does.
                 output::notice(&format!("my-chrome: {e}"));
@@ -52,17 +52,17 @@ fn main() -> ExitCode {
 
 /// The relay's `my-chrome <connect URL>` is a courier; anything else is a
 /// Playwright CLI command for the forwarder.
-fn browser_command(config: &Config, args: &[std::ffi::OsString]) -> Result<(), Error> {
+fn browser_command(config: &Config, args: &[std::ffi::OsString]) -> Result<(), Failure> {
     match args {
         [url] if url.to_string_lossy().starts_with("chrome-extension://") => Ok(handoff::courier(
             config.handoff.as_deref(),
             &url.to_string_lossy(),
         )?),
-        _ => forward::forward(config, args),
+        _ => Ok(forward::forward(config, args)?),
     }
 }
 
-fn run(command: Command, config: &Config) -> Result<(), Error> {
+fn run(command: Command, config: &Config) -> Result<(), Failure> {
     match command {
         Command::Setup { browser, settings } => {
             let change = setup::settings_change(&settings)?;
@@ -79,11 +79,19 @@ fn run(command: Command, config: &Config) -> Result<(), Error> {
             TokenCommand::Forget => token::forget(config)?,
         },
         Command::Connect { for_ } => connect::connect(config, for_.as_deref())?,
-        Command::Ensure => ensure::ensure(config)?,
-        Command::Agents { json, log } => agents::show(config, json, log)?,
-        Command::TabClaim { tab, label } => agents::claim(config, &tab, label.as_deref())?,
-        Command::TabGive { tab, agent } => agents::give(config, &tab, &agent)?,
-        Command::Release { tab, keep } => agents::release(config, tab.as_deref(), keep)?,
+        Command::Ensure => ensure::ensure(config).map_err(Failure::Ensure)?,
+        Command::Agents { json, log } => {
+            agents::show(config, json, log).map_err(Failure::Agents)?
+        }
+        Command::TabClaim { tab, label } => {
+            agents::claim(config, &tab, label.as_deref()).map_err(Failure::Agents)?
+        }
+        Command::TabGive { tab, agent } => {
+            agents::give(config, &tab, &agent).map_err(Failure::Agents)?
+        }
+        Command::Release { tab, keep } => {
+            agents::release(config, tab.as_deref(), keep).map_err(Failure::Agents)?
+        }
         Command::SafetyAudit { json } => audit::safety_audit(config, json)?,
         Command::CleanupPlan { json } => audit::cleanup_plan(config, json)?,
         Command::Disconnect => disconnect::disconnect(config)?,
@@ -110,7 +118,7 @@ fn run(command: Command, config: &Config) -> Result<(), Error> {
         Command::RotationStatus => token::rotation_status(config)?,
         Command::External(args) => browser_command(config, &args)?,
         Command::Help => {
-            let browser = forward::cli_help(config)?;
+            let browser = forward::cli_help(config).map_err(Failure::Help)?;
             output::text(Stream::Out, &[&cli::usage()]);
             match browser {
                 Some(text) => output::text(
@@ -135,7 +143,7 @@ fn run(command: Command, config: &Config) -> Result<(), Error> {
     }
     // A command that finished despite a signal (doctor, say) still reports it.
     match signals::pending() {
-        Some(signal) => Err(Error::Interrupted(signal)),
+        Some(signal) => Err(Failure::Interrupted(signal)),
         None => Ok(()),
     }
 }

@@ -76,7 +76,7 @@ impl fmt::Display for Browser {
 /// A word that names no browser of ours (shown quoted, shortened: it may be
 /// anything pasted in the wrong place).
 #[derive(Debug, PartialEq, Eq, thiserror::Error)]
-#[error("{0} is not a browser my-chrome knows; the names are: {names}", names = Browser::names())]
+#[error("{0} is not a browser my-chrome knows; use one of: {names}", names = Browser::names())]
 pub struct UnknownBrowser(pub String);
 
 fn shown(word: &str) -> String {

@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use crate::chrome::{self, ChromeState, Exposure};
 use crate::config::Config;
-use crate::error::{CommandRefusal, Error};
+use crate::error::{Error, lifts_core};
 use crate::exit::Exit;
 use crate::helper::Helper;
 use crate::helper::check::Check;
@@ -20,25 +20,37 @@ use crate::session::{bootstrap, bound, registry};
 /// Why `safety-audit` or `cleanup-plan` ended without its answer.
 #[derive(Debug, thiserror::Error)]
 pub enum AuditError {
-    #[error("safeguard {name} does not hold: {detail}")]
+    /// What it met below it.
+    #[error(transparent)]
+    Core(Error),
+    #[error(
+        "safeguard {name} does not hold: {detail}. Fix what it found, then run `my-chrome \
+         safety-audit` again"
+    )]
     Fails { name: &'static str, detail: String },
     #[error(
         "the Playwright session registry cannot be read ({0}); no plan was made. If that \
          session is not open, remove its entry"
     )]
     Registry(std::io::Error),
-    #[error("cannot resolve the runtime: {0}")]
+    #[error(
+        "cannot resolve the runtime directory ({0}); no plan was made. Run `my-chrome doctor` to \
+         see what is wrong with it"
+    )]
     RuntimePath(std::io::Error),
 }
 
-impl CommandRefusal for AuditError {
-    fn exit(&self) -> Exit {
+impl AuditError {
+    pub fn exit(&self) -> Exit {
         match self {
+            AuditError::Core(e) => e.exit(),
             AuditError::Fails { .. } => Exit::Security,
             AuditError::Registry(_) | AuditError::RuntimePath(_) => Exit::Failure,
         }
     }
 }
+
+lifts_core!(AuditError);
 
 #[derive(Debug, Serialize)]
 pub struct Safeguard {
@@ -278,7 +290,7 @@ struct Audit<'a> {
 }
 
 /// `safety-audit [--json]`: exit 6 when a safeguard fails.
-pub fn safety_audit(config: &Config, json: bool) -> Result<(), Error> {
+pub fn safety_audit(config: &Config, json: bool) -> Result<(), AuditError> {
     let list = safeguards(config);
     let design = design();
     if json {
@@ -306,8 +318,7 @@ pub fn safety_audit(config: &Config, json: bool) -> Result<(), Error> {
         Some(s) => Err(AuditError::Fails {
             name: s.name,
             detail: s.detail.clone(),
-        }
-        .into()),
+        }),
     }
 }
 
@@ -331,7 +342,7 @@ pub struct CleanupPlan {
 /// pinned CLI: the registry is read natively, strictly (an entry that is
 /// not the CLI's stops it), and a session counts as open when its daemon
 /// answers, as for the CLI's `list --all`.
-pub fn cleanup_plan(config: &Config, json: bool) -> Result<(), Error> {
+pub fn cleanup_plan(config: &Config, json: bool) -> Result<(), AuditError> {
     let ours = match Runtime::inspect(&config.runtime)? {
         Some(runtime) => Some(
             registry::daemon_dir(&config.home, runtime.root()).map_err(AuditError::RuntimePath)?,

@@ -12,8 +12,7 @@ use crate::chrome::{self, ChromeState};
 use crate::config::Config;
 use crate::daemon::DaemonError;
 use crate::daemon::request::{Plan, plan_words};
-use crate::error::{CommandRefusal, Error};
-use crate::exit::Exit;
+use crate::error::Error;
 use crate::procs::ProcessTable;
 use crate::runtime::{Runtime, StateFile};
 use crate::session::daemon_process::Silenced;
@@ -21,32 +20,6 @@ use crate::session::limits::{self, Ended, Limits, Reason};
 use crate::session::pinned::PinnedCli;
 use crate::session::state::SessionState;
 use crate::session::{SessionError, bound, daemon_process, leftovers, pinned};
-
-/// Why the session could not be detached as usual.
-#[derive(Debug, thiserror::Error)]
-pub enum DetachError {
-    /// The socket takes connections, nothing answers, and no process of
-    /// ours is its daemon.
-    #[error(
-        "the session's daemon does not answer (nothing within {} s), and no process of yours is \
-         that daemon; nothing was stopped. Look for what holds the session's socket",
-        .waited.as_secs()
-    )]
-    NoDaemon { waited: std::time::Duration },
-    #[error(
-        "the session's daemon (pids {pids:?}) was sent SIGKILL and is still there, so the \
-         session may still be attached. Run `my-chrome disconnect` again"
-    )]
-    Unstoppable { pids: Vec<u32> },
-}
-
-impl CommandRefusal for DetachError {
-    fn exit(&self) -> Exit {
-        match self {
-            DetachError::NoDaemon { .. } | DetachError::Unstoppable { .. } => Exit::Failure,
-        }
-    }
-}
 
 /// What a detach needs of a command's start: `cli` gives the pinned CLI
 /// (a trusted node is found only then).
@@ -115,7 +88,7 @@ impl<'s, C: Fn() -> Result<PinnedCli<'s>, Error>> Detach<'s, C> {
         let left = daemon_process::left_after_stop(real, &config.session)?;
         if !left.is_empty() {
             if !daemon_process::kill_all(&left) {
-                return Err(DetachError::Unstoppable { pids: left }.into());
+                return Err(SessionError::Unstoppable { pids: left }.into());
             }
             stopped = Some(match stopped {
                 Some(mut earlier) => {
@@ -199,8 +172,8 @@ impl<'s, C: Fn() -> Result<PinnedCli<'s>, Error>> Detach<'s, C> {
             return Ok(None);
         };
         match daemon_process::stop_silent(real, &config.session)? {
-            Silenced::NoneOfOurs => Err(DetachError::NoDaemon { waited: bound }.into()),
-            Silenced::StillThere(pids) => Err(DetachError::Unstoppable { pids }.into()),
+            Silenced::NoneOfOurs => Err(SessionError::NoDaemon { waited: bound }.into()),
+            Silenced::StillThere(pids) => Err(SessionError::Unstoppable { pids }.into()),
             Silenced::Stopped(pids) => Ok(Some(Stopped {
                 pids,
                 why: format!("it did not answer within {} s", bound.as_secs()),

@@ -5,7 +5,7 @@
 
 use crate::command::start::Start;
 use crate::config::Config;
-use crate::error::{CommandRefusal, Error};
+use crate::error::{Error, lifts_core};
 use crate::exit::Exit;
 use crate::helper::HelperError;
 use crate::helper::check::Check;
@@ -17,6 +17,9 @@ use crate::session::limits::{self};
 /// Why `disconnect` could not detach as usual.
 #[derive(Debug, thiserror::Error)]
 pub enum DisconnectError {
+    /// What it met below it.
+    #[error(transparent)]
+    Core(Error),
     /// The helper is not what its last check recorded: its code did not
     /// run; `session` says what became of the session.
     #[error("{changed}. {session}")]
@@ -26,15 +29,18 @@ pub enum DisconnectError {
     },
 }
 
-impl CommandRefusal for DisconnectError {
-    fn exit(&self) -> Exit {
+impl DisconnectError {
+    pub fn exit(&self) -> Exit {
         match self {
+            DisconnectError::Core(e) => e.exit(),
             DisconnectError::HelperChanged { .. } => Exit::Security,
         }
     }
 }
 
-pub fn disconnect(config: &Config) -> Result<(), Error> {
+lifts_core!(DisconnectError);
+
+pub fn disconnect(config: &Config) -> Result<(), DisconnectError> {
     // Never pull the session from under another agent's turn; an intact
     // copy is enough to let go.
     let start = Start::new(config, Check::Intact)
@@ -56,7 +62,7 @@ pub fn disconnect(config: &Config) -> Result<(), Error> {
 
 /// The helper changed after it was verified, so none of its code may run:
 /// the session's daemon is asked to stop through its own socket instead.
-fn stop_without_helper(config: &Config, changed: HelperError) -> Error {
+fn stop_without_helper(config: &Config, changed: HelperError) -> DisconnectError {
     let stopped = Runtime::open(&config.runtime).ok().and_then(|runtime| {
         // Any daemon of ours that answers (attached or not: setup would
         // refuse while it runs), under the wrapper lock as any detach.
@@ -72,7 +78,7 @@ fn stop_without_helper(config: &Config, changed: HelperError) -> Error {
         Some(false) => "The session's daemon could not be stopped through its socket either.",
         None => "No session was open.",
     };
-    DisconnectError::HelperChanged { changed, session }.into()
+    DisconnectError::HelperChanged { changed, session }
 }
 
 /// Asks the session's daemon to stop through its own socket, running none

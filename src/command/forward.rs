@@ -12,7 +12,7 @@ use crate::command::start::{Need, Start, Started};
 use crate::config::Config;
 use crate::daemon::request::{self, Mode, Plan, Request};
 use crate::daemon::{self, DaemonError, Reply, Unanswered};
-use crate::error::Error;
+use crate::error::{Error, lifts_core};
 use crate::exit::Exit;
 use crate::file_args::FileRules;
 use crate::helper::HelperError;
@@ -28,6 +28,34 @@ use crate::tabs::book::During;
 use crate::tabs::listing::{self, Rewrite};
 use crate::tabs::{Desk, TabsError};
 use crate::token::fingerprint;
+
+/// Why a forwarded command did not run, or ran and failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ForwardError {
+    /// What it met below it.
+    #[error(transparent)]
+    Core(Error),
+    /// A command line the policy refuses.
+    #[error(transparent)]
+    Line(#[from] policy::Refusal),
+    /// The command ran, or the pinned client refused it, and its output
+    /// already said why: the exit status is the client's, nothing more is
+    /// printed.
+    #[error("exit status {}", .0.code())]
+    Said(Exit),
+}
+
+impl ForwardError {
+    pub fn exit(&self) -> Exit {
+        match self {
+            ForwardError::Core(e) => e.exit(),
+            ForwardError::Line(e) => e.exit(),
+            ForwardError::Said(exit) => *exit,
+        }
+    }
+}
+
+lifts_core!(ForwardError);
 
 /// The pinned CLI's own help, when the helper is supported (never
 /// otherwise: an unsupported copy's text is not ours to show). A runtime or
@@ -66,7 +94,7 @@ pub fn cli_help(config: &Config) -> Result<Option<String>, Error> {
         .map(|help| help.stdout_text()))
 }
 
-pub fn forward(config: &Config, raw: &[OsString]) -> Result<(), Error> {
+pub fn forward(config: &Config, raw: &[OsString]) -> Result<(), ForwardError> {
     let words: Vec<String> = raw
         .iter()
         .map(|a| a.to_string_lossy().into_owned())
@@ -102,7 +130,7 @@ pub fn forward(config: &Config, raw: &[OsString]) -> Result<(), Error> {
             // With `--json`, the client's refusal is a JSON document.
             output::json_text(Stream::Out, &said.stdout, "");
             output::text(Stream::Err, &[&said.stderr]);
-            return Err(Error::Silent(Exit::Code(1)));
+            return Err(ForwardError::Said(Exit::Code(1)));
         }
         Plan::ObjectKey(option) => {
             return Err(policy::Refusal::ObjectKey {
@@ -211,7 +239,7 @@ fn run_for_agent(
     socket: &std::path::Path,
     asked: &Asked,
     outputs: Outputs,
-) -> Result<Outcome, Error> {
+) -> Result<Outcome, ForwardError> {
     desk.check_notices()?;
     desk.check_holds()?;
     let scope = scope_of(asked.name);
@@ -269,7 +297,7 @@ fn run_for_agent(
     ) {
         Ok(reply) => reply,
         Err(Unanswered::Failed(DaemonError::Unreachable(why))) => {
-            return Err(crate::command::start::stale(why));
+            return Err(crate::command::start::stale(why).into());
         }
         Err(Unanswered::Failed(e)) => return Err(e.into()),
         // Past its bound (or interrupted): what it did so far is read in
@@ -303,11 +331,11 @@ fn run_for_agent(
         // error it reports is shown, never a page.
         Err(TabsError::Daemon(DaemonError::Unreachable(_))) => {
             print_error_only(desk, &reply, asked.mode())?;
-            Err(ended_during(asked.name))
+            Err(ended_during(asked.name).into())
         }
         // Without the list after it, nothing tells whose tab the reply
         // describes: none of it is shown.
-        Err(e) => Err(unreachable_as_stale(e)),
+        Err(e) => Err(unreachable_as_stale(e).into()),
     }
 }
 
@@ -324,7 +352,7 @@ fn ended_during(command: &str) -> Error {
 /// What a reply reports as its error, and nothing else of it: the
 /// `### Error` section of a text reply, or the daemon's own error. A reply
 /// in `--json` or `--raw` form, or with no error, shows nothing.
-fn print_error_only(desk: &Desk, reply: &Reply, mode: Mode) -> Result<(), Error> {
+fn print_error_only(desk: &Desk, reply: &Reply, mode: Mode) -> Result<(), ForwardError> {
     fingerprint::recorded(desk.runtime())?;
     match reply {
         Reply::Text {
@@ -351,7 +379,7 @@ enum TabAct {
 
 /// `tab-list`, `tab-new`, `tab-select`, `tab-close`, on the agent's own
 /// tabs: indexes, ids and labels are the agent's.
-fn tab_command(desk: &mut Desk, held: &mut HeldLease, asked: &Asked) -> Result<(), Error> {
+fn tab_command(desk: &mut Desk, held: &mut HeldLease, asked: &Asked) -> Result<(), ForwardError> {
     // tab-select and tab-close name a tab of the agent's; tab-new an address.
     let named = match asked.name {
         "tab-select" | "tab-close" => asked.line.argument(1).map(TabRef::parse).transpose()?,
@@ -411,7 +439,7 @@ fn print_reply(
     asked: &Asked,
     tab_command: bool,
     outputs: Outputs,
-) -> Result<(), Error> {
+) -> Result<(), ForwardError> {
     let known = fingerprint::recorded(desk.runtime())?;
     let own = desk.shown();
     // The agent's tab closed during its command: the daemon's current tab,
@@ -459,14 +487,14 @@ fn print_reply(
             }
             // The client prints a failed command's text and exits 1.
             if is_error {
-                return Err(Error::Silent(Exit::Code(1)));
+                return Err(ForwardError::Said(Exit::Code(1)));
             }
             Ok(())
         }
         // The pinned client dies with a stack trace; its first line.
         Reply::Error(message) => {
             output::text(Stream::Err, &["Error: ", &message, "\n"]);
-            Err(Error::Silent(Exit::Code(1)))
+            Err(ForwardError::Said(Exit::Code(1)))
         }
     }
 }
@@ -514,7 +542,12 @@ fn forget_files(desk: &Desk, reply: &Reply) {
 
 /// The pinned CLI itself, for what its client answers alone (usage, help,
 /// `list`), its output through the redactor.
-fn run_pinned(config: &Config, started: &Started, line: &Line, ours: bool) -> Result<(), Error> {
+fn run_pinned(
+    config: &Config,
+    started: &Started,
+    line: &Line,
+    ours: bool,
+) -> Result<(), ForwardError> {
     let known = fingerprint::recorded(&started.runtime)?;
     let mut child = ChildCommand::new(
         "playwright-cli",
@@ -543,7 +576,7 @@ fn run_pinned(config: &Config, started: &Started, line: &Line, ours: bool) -> Re
     }
     match finished.status.code() {
         Some(0) => Ok(()),
-        Some(code) => Err(Error::Silent(Exit::Code(code))),
-        None => Err(Error::Silent(Exit::Code(1))),
+        Some(code) => Err(ForwardError::Said(Exit::Code(code))),
+        None => Err(ForwardError::Said(Exit::Code(1))),
     }
 }

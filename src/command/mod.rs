@@ -1,7 +1,9 @@
 //! The commands a user (or an agent) runs, above the core: each one puts
-//! the core's parts together for one purpose and returns the top-level
-//! [`Error`](crate::error::Error). Nothing below this layer imports a
-//! command, or `error.rs` (tests/layout.rs checks it).
+//! the core's parts together for one purpose and returns its own error
+//! enum, or the core's [`Error`](crate::error::Error) when it has no
+//! refusal of its own; [`failure::Failure`] holds one per command. Nothing
+//! below this layer imports a command, or `error.rs` (tests/layout.rs
+//! checks it).
 
 pub mod agents;
 pub mod audit;
@@ -10,6 +12,7 @@ pub mod detach;
 pub mod disconnect;
 pub mod doctor;
 pub mod ensure;
+pub mod failure;
 pub mod forward;
 pub mod setup;
 pub mod start;

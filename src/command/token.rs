@@ -4,18 +4,27 @@ use std::ffi::OsString;
 
 use crate::child::ChildEnv;
 use crate::config::{Config, keychain_field};
-use crate::error::{CommandRefusal, Error};
+use crate::error::{Error, lifts_core};
 use crate::exit::Exit;
 use crate::runtime::Runtime;
-use crate::token::Token;
 use crate::token::input::{clear_clipboard, read_clipboard, read_stdin};
 use crate::token::keyring;
 use crate::token::rotation::{self, RotationError, Status};
 use crate::token::shape::redact_runs;
+use crate::token::{Token, TokenError};
 
 /// Why a token command did nothing.
 #[derive(Debug, thiserror::Error)]
 pub enum TokenCommandError {
+    /// What it met below it.
+    #[error(transparent)]
+    Core(Error),
+    /// An input that is not a token; nothing was stored.
+    #[error(
+        "{0}; nothing was stored. Copy the token from the Playwright Extension again and rerun \
+         `my-chrome token store`"
+    )]
+    Token(TokenError),
     /// Said without echoing what was given.
     #[error(
         "the token is never accepted as an argument: command lines are visible to every local \
@@ -24,32 +33,47 @@ pub enum TokenCommandError {
          --stdin`"
     )]
     Argument,
-    #[error("the source item is our own item; nothing to migrate")]
+    #[error(
+        "the source item is our own item; nothing to migrate. The token is already where \
+         `my-chrome connect` reads it"
+    )]
     OwnItem,
     /// The item to migrate from, described with token-like runs redacted.
-    #[error("{} does not exist; nothing was copied", redact_runs(.0))]
+    #[error(
+        "{} does not exist; nothing was copied. Name the item the token is stored under with \
+         `--from-service` (and `--from-account`)",
+        redact_runs(.0)
+    )]
     NoSource(String),
 }
 
-impl CommandRefusal for TokenCommandError {
-    fn exit(&self) -> Exit {
+impl TokenCommandError {
+    pub fn exit(&self) -> Exit {
         match self {
+            TokenCommandError::Core(e) => e.exit(),
+            TokenCommandError::Token(e) => e.exit(),
             TokenCommandError::NoSource(_) => Exit::Token,
             TokenCommandError::Argument | TokenCommandError::OwnItem => Exit::Usage,
         }
     }
 }
 
+lifts_core!(TokenCommandError);
+
 /// The token is never accepted as an argument; say why without echoing it.
-fn refuse_arguments(extra: &[OsString]) -> Result<(), Error> {
+fn refuse_arguments(extra: &[OsString]) -> Result<(), TokenCommandError> {
     if extra.is_empty() {
         return Ok(());
     }
-    Err(TokenCommandError::Argument.into())
+    Err(TokenCommandError::Argument)
 }
 
 /// `token store [--stdin]`.
-pub fn store(config: &Config, from_stdin: bool, extra: &[OsString]) -> Result<(), Error> {
+pub fn store(
+    config: &Config,
+    from_stdin: bool,
+    extra: &[OsString],
+) -> Result<(), TokenCommandError> {
     refuse_arguments(extra)?;
     let (runtime, _lock) = locked_runtime(config)?;
     let env = ChildEnv::new(config, &runtime.tmp_dir());
@@ -58,7 +82,7 @@ pub fn store(config: &Config, from_stdin: bool, extra: &[OsString]) -> Result<()
     } else {
         (read_clipboard(config, &env)?, "the clipboard")
     };
-    let token = Token::parse(&raw, source).map_err(Error::Token)?;
+    let token = Token::parse(&raw, source).map_err(TokenCommandError::Token)?;
     drop(raw);
     let ours = keyring::configured(config);
     ours.write(&token)?;
@@ -86,7 +110,7 @@ pub fn migrate(
     service: &str,
     account: Option<&str>,
     extra: &[OsString],
-) -> Result<(), Error> {
+) -> Result<(), TokenCommandError> {
     refuse_arguments(extra)?;
     let service = keychain_field("--from-service", service)?;
     let account = match account {
@@ -94,7 +118,7 @@ pub fn migrate(
         None => config.keychain_account.clone(),
     };
     if service == config.keychain_service && account == config.keychain_account {
-        return Err(TokenCommandError::OwnItem.into());
+        return Err(TokenCommandError::OwnItem);
     }
     let _lock = locked_runtime(config)?;
     let source = keyring::item(config, &service, &account);
@@ -112,7 +136,7 @@ pub fn migrate(
 }
 
 /// `token forget`.
-pub fn forget(config: &Config) -> Result<(), Error> {
+pub fn forget(config: &Config) -> Result<(), TokenCommandError> {
     let _lock = locked_runtime(config)?;
     let ours = keyring::configured(config);
     if ours.delete()? {
@@ -126,14 +150,16 @@ pub fn forget(config: &Config) -> Result<(), Error> {
     Ok(())
 }
 
-fn locked_runtime(config: &Config) -> Result<(Runtime, crate::runtime::FileLock), Error> {
+fn locked_runtime(
+    config: &Config,
+) -> Result<(Runtime, crate::runtime::FileLock), TokenCommandError> {
     let runtime = Runtime::open(&config.runtime)?;
     let lock = runtime.wrapper_lock(config.lock_wait, &crate::output::waiting_for_another)?;
     Ok((runtime, lock))
 }
 
 /// `begin-token-rotation`.
-pub fn begin_rotation(config: &Config) -> Result<(), Error> {
+pub fn begin_rotation(config: &Config) -> Result<(), TokenCommandError> {
     let (runtime, _lock) = locked_runtime(config)?;
     rotation::begin(&runtime, &keyring::configured(config))?;
     crate::output::line(
@@ -144,7 +170,7 @@ pub fn begin_rotation(config: &Config) -> Result<(), Error> {
 }
 
 /// `mark-token-regenerated`.
-pub fn mark_regenerated(config: &Config) -> Result<(), Error> {
+pub fn mark_regenerated(config: &Config) -> Result<(), TokenCommandError> {
     let (runtime, _lock) = locked_runtime(config)?;
     let pid = rotation::mark(config, &runtime, &keyring::configured(config))?;
     crate::output::line(&format!(
@@ -156,7 +182,7 @@ pub fn mark_regenerated(config: &Config) -> Result<(), Error> {
 }
 
 /// `rotation-status`.
-pub fn rotation_status(config: &Config) -> Result<(), Error> {
+pub fn rotation_status(config: &Config) -> Result<(), TokenCommandError> {
     let (runtime, _lock) = locked_runtime(config)?;
     let status = rotation::status(config, &runtime, &keyring::configured(config))?;
     let browser = browser_name(config);

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use crate::command::disconnect;
 use crate::command::start::{Start, Turn};
 use crate::config::Config;
-use crate::error::{CommandRefusal, Error};
+use crate::error::{Error, lifts_core};
 use crate::exit::Exit;
 use crate::helper::HelperError;
 use crate::helper::check::Check;
@@ -51,6 +51,11 @@ pub struct Asked {
 
 #[derive(Debug, thiserror::Error)]
 pub enum UninstallError {
+    /// What it met below it.
+    #[error(transparent)]
+    Core(Error),
+    #[error(transparent)]
+    Removal(#[from] RemovalError),
     #[error(
         "cannot read or rewrite {}, the record of what scripts/install.sh installed ({source}); \
          {done}. Fix or remove that file, then run `my-chrome uninstall` again",
@@ -76,14 +81,18 @@ pub enum UninstallError {
     Unclaimed(PathBuf),
 }
 
-impl CommandRefusal for UninstallError {
-    fn exit(&self) -> Exit {
+impl UninstallError {
+    pub fn exit(&self) -> Exit {
         match self {
+            UninstallError::Core(e) => e.exit(),
+            UninstallError::Removal(e) => e.exit(),
             UninstallError::Record { .. } => Exit::Failure,
             UninstallError::Changed(_) | UninstallError::Unclaimed(_) => Exit::Security,
         }
     }
 }
+
+lifts_core!(UninstallError);
 
 /// What there is to remove, surveyed.
 struct Plan {
@@ -126,7 +135,7 @@ impl Plan {
     }
 }
 
-pub fn uninstall(config: &Config, asked: Asked) -> Result<(), Error> {
+pub fn uninstall(config: &Config, asked: Asked) -> Result<(), UninstallError> {
     let plan = survey(config)?;
     let token = keyring::configured(config);
     if asked.dry_run {
@@ -149,7 +158,7 @@ pub fn uninstall(config: &Config, asked: Asked) -> Result<(), Error> {
                 .into_iter()
                 .find(|(path, was)| Identity::of(path) != Some(*was))
             {
-                return Err(UninstallError::Changed(path).into());
+                return Err(UninstallError::Changed(path));
             }
             again
         };
@@ -182,7 +191,7 @@ pub fn uninstall(config: &Config, asked: Asked) -> Result<(), Error> {
 }
 
 /// Removes what `plan` surveyed, saying each step as it is done.
-fn remove(config: &Config, plan: Plan) -> Result<(), Error> {
+fn remove(config: &Config, plan: Plan) -> Result<(), UninstallError> {
     let Plan {
         runtime,
         aside,
@@ -254,7 +263,7 @@ fn aside_path(root: &Path) -> PathBuf {
 }
 
 /// Every tree uninstall would remove, surveyed; nothing is changed.
-fn survey(config: &Config) -> Result<Plan, Error> {
+fn survey(config: &Config) -> Result<Plan, UninstallError> {
     let location = &config.runtime.path;
     // A runtime that is not my-chrome's, or not the user's, is refused here
     // as every command refuses it (exit 6).
@@ -271,7 +280,7 @@ fn survey(config: &Config) -> Result<Plan, Error> {
     // after the claim went).
     let holds_anything = std::fs::read_dir(&aside_at).is_ok_and(|mut d| d.next().is_some());
     if holds_anything && !runtime::claimed(&aside_at)? {
-        return Err(UninstallError::Unclaimed(aside_at).into());
+        return Err(UninstallError::Unclaimed(aside_at));
     }
     let aside = removal::survey(&aside_at, &RUNTIME)?;
     // The runtime's real path names its registry folder, even when the
@@ -327,7 +336,7 @@ enum Held {
 /// Detaches the session as `disconnect` does, saying so, and keeps its
 /// turn and the wrapper lock; without an installed copy to run, there is
 /// no session, and the wrapper lock alone is taken.
-fn let_go(config: &Config, runtime: &Runtime) -> Result<Held, Error> {
+fn let_go(config: &Config, runtime: &Runtime) -> Result<Held, UninstallError> {
     let start = Start::new(config, Check::Intact)
         .ending_waits()
         .open_turn("uninstall", Kind::Session);
@@ -350,7 +359,7 @@ fn let_go(config: &Config, runtime: &Runtime) -> Result<Held, Error> {
             }
             return Ok(Held::Lock { _lock: lock });
         }
-        Err(e) => return Err(e),
+        Err(e) => return Err(e.into()),
     };
     let watcher = limits::read(&started.runtime).map_err(SessionError::from)?;
     if !matches!(started.session_state(), SessionState::Missing) {

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use crate::command::start::Start;
 use crate::config::Config;
-use crate::error::{CommandRefusal, Error};
+use crate::error::{Error, lifts_core};
 use crate::exit::Exit;
 use crate::helper::check::Check;
 use crate::lease::Kind;
@@ -35,6 +35,9 @@ const RETRY: Duration = Duration::from_secs(5);
 
 #[derive(Debug, thiserror::Error)]
 pub enum WatchError {
+    /// What it met below it.
+    #[error(transparent)]
+    Core(Error),
     #[error(
         "no session of this runtime was handed to this process: `watch-session` is my-chrome's \
          own, started by `connect` to end the session at your limits; never run it by hand \
@@ -43,21 +46,24 @@ pub enum WatchError {
     NotStarted,
 }
 
-impl CommandRefusal for WatchError {
-    fn exit(&self) -> Exit {
+impl WatchError {
+    pub fn exit(&self) -> Exit {
         match self {
+            WatchError::Core(e) => e.exit(),
             WatchError::NotStarted => Exit::Usage,
         }
     }
 }
 
-pub fn watch(config: &Config) -> Result<(), Error> {
+lifts_core!(WatchError);
+
+pub fn watch(config: &Config) -> Result<(), WatchError> {
     let runtime = Runtime::open(&config.runtime)?;
     let me = ProcessId::current().map_err(LeaseError::from)?;
     let deadline = Instant::now() + NAMED_WITHIN;
     while named(&runtime, me)?.is_none() {
         if Instant::now() >= deadline || signals::pending().is_some() {
-            return Err(WatchError::NotStarted.into());
+            return Err(WatchError::NotStarted);
         }
         std::thread::sleep(Duration::from_millis(20));
     }
@@ -75,7 +81,9 @@ pub fn watch(config: &Config) -> Result<(), Error> {
                 Ok(true) => return Ok(()),
                 Ok(false) => continue,
                 // A command held the turn past the wait: the end follows it.
-                Err(Error::Lease(LeaseError::Busy { .. })) => std::thread::sleep(RETRY),
+                Err(WatchError::Core(Error::Lease(LeaseError::Busy { .. }))) => {
+                    std::thread::sleep(RETRY)
+                }
                 Err(e) => return Err(e),
             }
             continue;
@@ -110,7 +118,7 @@ fn named(runtime: &Runtime, me: ProcessId) -> Result<Option<Limits>, Error> {
 /// Under the session's turn, ends the session if a limit is still reached
 /// (a command that ran while the watcher waited moves the idle end):
 /// whether it ended.
-fn end(config: &Config, me: ProcessId) -> Result<bool, Error> {
+fn end(config: &Config, me: ProcessId) -> Result<bool, WatchError> {
     // The watcher's turn is no browser command: the idle time runs on.
     let started = Start::new(config, Check::Intact).open_turn("session-end", Kind::Watcher)?;
     let last = started.last_before();

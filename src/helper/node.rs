@@ -96,7 +96,11 @@ pub fn recalled_version(runtime: &Runtime, path: &Path) -> Option<Version> {
 
 #[derive(Debug, thiserror::Error)]
 pub enum NodeError {
-    #[error("MY_CHROME_NODE={}: {problem}", .path.display())]
+    #[error(
+        "MY_CHROME_NODE={}: {problem}. Set MY_CHROME_NODE to a trusted node the pinned CLI \
+         accepts, or unset it to look in the usual places",
+        .path.display()
+    )]
     Configured { path: PathBuf, problem: String },
     #[error(
         "no trusted node satisfies engines.node {requirement}. Looked at: {}. Install a Node that \

@@ -21,6 +21,20 @@ const APPROVAL: &str = "no my-chrome session is connected. Ask the user to appro
 /// Why the session cannot be used, or another one stands in the way.
 #[derive(Debug, thiserror::Error)]
 pub enum SessionError {
+    /// The socket takes connections, nothing answers, and no process of
+    /// ours is its daemon (a detach).
+    #[error(
+        "the session's daemon does not answer (nothing within {} s), and no process of yours is \
+         that daemon; nothing was stopped. Look for what holds the session's socket",
+        .waited.as_secs()
+    )]
+    NoDaemon { waited: std::time::Duration },
+    /// A detach killed the daemon, and it stayed.
+    #[error(
+        "the session's daemon (pids {pids:?}) was sent SIGKILL and is still there, so the \
+         session may still be attached. Run `my-chrome disconnect` again"
+    )]
+    Unstoppable { pids: Vec<u32> },
     #[error("{APPROVAL}")]
     Missing,
     #[error("the session is stale ({0}); {APPROVAL}")]
@@ -116,7 +130,9 @@ impl SessionError {
             | SessionError::OtherAttached(_)
             | SessionError::ConnectTab { .. }
             | SessionError::Unlisted { .. }
-            | SessionError::RuntimePath(_) => Exit::Failure,
+            | SessionError::RuntimePath(_)
+            | SessionError::NoDaemon { .. }
+            | SessionError::Unstoppable { .. } => Exit::Failure,
         }
     }
 }

@@ -127,7 +127,7 @@ impl Preflight {
     /// singleton is in the user data directory named; no other session
     /// attached. Only then the token, and its fingerprint recorded for the
     /// redactor.
-    pub(super) fn check(config: &Config, started: &Turn) -> Result<Preflight, Error> {
+    pub(super) fn check(config: &Config, started: &Turn) -> Result<Preflight, ConnectError> {
         let runtime = &started.runtime;
         let browser = browser::resolve(config)?;
         let name = browser.display();
@@ -212,7 +212,7 @@ impl<'s> Attempt<'s> {
         started: &'s Turn,
         cli: &'s PinnedCli<'s>,
         preflight: &Preflight,
-    ) -> Result<Attempt<'s>, Error> {
+    ) -> Result<Attempt<'s>, ConnectError> {
         let (config, runtime) = (started.config(), &started.runtime);
         let bootstrap =
             Bootstrap::create(runtime, started.settings.idle_limit.map(limits::backstop))?;
@@ -328,7 +328,7 @@ impl<'s> Attempt<'s> {
     /// that does not answer stopped instead, found by exactly what it is),
     /// what it left removed, the private bootstrap output scrubbed, the
     /// bound browser shut; the error says all that and the next step.
-    pub(super) fn abandon(self, error: AttachError) -> Error {
+    pub(super) fn abandon(self, error: AttachError) -> ConnectError {
         let (config, runtime) = (self.started.config(), &self.started.runtime);
         let detached = if self.silent {
             self.stop_silent() || self.cli.detach()
@@ -361,7 +361,6 @@ impl<'s> Attempt<'s> {
             cleaned: format!("{cleaned}{scrubbed}"),
             next,
         }
-        .into()
     }
 
     /// Stops our session's daemon that does not answer, and removes the
@@ -388,7 +387,7 @@ impl<'s> Attempt<'s> {
     /// The one way an attempt is kept: the bootstrap output scrubbed, the
     /// browser recorded, the session's tab book begun, its watcher started
     /// (without it, no session). The limits in force.
-    pub(super) fn commit(self, lifetime: Duration) -> Result<Limits, Error> {
+    pub(super) fn commit(self, lifetime: Duration) -> Result<Limits, ConnectError> {
         let started = self.started;
         let runtime = &started.runtime;
         self.bootstrap.scrub().map_err(ConnectError::Unscrubbed)?;
@@ -398,8 +397,7 @@ impl<'s> Attempt<'s> {
             return Err(ConnectError::Unrecorded {
                 why: e.to_string(),
                 detached: self.cli.detach(),
-            }
-            .into());
+            });
         }
         // The new session's tab book, within what is left of the bound.
         if let SessionState::Ready(entry) = started.session_state() {
@@ -424,7 +422,7 @@ impl<'s> Attempt<'s> {
         start_watcher(started, connected).map_err(|why| {
             let detached = self.cli.detach();
             let _ = limits::forget(runtime);
-            ConnectError::Unwatched { why, detached }.into()
+            ConnectError::Unwatched { why, detached }
         })
     }
 

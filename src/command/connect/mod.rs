@@ -21,7 +21,7 @@ use crate::browser;
 use crate::child::ChildCommand;
 use crate::command::start::{Start, Started, Turn};
 use crate::config::Config;
-use crate::error::{CommandRefusal, Error};
+use crate::error::{Error, lifts_core};
 use crate::exit::Exit;
 use crate::helper::check::Check;
 use crate::lease::Kind;
@@ -37,6 +37,9 @@ use crate::singleton;
 /// Why `connect` stopped, with what it cleaned up and the next step.
 #[derive(Debug, thiserror::Error)]
 pub enum ConnectError {
+    /// What it met below it.
+    #[error(transparent)]
+    Core(Error),
     #[error("no token is stored; store it with `my-chrome token store`")]
     NoToken,
     #[error(
@@ -57,8 +60,15 @@ pub enum ConnectError {
         }
     )]
     Unwatched { why: String, detached: bool },
+    /// Attached, but the private bootstrap output stayed: the next command
+    /// deletes it and detaches.
+    #[error("attached, but {0}; then run `my-chrome connect` again")]
+    Unscrubbed(String),
     /// The relay needs this program's own path.
-    #[error("cannot find this program: {0}")]
+    #[error(
+        "cannot find this program's own path ({0}), which the extension's relay needs; nothing \
+         was read or attached. Run `my-chrome connect` again from the installed binary"
+    )]
     ThisProgram(std::io::Error),
     /// The attach failed: what happened, what was cleaned, what to do.
     #[error("{what} {cleaned}{next}")]
@@ -79,9 +89,6 @@ pub enum ConnectError {
         }
     )]
     Unrecorded { why: String, detached: bool },
-    /// Attached, but the private bootstrap output stayed.
-    #[error("attached, but {0}")]
-    Unscrubbed(String),
     /// The session is attached to another browser than the one chosen, or
     /// to one nobody recorded.
     #[error(
@@ -117,9 +124,10 @@ pub enum ConnectError {
     },
 }
 
-impl CommandRefusal for ConnectError {
-    fn exit(&self) -> Exit {
+impl ConnectError {
+    pub fn exit(&self) -> Exit {
         match self {
+            ConnectError::Core(e) => e.exit(),
             ConnectError::NoToken => Exit::Token,
             ConnectError::LongerThanLimit { .. } => Exit::Usage,
             ConnectError::Attach { exit, .. } => *exit,
@@ -133,7 +141,9 @@ impl CommandRefusal for ConnectError {
     }
 }
 
-pub fn connect(config: &Config, asked_for: Option<&str>) -> Result<(), Error> {
+lifts_core!(ConnectError);
+
+pub fn connect(config: &Config, asked_for: Option<&str>) -> Result<(), ConnectError> {
     // Another agent's turn with the browser is not interrupted by a
     // (re)connect; the helper is verified in full before its attach runs.
     let started = Start::new(config, Check::Verified).open_turn("connect", Kind::Session)?;
@@ -205,7 +215,7 @@ fn reuse(
     entry: &SessionEntry,
     lifetime: Duration,
     shorten: bool,
-) -> Result<(), Error> {
+) -> Result<(), ConnectError> {
     let (config, runtime) = (started.config(), &started.runtime);
     // Reused only for the browser chosen now, and recorded: never another
     // quietly.
@@ -216,8 +226,7 @@ fn reuse(
             return Err(ConnectError::OtherBrowser {
                 attached,
                 chosen: chosen.display(),
-            }
-            .into());
+            });
         }
     }
     crate::session::keep::make_sure(
@@ -266,7 +275,7 @@ fn reuse(
 
 /// The lifetime this connect grants: the user's limit, or less when asked
 /// (`--for`); more is refused before anything is read or attached.
-fn granted(settings: &Settings, asked: Option<&str>) -> Result<Duration, Error> {
+fn granted(settings: &Settings, asked: Option<&str>) -> Result<Duration, ConnectError> {
     let Some(raw) = asked else {
         return Ok(settings.lifetime_limit);
     };
@@ -280,8 +289,7 @@ fn granted(settings: &Settings, asked: Option<&str>) -> Result<Duration, Error> 
         return Err(ConnectError::LongerThanLimit {
             asked,
             limit: settings.lifetime_limit,
-        }
-        .into());
+        });
     }
     Ok(asked)
 }
