@@ -687,6 +687,45 @@ mod tests {
     }
 
     #[test]
+    fn a_turn_handed_over_is_its_waiters_and_one_that_cannot_be_ends_here() {
+        use std::os::unix::net::UnixStream;
+        let place = Place::new();
+        let mut held = place.take_as("alpha", 0, "eval", Kind::Browser).unwrap();
+        held.mark_ran();
+        held.on_tab(2);
+        let (ours, _daemon) = UnixStream::pair().unwrap();
+        let waiter = std::process::id();
+        held.hand_over(ours, |_connection, _lock| Ok(waiter))
+            .unwrap();
+        // The waiter holds it (the lock went with it): the record names it,
+        // and this process wrote no end.
+        let holding = recorded(&place.runtime).unwrap().expect("handed over");
+        assert!(holding.abandoned);
+        assert_eq!(holding.process, ProcessId::of(waiter).unwrap());
+        assert_eq!(
+            (holding.agent.as_str(), holding.command.as_str()),
+            ("alpha", "eval")
+        );
+        assert_eq!(place.log(), ["ABANDONED agent=alpha command=eval tab=t2"]);
+        // A waiter that cannot start: the turn ends here, as any command's.
+        // (This process keeps its copy of a lock it handed over until it
+        // exits: another runtime.)
+        let place = Place::new();
+        let mut held = place.take_as("beta", 0, "click", Kind::Browser).unwrap();
+        held.mark_ran();
+        let (ours, _daemon) = UnixStream::pair().unwrap();
+        let refused = held
+            .hand_over(ours, |_connection, _lock| Err("no such program".into()))
+            .unwrap_err();
+        assert!(
+            matches!(&refused, LeaseError::Handover(why) if why == "no such program"),
+            "{refused}"
+        );
+        assert_eq!(recorded(&place.runtime).unwrap(), None, "the turn is free");
+        assert_eq!(place.log(), ["RAN agent=beta command=click"]);
+    }
+
+    #[test]
     fn the_idle_clock_counts_from_the_last_commands_end_never_from_a_watchers_turn() {
         let place = Place::new();
         assert_eq!(activity(&place.runtime).unwrap(), (None, false));
