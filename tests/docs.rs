@@ -1,6 +1,9 @@
-//! The documents say what the binary does: the skill's front matter is
+//! The documents say what the code does: the skill's front matter is
 //! valid, every `my-chrome …` command they name exists, the exit codes
-//! README lists are the code's, and the installer leaves HOME as it found it.
+//! README lists are the code's, the installer leaves HOME as it found it,
+//! DESIGN.md's forwarded list is the policy's and its table names a real
+//! test for every invariant, and the stand-in's PROTOCOL.md names every
+//! setting and fault it has.
 
 mod common;
 
