@@ -20,16 +20,13 @@
 # help syntax it does not know, an option or argument not yet decided in
 # skill/cli/file-args.txt) stops it with nothing in skill/cli changed.
 #
-# The tree digest format is the one src/helper/tree.rs computes; keep them in
-# step. For every entry under node_modules except npm's own
-# node_modules/.package-lock.json, sorted by the bytes of its path relative to
-# the install directory, one line:
-#   dir <path>            for a directory
-#   file <sha256> <path>  for a regular file (SHA-256 of its content)
-#   link <target> <path>  for a symbolic link (its target, unresolved)
-# and the digest is the SHA-256 of all those lines. macOS may install packages
-# Linux does not (0.1.17 had fsevents), so the darwin digest comes from an
-# install with npm's --os=darwin.
+# The tree digests are src/helper/tree.rs's, printed by examples/tree_digest.rs
+# (built with cargo): the format has one implementation, the one setup and
+# every command check against. PIN_CLI_CHECKOUT names the my-chrome checkout
+# to build it from (default: the one this script is in; tests/pin.rs runs a
+# copy of scripts/ and skill/cli/ against the real checkout). macOS may
+# install packages Linux does not (0.1.17 had fsevents), so the darwin digest
+# comes from an install with npm's --os=darwin.
 set -euo pipefail
 
 version=${1:?usage: scripts/pin-cli.sh VERSION}
@@ -55,17 +52,9 @@ npm_flags=(--ignore-scripts --no-audit --no-fund --no-update-notifier)
 (cd "$work" && npm install --package-lock-only --lockfile-version=3 \
   --omit-lockfile-registry-resolved "${npm_flags[@]}" >/dev/null)
 
+checkout=${PIN_CLI_CHECKOUT:-$root}
 tree_digest() { # $1: install directory
-  (cd "$1" && find node_modules -path node_modules/.package-lock.json -prune -o -print0 \
-    | LC_ALL=C sort -z \
-    | while IFS= read -r -d '' p; do
-        case $p in *$'\n'*) echo "pin-cli: path with a newline: $p" >&2; exit 1 ;; esac
-        if [ -L "$p" ]; then printf 'link %s %s\n' "$(readlink "$p")" "$p"
-        elif [ -d "$p" ]; then printf 'dir %s\n' "$p"
-        elif [ -f "$p" ]; then printf 'file %s %s\n' "$(sha256sum <"$p" | cut -d' ' -f1)" "$p"
-        else echo "pin-cli: unexpected file type: $p" >&2; exit 1
-        fi
-      done) | sha256sum | cut -d' ' -f1
+  "${CARGO:-cargo}" run --quiet --manifest-path "$checkout/Cargo.toml" --example tree_digest -- "$1"
 }
 
 digests=()

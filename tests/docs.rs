@@ -1,6 +1,9 @@
-//! The documents say what the binary does: the skill's front matter is
+//! The documents say what the code does: the skill's front matter is
 //! valid, every `my-chrome …` command they name exists, the exit codes
-//! README lists are the code's, and the installer leaves HOME as it found it.
+//! README lists are the code's, the installer leaves HOME as it found it,
+//! DESIGN.md's forwarded list is the policy's and its table names a real
+//! test for every invariant, and the stand-in's PROTOCOL.md names every
+//! setting and fault it has.
 
 mod common;
 
@@ -373,5 +376,71 @@ fn the_table_check_sees_a_missing_row_a_wrong_title_and_a_test_that_is_not_one()
             "2: tests/b.rs::x is no test",
             "3. Three: no row",
         ]
+    );
+}
+
+/// What the stand-in's source reads or accepts that its PROTOCOL.md does
+/// not name in a code span: every `STANDIN_…` variable, and every word
+/// `faults.rs` parses (`drop-after`, `shutdown`, …).
+fn unnamed_in_protocol(sources: &[String], faults: &str, protocol: &str) -> Vec<String> {
+    let mut wanted = BTreeSet::new();
+    for source in sources {
+        for piece in source.split("\"STANDIN_").skip(1) {
+            let name: String = piece
+                .chars()
+                .take_while(|c| c.is_ascii_uppercase() || *c == '_')
+                .collect();
+            wanted.insert(format!("STANDIN_{name}"));
+        }
+    }
+    // The match arms of `Faults::parse`: `"drop-after" => …`, `"stall" if …`.
+    for line in faults.lines().map(str::trim) {
+        if let Some(rest) = line.strip_prefix('"')
+            && let Some((name, after)) = rest.split_once('"')
+            && (after.trim_start().starts_with("=>") || after.trim_start().starts_with("if "))
+        {
+            wanted.insert(name.to_string());
+        }
+    }
+    // `singleton=shutdown\|silent\|hang` names singleton, shutdown, silent, hang.
+    let named: BTreeSet<&str> = protocol
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .flat_map(|span| span.split(['=', '|', '\\', ' ', ',']))
+        .collect();
+    wanted
+        .into_iter()
+        .filter(|name| !named.contains(name.as_str()))
+        .collect()
+}
+
+#[test]
+fn the_stand_in_protocol_names_every_setting_and_fault() {
+    let dir = Path::new(ROOT).join("tests/chrome-standin/src");
+    let sources: Vec<String> = fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| fs::read_to_string(e.unwrap().path()).unwrap())
+        .collect();
+    let faults = read("tests/chrome-standin/src/faults.rs");
+    let protocol = read("tests/chrome-standin/PROTOCOL.md");
+    let unnamed = unnamed_in_protocol(&sources, &faults, &protocol);
+    assert!(unnamed.is_empty(), "PROTOCOL.md does not name {unnamed:?}");
+    // The scan finds what is there: seven settings and ten fault words today.
+    let all = unnamed_in_protocol(&sources, &faults, "");
+    assert!(all.len() >= 17, "{all:?}");
+}
+
+#[test]
+fn the_protocol_check_sees_an_unnamed_setting_and_fault() {
+    let source = "let a = std::env::var(\"STANDIN_NEW\");\n".to_string();
+    let faults = "            \"drop-after\" => x,\n            \"stall\" if !value.is_empty() => y,\n            \"shutdown\" => z,\n";
+    assert_eq!(
+        unnamed_in_protocol(
+            &[source],
+            faults,
+            "`drop-after=N`, `singleton=shutdown\\|hang`"
+        ),
+        ["STANDIN_NEW", "stall"]
     );
 }

@@ -1,8 +1,12 @@
-//! The house's shape, checked: no module of `src/` imports one that imports
-//! it back, no import climbs the layers (foundation < policy < core <
-//! commands), the policy does no I/O, `config.rs` is the only reader of
-//! environment variables, and OS-specific code lives in `src/platform/`,
-//! which reaches no configuration.
+//! The house's shape, checked on every production line: no module of
+//! `src/` imports one that imports it back, no import climbs the layers
+//! (foundation < platform < policy < core < commands), the pure modules
+//! (policy, `tabs::align`) do no I/O, `config.rs` is the only reader of
+//! environment variables, OS-specific code lives in `src/platform/`, which
+//! reaches no configuration, only `output.rs` prints, every exit-code match
+//! names each variant, and no module is public that only tests use (but
+//! those `PUBLIC_FOR_TESTS` lists, with why). Each rule has a test that
+//! plants a violation.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
@@ -327,19 +331,48 @@ fn the_reader_finds_a_cycle_when_there_is_one() {
     assert_eq!(cycle_through(&graph, "c::e"), None);
 }
 
-#[test]
-fn only_config_reads_the_environment() {
-    for (name, code) in modules() {
+/// Modules other than `config` that read or change the environment.
+fn environment_readers(modules: &BTreeMap<String, String>) -> Vec<String> {
+    let mut out = Vec::new();
+    for (name, code) in modules {
         if name == "config" {
             continue;
         }
         for reader in ["env::var", "env::set_var", "env::remove_var"] {
-            assert!(
-                !code.contains(reader),
-                "src/{name}: reads the environment ({reader}); config.rs is the only reader"
-            );
+            if code.contains(reader) {
+                out.push(format!(
+                    "src/{name}: reads the environment ({reader}); config.rs is the only reader"
+                ));
+            }
         }
     }
+    out
+}
+
+#[test]
+fn only_config_reads_the_environment() {
+    let found = environment_readers(&modules());
+    assert!(found.is_empty(), "{}", found.join("\n"));
+}
+
+#[test]
+fn the_environment_check_sees_a_planted_read() {
+    let modules: BTreeMap<String, String> = [
+        ("config", "std::env::var_os(\"HOME\")"),
+        ("a", "let v = std::env::var(\"X\");"),
+        ("b", "unsafe { std::env::set_var(\"X\", \"1\") }"),
+        ("c", "let e = envelope::variant();"),
+    ]
+    .into_iter()
+    .map(|(m, code)| (m.to_string(), code.to_string()))
+    .collect();
+    assert_eq!(
+        environment_readers(&modules),
+        [
+            "src/a: reads the environment (env::var); config.rs is the only reader",
+            "src/b: reads the environment (env::set_var); config.rs is the only reader",
+        ]
+    );
 }
 
 /// The layers, lowest first. A module may import its own layer or a lower
@@ -545,6 +578,23 @@ fn source_files() -> Vec<(String, String)> {
 /// `src/platform/linux*`: no other file branches on the OS, and the one
 /// spelling is `target_os = "…"` (a `not(target_os …)` would quietly take
 /// in every other system).
+fn os_code_outside_the_platform(files: &[(String, String)]) -> Vec<String> {
+    let mut out = Vec::new();
+    for (path, text) in files {
+        if !path.starts_with("src/platform/") && text.contains("target_os") {
+            out.push(format!(
+                "{path}: names target_os; OS-specific code goes in src/platform/ (linux, macos)"
+            ));
+        }
+        if text.contains("not(target_os") {
+            out.push(format!(
+                "{path}: uses not(target_os …); name the system: target_os = \"linux\" or \"macos\""
+            ));
+        }
+    }
+    out
+}
+
 #[test]
 fn os_code_lives_in_the_platform_module() {
     let files = source_files();
@@ -553,38 +603,79 @@ fn os_code_lives_in_the_platform_module() {
         "files found: {:?}",
         files.iter().map(|(path, _)| path).collect::<Vec<_>>()
     );
-    for (path, text) in files {
-        assert!(
-            path.starts_with("src/platform/") || !text.contains("target_os"),
-            "{path}: names target_os; OS-specific code goes in src/platform/ (linux, macos)"
-        );
-        assert!(
-            !text.contains("not(target_os"),
-            "{path}: uses not(target_os …); name the system: target_os = \"linux\" or \"macos\""
-        );
-    }
+    let found = os_code_outside_the_platform(&files);
+    assert!(found.is_empty(), "{}", found.join("\n"));
 }
 
-/// `config` imports `platform`, so nothing `platform` imports may reach
-/// `config` (configured values come in as parameters).
 #[test]
-fn the_platform_module_reaches_no_configuration() {
-    let graph = imports(&modules());
+fn the_os_check_sees_planted_os_code() {
+    let files: Vec<(String, String)> = [
+        ("src/platform/linux/mod.rs", "#[cfg(target_os = \"linux\")]"),
+        ("src/platform/mod.rs", "#[cfg(not(target_os = \"linux\"))]"),
+        ("src/runtime.rs", "if cfg!(target_os = \"macos\") {}"),
+    ]
+    .into_iter()
+    .map(|(p, t)| (p.to_string(), t.to_string()))
+    .collect();
+    assert_eq!(
+        os_code_outside_the_platform(&files),
+        [
+            "src/platform/mod.rs: uses not(target_os …); name the system: target_os = \"linux\" or \"macos\"",
+            "src/runtime.rs: names target_os; OS-specific code goes in src/platform/ (linux, macos)",
+        ]
+    );
+}
+
+/// The platform modules that reach `config` through their imports.
+fn platform_reaching_config(graph: &BTreeMap<String, BTreeSet<String>>) -> Vec<String> {
+    let mut out = Vec::new();
     for module in graph.keys().filter(|m| m.starts_with("platform")) {
         let mut stack = vec![module.clone()];
         let mut seen = BTreeSet::new();
         while let Some(at) = stack.pop() {
-            assert!(
-                at != "config",
-                "{module} reaches config through its imports; pass configured values as parameters"
-            );
-            for next in &graph[&at] {
+            if at == "config" {
+                out.push(format!(
+                    "{module} reaches config through its imports; pass configured values as parameters"
+                ));
+                break;
+            }
+            for next in graph.get(&at).into_iter().flatten() {
                 if seen.insert(next.clone()) {
                     stack.push(next.clone());
                 }
             }
         }
     }
+    out
+}
+
+/// `config` imports `platform`, so nothing `platform` imports may reach
+/// `config` (configured values come in as parameters).
+#[test]
+fn the_platform_module_reaches_no_configuration() {
+    let found = platform_reaching_config(&imports(&modules()));
+    assert!(found.is_empty(), "{}", found.join("\n"));
+}
+
+#[test]
+fn the_platform_check_sees_a_planted_reach() {
+    let graph: BTreeMap<String, BTreeSet<String>> = [
+        ("platform", vec!["platform::linux"]),
+        ("platform::linux", vec!["exit"]),
+        ("platform::macos", vec!["socket"]),
+        ("socket", vec!["config"]),
+        ("config", vec!["platform"]),
+        ("exit", vec![]),
+    ]
+    .into_iter()
+    .map(|(m, to)| (m.to_string(), to.into_iter().map(String::from).collect()))
+    .collect();
+    assert_eq!(
+        platform_reaching_config(&graph),
+        [
+            "platform::macos reaches config through its imports; pass configured values as parameters"
+        ]
+    );
 }
 
 /// What writes to the terminal: the macros and the handles.
@@ -770,6 +861,170 @@ fn the_reader_sees_groups_nested_groups_self_and_children() {
             "crate::x::z",
             "crate::x::z::w",
             "crate::x::v"
+        ]
+    );
+}
+
+/// Public modules that only integration tests use (not `main.rs`, an
+/// example or a workspace crate), each with the tests and why they stay
+/// integration tests rather than unit tests or runs of the binary: they
+/// need real processes, the golden install or the stand-in, which only the
+/// fixtures in `tests/common/` provide. Any other module only tests use is
+/// `pub(crate)`, its tests in the crate.
+const PUBLIC_FOR_TESTS: [(&str, &str); 6] = [
+    (
+        "child",
+        "tests/helper.rs runs the helper's version check on the golden install with a ChildEnv; \
+         tests/native.rs runs the pinned client with SYSTEM_PATH",
+    ),
+    (
+        "chrome",
+        "tests/chrome.rs reads real processes beside doctor's report; tests/standin.rs and \
+         tests/real_extension.rs count the browser's main processes and scan for the token",
+    ),
+    (
+        "minimist",
+        "tests/minimist.rs holds the port to the pinned minimist.js under node (golden install)",
+    ),
+    (
+        "pinned_commands",
+        "the command table and booleans for tests/minimist.rs, native.rs, one_reading.rs, \
+         docs.rs and common/minimist_js.rs",
+    ),
+    (
+        "procs",
+        "the process table the fixtures read to find daemons and browsers (tests/connect.rs, \
+         faults.rs, standin.rs, real_extension.rs, turns.rs, common/pwcli.rs)",
+    ),
+    (
+        "singleton",
+        "tests/delivery.rs delivers to the Chrome stand-in directly",
+    ),
+];
+
+/// The modules `src/lib.rs` makes `pub`.
+fn public_modules(lib: &str) -> BTreeSet<String> {
+    lib.lines()
+        .filter_map(|l| l.trim().strip_prefix("pub mod ")?.strip_suffix(';'))
+        .map(String::from)
+        .collect()
+}
+
+/// The crate's top modules a file names: `my_chrome::a::b`,
+/// `my_chrome::{a, b::c}`.
+fn crate_modules_named(code: &str) -> BTreeSet<String> {
+    const PATH: &str = "my_chrome::";
+    let mut out = BTreeSet::new();
+    for (at, _) in code.match_indices(PATH) {
+        let rest = &code[at + PATH.len()..];
+        let tree = if rest.starts_with('{') {
+            let mut depth = 0;
+            let mut end = rest.len();
+            for (i, c) in rest.char_indices() {
+                match c {
+                    '{' => depth += 1,
+                    '}' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            end = i + 1;
+                            break;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            &rest[..end]
+        } else {
+            let end = rest
+                .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+                .unwrap_or(rest.len());
+            &rest[..end]
+        };
+        for path in expand_use(tree) {
+            if let Some(first) = path.split("::").next().filter(|f| !f.is_empty()) {
+                out.insert(first.to_string());
+            }
+        }
+    }
+    out
+}
+
+/// What breaks "no public module that only tests use": a public module no
+/// user names and the list does not explain, and a listed one that is no
+/// longer public or that a user names (the list is then stale).
+fn public_only_for_tests(lib: &str, users: &[String], listed: &[&str]) -> Vec<String> {
+    let public = public_modules(lib);
+    let used: BTreeSet<String> = users.iter().flat_map(|u| crate_modules_named(u)).collect();
+    let mut faults: Vec<String> = public
+        .iter()
+        .filter(|m| !used.contains(*m) && !listed.contains(&m.as_str()))
+        .map(|m| format!("{m}: public, but only tests use it"))
+        .collect();
+    for m in listed {
+        if !public.contains(*m) || used.contains(*m) {
+            faults.push(format!(
+                "{m}: listed as public for tests alone, but it is not"
+            ));
+        }
+    }
+    faults
+}
+
+/// `src/main.rs`, every example, and every other crate of the workspace.
+fn crate_users() -> Vec<String> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut dirs = vec![root.join("examples")];
+    let manifest = fs::read_to_string(root.join("Cargo.toml")).unwrap();
+    let members = manifest
+        .lines()
+        .find_map(|l| l.strip_prefix("members = "))
+        .expect("the workspace's members");
+    dirs.extend(
+        members
+            .split('"')
+            .skip(1)
+            .step_by(2)
+            .filter(|m| *m != ".")
+            .map(|m| root.join(m).join("src")),
+    );
+    let mut users = vec![fs::read_to_string(root.join("src/main.rs")).unwrap()];
+    while let Some(dir) = dirs.pop() {
+        for entry in fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                users.push(fs::read_to_string(path).unwrap());
+            }
+        }
+    }
+    users
+}
+
+#[test]
+fn no_module_is_public_only_for_tests_unless_listed_with_why() {
+    let lib = fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("src/lib.rs")).unwrap();
+    let users = crate_users();
+    assert!(users.len() > 5, "main.rs and the examples");
+    let listed: Vec<&str> = PUBLIC_FOR_TESTS.iter().map(|(m, _)| *m).collect();
+    let faults = public_only_for_tests(&lib, &users, &listed);
+    assert!(faults.is_empty(), "{}", faults.join("\n"));
+}
+
+#[test]
+fn the_public_check_sees_a_module_only_tests_use_and_a_stale_listing() {
+    let lib = "pub mod a;\npub mod b;\npub(crate) mod c;\npub mod d;\npub mod e;\npub mod f;\n";
+    let users = [
+        "use my_chrome::{a, x::{y, z}};".to_string(),
+        "fn main() { my_chrome::b::run(); }".to_string(),
+    ];
+    assert_eq!(
+        public_only_for_tests(lib, &users, &["c", "b", "e"]),
+        [
+            "d: public, but only tests use it",
+            "f: public, but only tests use it",
+            "c: listed as public for tests alone, but it is not",
+            "b: listed as public for tests alone, but it is not",
         ]
     );
 }

@@ -147,6 +147,14 @@ fn repo_copy() -> (tempfile::TempDir, PathBuf) {
     (dir, cli)
 }
 
+/// The copy's pin-cli.sh, taking its tree digests from this checkout's
+/// examples/tree_digest.rs (the copy holds no Rust source).
+fn pin_cli(root: &Path) -> Command {
+    let mut command = Command::new(root.join("scripts/pin-cli.sh"));
+    command.env("PIN_CLI_CHECKOUT", repo());
+    command
+}
+
 fn snapshot(dir: &Path) -> Vec<(String, Vec<u8>)> {
     let mut files: Vec<(String, Vec<u8>)> = fs::read_dir(dir)
         .unwrap()
@@ -166,10 +174,7 @@ fn snapshot(dir: &Path) -> Vec<(String, Vec<u8>)> {
 fn a_move_that_cannot_be_tabled_or_does_not_exist_changes_nothing() {
     let (root, cli) = repo_copy();
     let pin = |version: &str| {
-        let out = Command::new(root.path().join("scripts/pin-cli.sh"))
-            .arg(version)
-            .output()
-            .unwrap();
+        let out = pin_cli(root.path()).arg(version).output().unwrap();
         Run::from_output(out)
     };
     // The shipped pin's release with the decisions its move needed taken
@@ -213,15 +218,37 @@ fn the_shipped_pin_is_exactly_what_the_tool_makes() {
     let (root, cli) = repo_copy();
     let before = snapshot(&cli);
     let version = my_chrome::helper::pin::Pin::shipped().version.clone();
-    let out = Command::new(root.path().join("scripts/pin-cli.sh"))
-        .arg(&version)
-        .output()
-        .unwrap();
+    let out = pin_cli(root.path()).arg(&version).output().unwrap();
     let run = Run::from_output(out);
     assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
     assert_eq!(
         snapshot(&cli),
         before,
         "skill/cli is not what pin-cli.sh {version} makes"
+    );
+}
+
+/// The tree digest has one implementation, src/helper/tree.rs: pin-cli.sh
+/// walks no tree itself, and what it runs (examples/tree_digest.rs, as it
+/// runs it) gives the golden install the digest the pin ships.
+#[test]
+fn the_pin_script_takes_the_tree_digest_from_the_rust_code() {
+    let script = fs::read_to_string(repo().join("scripts/pin-cli.sh")).unwrap();
+    assert!(
+        script.contains("--example tree_digest") && !script.contains("find "),
+        "pin-cli.sh computes the tree digest another way"
+    );
+    let out = Command::new(env!("CARGO"))
+        .args(["run", "--quiet", "--manifest-path"])
+        .arg(repo().join("Cargo.toml"))
+        .args(["--example", "tree_digest", "--"])
+        .arg(common::golden_runtime().join("cli"))
+        .output()
+        .unwrap();
+    let run = Run::from_output(out);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(
+        run.stdout.trim(),
+        my_chrome::helper::pin::Pin::shipped().tree_digest
     );
 }

@@ -5,6 +5,8 @@
 
 mod common;
 
+use std::fs;
+
 use common::Sandbox;
 use my_chrome::policy::{Refusal, blocked_commands, refusal};
 
@@ -144,6 +146,20 @@ fn the_policy_refuses_each_line_with_its_rule() {
 
 #[test]
 fn the_refused_commands_are_the_ones_docs_design_names() {
+    // DESIGN.md invariant 8: "never the refused ones (`open`, raw `attach`,
+    // …; `close`/`detach` mean `disconnect`)": every name in code there.
+    let design =
+        fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/DESIGN.md")).unwrap();
+    let start = design
+        .find("never the refused ones (")
+        .expect("the refused list");
+    let list = &design[start..];
+    let list = &list[..list.find("`close`/`detach`").expect("its end")];
+    let mut named: Vec<&str> = list.split('`').skip(1).step_by(2).collect();
+    let mut blocked: Vec<&str> = blocked_commands().collect();
+    named.sort_unstable();
+    blocked.sort_unstable();
+    assert_eq!(named, blocked, "DESIGN.md invariant 8 and BLOCKED differ");
     // What the table above refuses and `safety-audit` lists.
     assert_eq!(
         blocked_commands().collect::<Vec<_>>(),

@@ -1,9 +1,10 @@
 //! The tree digest: one SHA-256 over everything installed under
 //! `node_modules`, so that a file edited after setup is caught before it can
-//! drive the user's browser. `scripts/pin-cli.sh` computes the same digest
-//! from a clean install and ships it in `skill/cli/tree.sha256`.
+//! drive the user's browser. `scripts/pin-cli.sh` takes the digest of a
+//! clean install from here (through `examples/tree_digest.rs`) and ships it
+//! in `skill/cli/tree.sha256`: this is the format's one implementation.
 //!
-//! Format (keep in step with `scripts/pin-cli.sh`): for every entry under
+//! Format: for every entry under
 //! `node_modules` except npm's own `node_modules/.package-lock.json`, sorted
 //! by the bytes of its path relative to the install directory, one line —
 //! `dir <path>`, `file <sha256 of content> <path>` or `link <target> <path>` —

@@ -1,29 +1,8 @@
 //! chrome-standin: test support only, never shipped. It stands in for the
 //! user's Google Chrome with the Playwright Extension installed, backed by a
-//! real headless Chromium:
-//!
-//! - started without a URL, it is "the user's Chrome": a normal main process
-//!   that owns Chrome's process singleton in `~/.config/google-chrome` (or
-//!   `$XDG_CONFIG_HOME/google-chrome`) and prints `READY <pid> <endpoint>`;
-//! - started with a URL while a main instance runs, it is a singleton client:
-//!   it hands the URL over (`START\0…`) and exits 0 on `ACK`, as Chrome does;
-//! - started with a URL while none runs (or the lock is orphaned, or the
-//!   holder never answers and is killed, as Chrome does), it becomes the main
-//!   instance with the URL — token included — in its own command line: the
-//!   upstream hazard.
-//!
-//! Handed the extension's connect URL, the main instance checks its `token`
-//! against `STANDIN_TOKEN_FILE` (a file, so the token is in no command line or
-//! environment) and, on a match, serves protocol 2 on the relay. Other
-//! settings: `STANDIN_CHROMIUM` (default /usr/bin/chromium),
-//! `STANDIN_SINGLETON_WAIT_MS` (how long a second Chrome retries an
-//! unreachable browser before killing it; default 20 s, as Chrome),
-//! `STANDIN_HELPER_TAB=hidden` (the connect tab stays out of view and every
-//! other tab is exposed instead, as after the picker's "Allow & select";
-//! default: as the real extension does with a token, the session is
-//! attached to the connect tab itself, full URL and all, and to no other),
-//! `STANDIN_FAULTS` (see faults.rs), `STANDIN_LOG` (a log file; URLs are
-//! logged without their query).
+//! real headless Chromium. What it speaks (command line, `READY` line,
+//! singleton, the extension's protocol 2, `STANDIN_*` settings and faults)
+//! is described once, in `PROTOCOL.md` beside this crate.
 
 mod bridge;
 mod cdp;
