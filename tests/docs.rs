@@ -444,3 +444,102 @@ fn the_protocol_check_sees_an_unnamed_setting_and_fault() {
         ["STANDIN_NEW", "stall"]
     );
 }
+
+/// DESIGN.md's "Layout" block: the one file-by-file description.
+fn layout_block(design: &str) -> &str {
+    let start = design
+        .find("\n## Layout\n")
+        .expect("DESIGN.md has a Layout section");
+    let open = start + design[start..].find("```").expect("its block opens");
+    let close = open + 3 + design[open + 3..].find("```").expect("its block closes");
+    &design[open..close]
+}
+
+/// What the layout block does not name of the source tree `src` (each
+/// entry of `src/` as `src/<name>`, each file below by its name, each
+/// folder below as `<name>/`), and the `src/` paths it names that are not
+/// there.
+fn layout_drift(block: &str, src: &Path) -> Vec<String> {
+    let word = |w: &str| {
+        block
+            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .any(|x| x.eq_ignore_ascii_case(w))
+    };
+    let mut drift = Vec::new();
+    let mut below = vec![src.to_path_buf()];
+    while let Some(dir) = below.pop() {
+        for entry in fs::read_dir(&dir).unwrap().flatten() {
+            let path = entry.path();
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let is_dir = path.is_dir();
+            let named = if dir == src {
+                block.contains(&format!("src/{name}{}", if is_dir { "/" } else { "" }))
+            } else if is_dir {
+                block.contains(&format!("{name}/"))
+            } else {
+                name == "mod.rs" || word(name.trim_end_matches(".rs"))
+            };
+            if !named {
+                drift.push(format!("not described: {}", path.display()));
+            }
+            if is_dir {
+                below.push(path);
+            }
+        }
+    }
+    for named in block.split_whitespace().filter(|w| w.starts_with("src/")) {
+        let named = named.trim_end_matches(|c: char| !(c.is_ascii_alphanumeric() || c == '/'));
+        let on_disk = src.parent().unwrap().join(named.trim_end_matches('/'));
+        if !on_disk.exists() {
+            drift.push(format!("described but not there: {named}"));
+        }
+    }
+    drift
+}
+
+/// One layout description, and it is the tree's (AGENTS.md links to it).
+#[test]
+fn the_layout_names_every_file_and_folder_of_src_and_nothing_else() {
+    let design = read("docs/DESIGN.md");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let drift = layout_drift(layout_block(&design), &root.join("src"));
+    assert!(
+        drift.is_empty(),
+        "docs/DESIGN.md, Layout:\n{}",
+        drift.join("\n")
+    );
+    let agents = read("AGENTS.md");
+    assert!(
+        agents.contains("(docs/DESIGN.md#layout)"),
+        "AGENTS.md links the layout"
+    );
+    assert!(
+        !agents.contains("\nsrc/main.rs "),
+        "AGENTS.md keeps no second layout"
+    );
+}
+
+#[test]
+fn the_layout_check_finds_a_file_left_out_and_one_gone() {
+    let tree = tempfile::tempdir().unwrap();
+    let src = tree.path().join("src");
+    fs::create_dir_all(src.join("tabs")).unwrap();
+    for file in [
+        "main.rs",
+        "extra.rs",
+        "tabs/mod.rs",
+        "tabs/book.rs",
+        "tabs/ghost.rs",
+    ] {
+        fs::write(src.join(file), "").unwrap();
+    }
+    let block = "```\nsrc/main.rs  x\nsrc/tabs/  book.rs: y\nsrc/gone.rs  z\n";
+    let mut drift = layout_drift(block, &src);
+    drift.sort();
+    let expected = [
+        "described but not there: src/gone.rs".to_string(),
+        format!("not described: {}", src.join("extra.rs").display()),
+        format!("not described: {}", src.join("tabs/ghost.rs").display()),
+    ];
+    assert_eq!(drift, expected);
+}
