@@ -10,7 +10,7 @@ pub mod cli;
 pub mod command;
 pub mod config;
 pub mod daemon;
-pub mod error;
+pub(crate) mod error;
 pub mod exit;
 pub(crate) mod file_args;
 pub mod handoff;
