@@ -22,6 +22,7 @@ use serde::{Deserialize, Serialize};
 
 use super::align::{self, Match, Rules, Seen};
 pub use crate::policy::holds::HoldKind;
+use crate::policy::holds::{self, Hold, HoldChange};
 use crate::policy::tabs::TabRef;
 
 /// 2: tabs held for an agent, and why a tab is no agent's. A book of 1 is
@@ -47,17 +48,9 @@ pub struct Book {
     /// that may move it is out (then it pins nothing).
     pub current: Option<u64>,
     pub agents: BTreeMap<String, Agent>,
-    /// Browser-wide state an agent started that reaches every tab.
+    /// Browser-wide state an agent started that reaches every tab (whom
+    /// it keeps out: `policy::holds`).
     pub holds: Vec<Hold>,
-}
-
-/// Browser-wide state an agent started: while it lasts, no other agent's
-/// command runs (it would record or rewrite that agent's pages).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Hold {
-    pub agent: String,
-    pub what: HoldKind,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -824,27 +817,18 @@ impl Book {
 
     /// Another agent's browser-wide state, which keeps `agent` out.
     pub fn held_by_other(&self, agent: &str) -> Option<&Hold> {
-        self.holds.iter().find(|h| h.agent != agent)
+        holds::keeping_out(&self.holds, agent)
     }
 
     /// `agent` may have started `kind` (recorded before its command is
     /// sent: it holds whatever the command's fate).
     pub fn start_hold(&mut self, agent: &str, kind: HoldKind) {
-        if !self
-            .holds
-            .iter()
-            .any(|h| h.agent == agent && h.what == kind)
-        {
-            self.holds.push(Hold {
-                agent: agent.into(),
-                what: kind,
-            });
-        }
+        holds::apply(&mut self.holds, agent, HoldChange::Starts(kind));
     }
 
     /// `agent`'s command that ends `kind` ran.
     pub fn end_hold(&mut self, agent: &str, kind: HoldKind) {
-        self.holds.retain(|h| !(h.agent == agent && h.what == kind));
+        holds::apply(&mut self.holds, agent, HoldChange::Ends(kind));
     }
 
     /// The notes for `agent`, taken.
