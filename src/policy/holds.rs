@@ -1,7 +1,8 @@
 //! Browser-wide state a command leaves on for every tab (docs/DESIGN.md,
 //! invariant 14): while an agent's tracing, routes or offline network is
 //! on, no other agent's command runs. Which command starts or ends which,
-//! read from the line's one parsed form (`line.rs`). No I/O.
+//! read from the line's one parsed form (`line.rs`), what the holds are
+//! once it did, and whom they keep out. The tab book stores them. No I/O.
 
 use serde::{Deserialize, Serialize};
 
@@ -42,6 +43,37 @@ pub enum HoldChange {
     Starts(HoldKind),
     /// It ends one, once its reply says it ran.
     Ends(HoldKind),
+}
+
+/// Browser-wide state an agent started: while it lasts, no other agent's
+/// command runs (it would record or rewrite that agent's pages).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Hold {
+    pub agent: String,
+    pub what: HoldKind,
+}
+
+/// The hold that keeps `agent`'s command out, whatever the command: the
+/// first another agent started. Its own never do: it ends them itself.
+pub fn keeping_out<'a>(holds: &'a [Hold], agent: &str) -> Option<&'a Hold> {
+    holds.iter().find(|h| h.agent != agent)
+}
+
+/// `holds` once `agent`'s command made `change`: one hold of a kind per
+/// agent; an agent ends only its own.
+pub fn apply(holds: &mut Vec<Hold>, agent: &str, change: HoldChange) {
+    match change {
+        HoldChange::Starts(kind) => {
+            if !holds.iter().any(|h| h.agent == agent && h.what == kind) {
+                holds.push(Hold {
+                    agent: agent.into(),
+                    what: kind,
+                });
+            }
+        }
+        HoldChange::Ends(kind) => holds.retain(|h| !(h.agent == agent && h.what == kind)),
+    }
 }
 
 /// What `line` does to a hold, as the daemon will read it.
@@ -97,6 +129,47 @@ mod tests {
         ] {
             assert_eq!(change_of(line), expected, "{line}");
         }
+    }
+
+    fn hold(agent: &str, what: HoldKind) -> Hold {
+        Hold {
+            agent: agent.into(),
+            what,
+        }
+    }
+
+    #[test]
+    fn another_agents_hold_keeps_an_agent_out_and_its_own_do_not() {
+        use HoldKind::{Network, Routes, Tracing};
+        assert_eq!(keeping_out(&[], "a"), None);
+        let holds = [hold("a", Tracing), hold("b", Routes), hold("c", Network)];
+        assert_eq!(keeping_out(&holds, "a"), Some(&holds[1]), "the first other");
+        assert_eq!(keeping_out(&holds, "b"), Some(&holds[0]));
+        assert_eq!(keeping_out(&holds, "d"), Some(&holds[0]));
+        assert_eq!(keeping_out(&holds[..1], "a"), None, "its own only");
+        assert_eq!(keeping_out(&holds[..1], "b"), Some(&holds[0]));
+    }
+
+    #[test]
+    fn a_hold_starts_once_per_agent_and_kind_and_ends_only_as_its_own() {
+        use HoldChange::{Ends, Starts};
+        use HoldKind::{Routes, Tracing};
+        let mut holds = Vec::new();
+        apply(&mut holds, "a", Starts(Tracing));
+        apply(&mut holds, "a", Starts(Routes));
+        apply(&mut holds, "a", Starts(Routes));
+        apply(&mut holds, "b", Starts(Routes));
+        assert_eq!(
+            holds,
+            [hold("a", Tracing), hold("a", Routes), hold("b", Routes)]
+        );
+        // b's end ends b's routes, never a's; an end of none changes none.
+        apply(&mut holds, "b", Ends(Routes));
+        assert_eq!(holds, [hold("a", Tracing), hold("a", Routes)]);
+        apply(&mut holds, "b", Ends(Tracing));
+        assert_eq!(holds, [hold("a", Tracing), hold("a", Routes)]);
+        apply(&mut holds, "a", Ends(Tracing));
+        assert_eq!(holds, [hold("a", Routes)]);
     }
 
     #[test]

@@ -21,7 +21,9 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::align::{self, Match, Rules, Seen};
+use super::notice::{Named, Notice, Whose};
 pub use crate::policy::holds::HoldKind;
+use crate::policy::holds::{self, Hold, HoldChange};
 use crate::policy::tabs::TabRef;
 
 /// 2: tabs held for an agent, and why a tab is no agent's. A book of 1 is
@@ -47,17 +49,9 @@ pub struct Book {
     /// that may move it is out (then it pins nothing).
     pub current: Option<u64>,
     pub agents: BTreeMap<String, Agent>,
-    /// Browser-wide state an agent started that reaches every tab.
+    /// Browser-wide state an agent started that reaches every tab (whom
+    /// it keeps out: `policy::holds`).
     pub holds: Vec<Hold>,
-}
-
-/// Browser-wide state an agent started: while it lasts, no other agent's
-/// command runs (it would record or rewrite that agent's pages).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Hold {
-    pub agent: String,
-    pub what: HoldKind,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -168,7 +162,7 @@ pub struct Agent {
     /// When that command ran (milliseconds since the Unix epoch).
     pub last_at: u64,
     /// What happened to its tabs since: shown, once, by its next command.
-    pub notices: Vec<String>,
+    pub notices: Vec<Notice>,
 }
 
 /// What the command that just ran had to do with the tabs.
@@ -249,14 +243,10 @@ impl Book {
     ) -> Book {
         let mut book = Book::fresh(session, next_id.max(earlier.next_id), seen, blank_is_spare);
         for (name, agent) in &earlier.agents {
-            let ids: Vec<String> = earlier.own(name).iter().map(|t| name_of(t)).collect();
+            let tabs: Vec<Named> = earlier.own(name).into_iter().map(named).collect();
             let mut notices = agent.notices.clone();
-            if !ids.is_empty() {
-                notices.push(format!(
-                    "the browser was connected again, and your tabs of the earlier session ({}) \
-                     went with it",
-                    ids.join(", ")
-                ));
+            if !tabs.is_empty() {
+                notices.push(Notice::Reconnected { tabs });
             }
             if !notices.is_empty() {
                 book.agents.insert(
@@ -352,7 +342,7 @@ impl Book {
     /// since the book was last written (none: only time passed). Tabs that
     /// went, or that can no longer be told apart, are noted for their
     /// agents; the notes for `during`'s own agent are returned instead.
-    pub fn sync(&mut self, seen: &[Seen], during: Option<&During>) -> Vec<String> {
+    pub fn sync(&mut self, seen: &[Seen], during: Option<&During>) -> Vec<Notice> {
         let closed = during.and_then(|d| d.closed);
         let known: Vec<Tab> = self
             .tabs
@@ -370,7 +360,7 @@ impl Book {
         };
         let matches = align::align(&rules, seen);
         let opener = during.and_then(|d| self.sole_opener(&known, &matches, d));
-        let mut notes: Vec<(String, String)> = Vec::new();
+        let mut notes: Vec<(String, Notice)> = Vec::new();
         let mut tabs = Vec::new();
         let mut current = None;
         for (tab, matched) in seen.iter().zip(&matches) {
@@ -396,13 +386,10 @@ impl Book {
                     if let (Some(d), Some(Why::AppearedDuring(_))) = (during, &new.why) {
                         notes.push((
                             d.agent.into(),
-                            format!(
-                                "a tab appeared during your command (t{}), but other pages \
-                                 were open too (another agent's, the user's), any of which \
-                                 could have opened it: it is the user's, who may give it to you \
-                                 (the user runs `my-chrome tab-give t{} {}`)",
-                                new.id, new.id, d.agent
-                            ),
+                            Notice::AppearedDuring {
+                                tab: new.id,
+                                agent: d.agent.into(),
+                            },
                         ));
                     }
                     new
@@ -419,13 +406,7 @@ impl Book {
                 continue;
             }
             if let Some(agent) = tab.owner.agent_or_held() {
-                notes.push((
-                    agent.into(),
-                    format!(
-                        "tab {} was closed (by the user, or by its page)",
-                        name_of(tab)
-                    ),
-                ));
+                notes.push((agent.into(), Notice::Closed { tab: named(tab) }));
             }
         }
         self.tabs = tabs;
@@ -488,18 +469,16 @@ impl Book {
 
     /// A known tab that went to another site: a new id, held for its
     /// agent (it may also be a tab that appeared in its place).
-    fn moved(&mut self, was: &Tab, seen: &Seen, notes: &mut Vec<(String, String)>) -> Tab {
+    fn moved(&mut self, was: &Tab, seen: &Seen, notes: &mut Vec<(String, Notice)>) -> Tab {
         let id = self.take_id();
         let owner = match &was.owner {
             Owner::Agent(name) | Owner::Held(name) => {
                 notes.push((
                     name.clone(),
-                    format!(
-                        "the page of tab {} went to another site (or it closed and a tab that \
-                         appeared took its place): it is now t{id}, held for you; `my-chrome \
-                         tab-claim t{id}` takes it again",
-                        name_of(was)
-                    ),
+                    Notice::Moved {
+                        tab: named(was),
+                        now: id,
+                    },
                 ));
                 Owner::Held(name.clone())
             }
@@ -525,7 +504,7 @@ impl Book {
         candidates: &[usize],
         uncertain: bool,
         seen: &Seen,
-        notes: &mut Vec<(String, String)>,
+        notes: &mut Vec<(String, Notice)>,
     ) -> Tab {
         let first = &known[candidates[0]].owner;
         let one_agent = first.agent_or_held().filter(|a| {
@@ -534,10 +513,14 @@ impl Book {
                 .all(|&i| known[i].owner.agent_or_held() == Some(a))
         });
         let all_owned = candidates.iter().all(|&i| known[i].owner == *first);
-        let owner = match one_agent {
-            Some(a) if all_owned && !uncertain && first.agent().is_some() => Owner::Agent(a.into()),
-            Some(a) => Owner::Held(a.into()),
-            None => Owner::User,
+        // Only agents among the candidates hear of it: with one agent, it
+        // alone, so what it hears follows from the owner.
+        let (owner, whose) = match one_agent {
+            Some(a) if all_owned && !uncertain && first.agent().is_some() => {
+                (Owner::Agent(a.into()), Whose::Yours)
+            }
+            Some(a) => (Owner::Held(a.into()), Whose::HeldForYou),
+            None => (Owner::User, Whose::TheUsers),
         };
         let id = self.take_id();
         let mut agents: Vec<&str> = candidates
@@ -549,25 +532,18 @@ impl Book {
         // Each agent hears of its own tabs only: another's ids and labels
         // are not its to see.
         for agent in agents {
-            let own: Vec<String> = candidates
+            let tabs: Vec<Named> = candidates
                 .iter()
                 .filter(|&&i| known[i].owner.agent_or_held() == Some(agent))
-                .map(|&i| name_of(&known[i]))
+                .map(|&i| named(&known[i]))
                 .collect();
-            let whose = match &owner {
-                Owner::Agent(a) if a == agent => "still yours".to_string(),
-                Owner::Held(a) if a == agent => {
-                    format!("held for you (`my-chrome tab-claim t{id}` takes it again)")
-                }
-                other => format!("{}'s (only the user can give it)", other.describe()),
-            };
             notes.push((
                 agent.into(),
-                format!(
-                    "{} could not be told apart from another tab after tabs changed, so it is \
-                     now t{id}, {whose}",
-                    own.join(" or "),
-                ),
+                Notice::InDoubt {
+                    tabs,
+                    now: id,
+                    whose,
+                },
             ));
         }
         Tab {
@@ -730,9 +706,10 @@ impl Book {
                 .entry(name.clone())
                 .or_default()
                 .notices
-                .push(format!(
-                    "tab t{id}, held for you, was given to agent {agent} by the user"
-                ));
+                .push(Notice::GivenAway {
+                    tab: id,
+                    to: agent.into(),
+                });
         }
         let tab = self.tabs.iter_mut().find(|t| t.id == id).expect("found");
         if tab.owner.agent() != Some(agent) {
@@ -788,8 +765,8 @@ impl Book {
             .collect();
         let mut left = Vec::new();
         for name in gone {
-            let ids: Vec<String> = self.own(&name).iter().map(|t| name_of(t)).collect();
-            if ids.is_empty() {
+            let tabs: Vec<Named> = self.own(&name).into_iter().map(named).collect();
+            if tabs.is_empty() {
                 if self.held_for(&name).is_empty() {
                     self.agents.remove(&name);
                 }
@@ -803,12 +780,10 @@ impl Book {
             }
             let agent = self.agents.get_mut(&name).expect("listed");
             agent.current = None;
-            agent.notices.push(format!(
-                "you had no command for {} s, so your tabs ({}) are held for you: `my-chrome \
-                 tab-claim <id>` takes one again",
-                gone_after_ms / 1000,
-                ids.join(", ")
-            ));
+            agent.notices.push(Notice::Gone {
+                gone_after_ms,
+                tabs,
+            });
             left.push(name);
         }
         left
@@ -824,31 +799,22 @@ impl Book {
 
     /// Another agent's browser-wide state, which keeps `agent` out.
     pub fn held_by_other(&self, agent: &str) -> Option<&Hold> {
-        self.holds.iter().find(|h| h.agent != agent)
+        holds::keeping_out(&self.holds, agent)
     }
 
     /// `agent` may have started `kind` (recorded before its command is
     /// sent: it holds whatever the command's fate).
     pub fn start_hold(&mut self, agent: &str, kind: HoldKind) {
-        if !self
-            .holds
-            .iter()
-            .any(|h| h.agent == agent && h.what == kind)
-        {
-            self.holds.push(Hold {
-                agent: agent.into(),
-                what: kind,
-            });
-        }
+        holds::apply(&mut self.holds, agent, HoldChange::Starts(kind));
     }
 
     /// `agent`'s command that ends `kind` ran.
     pub fn end_hold(&mut self, agent: &str, kind: HoldKind) {
-        self.holds.retain(|h| !(h.agent == agent && h.what == kind));
+        holds::apply(&mut self.holds, agent, HoldChange::Ends(kind));
     }
 
     /// The notes for `agent`, taken.
-    pub fn take_notices(&mut self, agent: &str) -> Vec<String> {
+    pub fn take_notices(&mut self, agent: &str) -> Vec<Notice> {
         self.agents
             .get_mut(agent)
             .map(|a| std::mem::take(&mut a.notices))
@@ -856,11 +822,11 @@ impl Book {
     }
 }
 
-/// `t3` or `t3 (cart)`.
-pub fn name_of(tab: &Tab) -> String {
-    match &tab.label {
-        Some(label) => format!("t{} ({label})", tab.id),
-        None => format!("t{}", tab.id),
+/// A tab as a notice names it (`t3`, `t3 (cart)`).
+fn named(tab: &Tab) -> Named {
+    Named {
+        id: tab.id,
+        label: tab.label.clone(),
     }
 }
 
@@ -896,7 +862,7 @@ mod tests {
 
     /// A command of `during.agent` on its tab, as `Desk` runs it: the tab
     /// selected first, the list read after.
-    fn ran(book: &mut Book, during: &During, after: &[Seen]) -> Vec<String> {
+    fn ran(book: &mut Book, during: &During, after: &[Seen]) -> Vec<Notice> {
         if let Some(id) = during.acted_on {
             book.current = Some(id);
         }
@@ -913,6 +879,19 @@ mod tests {
 
     fn held(name: &str) -> Owner {
         Owner::Held(name.into())
+    }
+
+    /// Notices as they are printed.
+    fn words(notices: Vec<Notice>) -> Vec<String> {
+        notices.iter().map(Notice::to_string).collect()
+    }
+
+    /// A tab as a notice names it.
+    fn tab_named(id: u64, label: Option<&str>) -> Named {
+        Named {
+            id,
+            label: label.map(String::from),
+        }
     }
 
     /// A book where "a" owns t1 (A) and "b" owns t2 (B), t1 current.
@@ -949,8 +928,14 @@ mod tests {
         let notes = ran(&mut book, &opens("b", 2), &seen(&[A, B, C], 1));
         assert_eq!(book.tabs[2].owner, Owner::User);
         assert_eq!(book.tabs[2].why, Some(Why::AppearedDuring("b".into())));
-        assert_eq!(notes.len(), 1, "b hears the tab waits for the user");
-        assert!(notes[0].contains("`my-chrome tab-give t3 b`"), "{notes:?}");
+        assert_eq!(
+            notes,
+            [Notice::AppearedDuring {
+                tab: 3,
+                agent: "b".into()
+            }],
+            "b hears the tab waits for the user"
+        );
         assert!(book.take_notices("a").is_empty());
         // A read opens nothing: a tab appearing meanwhile is the user's.
         let read = During {
@@ -995,7 +980,7 @@ mod tests {
         let notes = book.sync(&seen(&[A], 0), None);
         assert!(notes.is_empty());
         assert_eq!(book.resolve("b", &TabRef::Id(2)), Err(Refused::Gone(2)));
-        let told = book.take_notices("b");
+        let told = words(book.take_notices("b"));
         assert_eq!(
             told,
             ["tab t2 (mine) was closed (by the user, or by its page)"]
@@ -1056,8 +1041,14 @@ mod tests {
                 owner: held("b")
             })
         );
-        let told = book.take_notices("b").join("\n");
-        assert!(told.contains("now t3, held for you"), "{told}");
+        assert_eq!(
+            book.take_notices("b"),
+            [Notice::InDoubt {
+                tabs: vec![tab_named(2, Some("mine"))],
+                now: 3,
+                whose: Whose::HeldForYou
+            }]
+        );
         assert!(book.take_notices("a").is_empty());
         assert_eq!(
             book.others_with_tabs("a"),
@@ -1082,10 +1073,12 @@ mod tests {
             [(1, agent("a")), (4, held("b")), (3, agent("c"))]
         );
         assert_eq!(book.tab(4).unwrap().why, Some(Why::Moved));
-        let told = book.take_notices("b").join("\n");
-        assert!(
-            told.contains("tab t2 (mine) went to another site") && told.contains("now t4"),
-            "{told}"
+        assert_eq!(
+            book.take_notices("b"),
+            [Notice::Moved {
+                tab: tab_named(2, Some("mine")),
+                now: 4
+            }]
         );
         assert!(book.take_notices("c").is_empty());
     }
@@ -1132,8 +1125,8 @@ mod tests {
         );
         assert_eq!(b.tabs[0].owner, Owner::User, "t1 or t2: nobody's");
         // Each hears of its own tab, and of nobody else's.
-        let told_a = b.take_notices("a").join("\n");
-        let told_b = b.take_notices("b").join("\n");
+        let told_a = words(b.take_notices("a")).join("\n");
+        let told_b = words(b.take_notices("b")).join("\n");
         assert!(told_a.contains("t1") && !told_a.contains("t2"), "{told_a}");
         assert!(told_b.contains("t2") && !told_b.contains("t1"), "{told_b}");
         assert!(told_a.contains("the user's"), "{told_a}");
@@ -1235,7 +1228,13 @@ mod tests {
         assert_eq!(book.expire(6_000, 4_000), vec!["a".to_string()]);
         let t1 = book.tab(1).unwrap();
         assert_eq!((&t1.owner, &t1.why), (&held("a"), &Some(Why::OwnerGone)));
-        assert!(book.take_notices("a")[0].contains("no command for 4 s"));
+        assert_eq!(
+            book.take_notices("a"),
+            [Notice::Gone {
+                gone_after_ms: 4_000,
+                tabs: vec![tab_named(1, None)]
+            }]
+        );
         assert_eq!(book.tab(2).unwrap().owner, agent("b"));
         // No other agent takes it; its own may, and the user may give it.
         assert_eq!(
@@ -1256,7 +1255,7 @@ mod tests {
         book.give(1, "b").unwrap();
         assert_eq!(book.tab(1).unwrap().owner, agent("b"));
         assert_eq!(
-            book.take_notices("a"),
+            words(book.take_notices("a")),
             ["tab t1, held for you, was given to agent b by the user"]
         );
     }
@@ -1322,9 +1321,11 @@ mod tests {
         // A later id recorded apart wins.
         let later = Book::after(&book, book.next_id + 5, "s2", &seen(&[BLANK], 0), true);
         assert_eq!(later.first_id, book.next_id + 5);
-        for agent in ["a", "b"] {
-            let told = &next.agents[agent].notices;
-            assert!(told[0].contains("connected again"), "{told:?}");
+        for (agent, tab) in [("a", tab_named(1, None)), ("b", tab_named(2, Some("mine")))] {
+            assert_eq!(
+                next.agents[agent].notices,
+                [Notice::Reconnected { tabs: vec![tab] }]
+            );
         }
         // A blank tab is spare only in a book `connect` makes.
         let other = Book::fresh("s3", 9, &seen(&[BLANK], 0), false);
@@ -1358,6 +1359,56 @@ mod tests {
         let old = r#"{"version":1,"session":"s","first_id":1,"next_id":2,"tabs":[{"id":1,"owner":"user","label":null,"header":"[](about:blank)","opened":false}],"current":1,"agents":{},"holds":[]}"#;
         let read: Book = serde_json::from_str(old).unwrap();
         assert!(read.well_formed() && read.tabs[0].why.is_none());
+    }
+
+    #[test]
+    fn a_book_of_the_release_before_reads_its_worded_notices_as_they_are() {
+        // Notices were stored as words: they are shown as they were, and a
+        // new one is stored as data beside them.
+        let old = r#"{"version":2,"session":"s","first_id":1,"next_id":2,"tabs":[{"id":1,"owner":{"held":"a"},"label":null,"header":"[](about:blank)","opened":false,"why":"owner-gone"}],"current":1,"agents":{"a":{"current":null,"last_command":"snapshot","last_at":5,"notices":["tab t2 (mine) was closed (by the user, or by its page)","you had no command for 4 s, so your tabs (t1) are held for you: `my-chrome tab-claim <id>` takes one again"]}},"holds":[{"agent":"a","what":"tracing"}]}"#;
+        let mut read: Book = serde_json::from_str(old).unwrap();
+        assert!(read.well_formed());
+        assert_eq!(
+            read.agents["a"].notices,
+            [
+                Notice::Said("tab t2 (mine) was closed (by the user, or by its page)".into()),
+                Notice::Said(
+                    "you had no command for 4 s, so your tabs (t1) are held for you: \
+                     `my-chrome tab-claim <id>` takes one again"
+                        .into()
+                ),
+            ]
+        );
+        assert_eq!(
+            read.holds,
+            [Hold {
+                agent: "a".into(),
+                what: HoldKind::Tracing
+            }]
+        );
+        // Written back unchanged.
+        let again: serde_json::Value = serde_json::to_value(&read).unwrap();
+        assert_eq!(
+            again,
+            serde_json::from_str::<serde_json::Value>(old).unwrap()
+        );
+        read.give(1, "b").unwrap();
+        let written = serde_json::to_string(&read).unwrap();
+        assert!(
+            written.contains(
+                r#"held for you: `my-chrome tab-claim <id>` takes one again",{"kind":"given-away","tab":1,"to":"b"}]"#
+            ),
+            "{written}"
+        );
+        assert_eq!(
+            words(read.take_notices("a")),
+            [
+                "tab t2 (mine) was closed (by the user, or by its page)",
+                "you had no command for 4 s, so your tabs (t1) are held for you: `my-chrome \
+                 tab-claim <id>` takes one again",
+                "tab t1, held for you, was given to agent b by the user",
+            ]
+        );
     }
 
     #[test]
@@ -1395,7 +1446,7 @@ mod tests {
             })
         );
         assert_eq!(
-            book.take_notices("b"),
+            words(book.take_notices("b")),
             ["tab t2 (mine) was closed (by the user, or by its page)"]
         );
         assert!(book.take_notices("a").is_empty());

@@ -10,6 +10,7 @@
 pub mod align;
 pub mod book;
 pub mod listing;
+pub mod notice;
 pub mod view;
 
 use std::os::unix::fs::MetadataExt;
@@ -25,6 +26,7 @@ use crate::runtime::{Runtime, RuntimeError, StateFile};
 use align::Seen;
 use book::{Book, During, Refused};
 use listing::Shown;
+use notice::Notice;
 
 /// A tab list is a few lines per tab: a reply past this is not one.
 const LIST_LIMIT: usize = 4 << 20;
@@ -44,11 +46,12 @@ pub enum TabsError {
         "nothing was run: since agent {agent}'s last command, {}. Your tabs now:\n{own}Name the \
          tab to use (`--tab <id>`), or open one (`my-chrome tab-new <url>`), and run the command \
          again",
-        .notes.join("; ")
+        notice::joined(.notes)
     )]
     Changed {
         agent: String,
-        notes: Vec<String>,
+        /// Worded only here, when shown.
+        notes: Vec<Notice>,
         own: String,
     },
     #[error(
@@ -697,7 +700,7 @@ impl Desk {
 }
 
 /// What happened to the agent's own tabs during its command.
-fn show_notes(notes: &[String]) {
+fn show_notes(notes: &[Notice]) {
     for note in notes {
         crate::output::notice(&format!("my-chrome: {note}"));
     }
