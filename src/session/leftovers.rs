@@ -89,19 +89,29 @@ pub fn remove_since(runtime: &Runtime, before: &[String]) -> usize {
 
 /// The socket a daemon of ours left when it was killed (nothing listens
 /// on it; the registry entry of our session names it, inside our private
-/// TMPDIR): removed when it is a socket of ours. Whether one was.
+/// TMPDIR): removed when it is a socket of ours, and then the entry too (a
+/// file of ours), as the daemon removes it when it stops and as the CLI's
+/// `list` drops a dead one: an ended session leaves no stale entry behind.
+/// Whether the socket was removed.
 pub fn remove_dead_socket(runtime: &Runtime, home: &std::path::Path, session: &str) -> bool {
     use std::os::unix::fs::FileTypeExt;
     let Some(path) = super::state::dead_socket(home, runtime, session) else {
         return false;
     };
     let me = nix::unistd::geteuid().as_raw();
-    match fs::symlink_metadata(&path) {
+    let removed = match fs::symlink_metadata(&path) {
         Ok(meta) if meta.file_type().is_socket() && meta.uid() == me => {
             fs::remove_file(&path).is_ok()
         }
         _ => false,
+    };
+    if removed
+        && let Ok(entry) = super::registry::entry_path(home, runtime.root(), session)
+        && fs::symlink_metadata(&entry).is_ok_and(|m| m.is_file() && m.uid() == me)
+    {
+        let _ = fs::remove_file(&entry);
     }
+    removed
 }
 
 /// One folder, when it is what a daemon of ours leaves: the name, directly
@@ -150,16 +160,29 @@ mod tests {
             .unwrap();
         let socket = dir.join("mychrome.sock");
         let gone = |home: &Path| remove_dead_socket(&runtime, home, "mychrome");
+        let entry =
+            super::super::registry::entry_path(home.path(), runtime.root(), "mychrome").unwrap();
         // No entry: nothing.
         assert!(!gone(home.path()));
-        // A daemon still listening: its socket stays.
+        // A daemon still listening: its socket and its entry stay.
         let listening = UnixListener::bind(&socket).unwrap();
         name_socket(home.path(), &runtime, &socket);
         assert!(!gone(home.path()));
-        assert!(socket.exists());
-        // Killed: nothing listens, the socket goes.
+        assert!(socket.exists() && entry.exists());
+        // Killed: nothing listens, the socket goes, and the entry with it.
         drop(listening);
         assert!(gone(home.path()) && !socket.exists());
+        assert!(!entry.exists(), "a dead session's entry stays behind");
+        // An entry that is a link: the socket goes, the link and what it
+        // names stay (never followed).
+        dead(&socket);
+        let elsewhere = home.path().join("elsewhere.session");
+        let named = serde_json::json!({"socketPath": socket, "attached": true});
+        fs::write(&elsewhere, named.to_string()).unwrap();
+        std::os::unix::fs::symlink(&elsewhere, &entry).unwrap();
+        assert!(gone(home.path()) && !socket.exists());
+        assert!(fs::symlink_metadata(&entry).is_ok() && elsewhere.exists());
+        fs::remove_file(&entry).unwrap();
         // Dead, but outside our TMPDIR: not ours to remove.
         let outside = home.path().join("outside.sock");
         dead(&outside);
@@ -179,10 +202,11 @@ mod tests {
         dead(&exposed);
         name_socket(home.path(), &runtime, &exposed);
         assert!(!gone(home.path()) && exposed.exists());
-        // A plain file where the socket was: not a socket, left.
+        // A plain file where the socket was: not a socket, left, and so
+        // is the entry.
         fs::write(&socket, "").unwrap();
         name_socket(home.path(), &runtime, &socket);
-        assert!(!gone(home.path()) && socket.exists());
+        assert!(!gone(home.path()) && socket.exists() && entry.exists());
     }
 
     #[test]

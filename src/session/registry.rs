@@ -75,10 +75,15 @@ pub fn daemon_dir_of_real(home: &Path, real: &Path) -> PathBuf {
     base_dir(home).join(&hash[..16])
 }
 
+/// Where the CLI keeps session `name`'s entry for `workspace`.
+pub fn entry_path(home: &Path, workspace: &Path, name: &str) -> io::Result<PathBuf> {
+    Ok(daemon_dir(home, workspace)?.join(format!("{name}.session")))
+}
+
 /// Reads `<name>.session` for `workspace`. `Ok(None)` when there is none;
 /// an unparsable file is an error.
 pub fn read_entry(home: &Path, workspace: &Path, name: &str) -> io::Result<Option<SessionEntry>> {
-    let path = daemon_dir(home, workspace)?.join(format!("{name}.session"));
+    let path = entry_path(home, workspace, name)?;
     let bytes = match fs::read(&path) {
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
         other => other?,
