@@ -1034,4 +1034,27 @@ mod tests {
         assert_eq!(fs::read_to_string(&elsewhere).unwrap(), "theirs\n");
         assert!(is_unsafe(runtime.read_log(LogFile::Lease, 1000)));
     }
+
+    #[test]
+    fn a_runtime_is_claimed_only_with_my_chromes_own_claim() {
+        let (home, runtime) = scratch();
+        assert!(claimed(runtime.root()).unwrap(), "open() claims it");
+        let bare = home.path().join("bare");
+        fs::create_dir(&bare).unwrap();
+        assert!(!claimed(&bare).unwrap(), "no claim file: not claimed");
+        // A claim file with other words is refused, not taken as none.
+        let foreign = home.path().join("foreign");
+        fs::create_dir(&foreign).unwrap();
+        let claim = foreign.join(CLAIM_FILE);
+        fs::write(&claim, b"someone else's\n").unwrap();
+        fs::set_permissions(&claim, fs::Permissions::from_mode(0o600)).unwrap();
+        assert!(is_unsafe(claimed(&foreign)));
+    }
+
+    #[test]
+    fn a_json_fault_says_where_and_what_kind_never_the_text() {
+        let error = serde_json::from_str::<serde_json::Value>("{\"secret-ish\": tru}")
+            .expect_err("not JSON");
+        assert_eq!(json_fault(&error), "Syntax error at line 1, column 19");
+    }
 }
