@@ -839,6 +839,21 @@ mod tests {
     }
 
     #[test]
+    fn a_lock_whose_file_was_replaced_is_no_longer_here() {
+        let (_home, runtime) = scratch();
+        let held = runtime.session_lock(Duration::ZERO).unwrap();
+        assert!(held.still_here());
+        // Another file at its path, on the same file system (a runtime put
+        // back in its place): not the one locked.
+        let path = runtime.root().join(SESSION_LOCK_FILE);
+        fs::remove_file(&path).unwrap();
+        fs::write(&path, b"").unwrap();
+        assert!(!held.still_here());
+        fs::remove_file(&path).unwrap();
+        assert!(!held.still_here());
+    }
+
+    #[test]
     fn only_the_copies_setup_seals_are_sealed_places() {
         for sealed in [
             "cli",
