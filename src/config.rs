@@ -7,6 +7,7 @@ use std::path::{Component, Path, PathBuf};
 use std::time::Duration;
 
 use crate::browser::name::Browser;
+use crate::exit::Exit;
 use crate::platform;
 
 /// Where the runtime lives (`MY_CHROME_RUNTIME_DIR` or the platform default).
@@ -118,6 +119,13 @@ impl DisplayVars {
 pub struct ConfigError {
     pub var: String,
     pub problem: String,
+}
+
+impl ConfigError {
+    /// A setting that cannot be used is a usage error, wherever it is met.
+    pub fn exit(&self) -> Exit {
+        Exit::Usage
+    }
 }
 
 fn invalid(var: &str, problem: impl Into<String>) -> ConfigError {

@@ -79,7 +79,7 @@ pub enum Error {
 impl Error {
     pub fn exit(&self) -> Exit {
         match self {
-            Error::Config(_) => Exit::Usage,
+            Error::Config(e) => e.exit(),
             Error::Runtime(e) => e.exit(),
             Error::Helper(e) => e.exit(),
             Error::Child(e) => e.exit(),

@@ -66,7 +66,7 @@ pub enum Failure {
 impl Failure {
     pub fn exit(&self) -> Exit {
         match self {
-            Failure::Config(_) => Exit::Usage,
+            Failure::Config(e) => e.exit(),
             Failure::Setup(e) => e.exit(),
             Failure::Token(e) => e.exit(),
             Failure::Connect(e) => e.exit(),
