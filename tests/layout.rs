@@ -477,7 +477,13 @@ fn the_layer_check_sees_a_climbing_import() {
 
 /// The modules that decide without touching the world: the policy, and
 /// the tab book (every ownership rule), its alignment and its notices.
-const PURE: [&str; 4] = [POLICY, "tabs::align", "tabs::book", "tabs::notice"];
+const PURE: [&str; 5] = [
+    POLICY,
+    "tabs::align",
+    "tabs::book",
+    "tabs::notice",
+    "tabs::proof",
+];
 
 /// What does I/O, or prints.
 const IO: [&str; 14] = [

@@ -12,28 +12,37 @@ pub fn parse_list(text: &str) -> Option<Vec<Seen>> {
     let body = section(text, "Result").unwrap_or(text);
     let mut tabs = Vec::new();
     for line in body.lines() {
-        let Some(rest) = line.strip_prefix("- ") else {
+        if !line.starts_with("- ") {
             continue;
-        };
-        let (index, rest) = rest.split_once(':')?;
-        if index.parse::<usize>().ok()? != tabs.len() {
-            return None;
         }
-        let (current, rest) = match rest.strip_prefix(" (current)") {
-            Some(rest) => (true, rest),
-            None => (false, rest),
-        };
-        let header = rest.strip_prefix(' ')?;
-        let header = header.strip_suffix(" [crashed]").unwrap_or(header);
-        if !header.starts_with('[') || !header.ends_with(')') {
-            return None;
-        }
-        tabs.push(Seen {
-            header: header.to_string(),
-            current,
-        });
+        tabs.push(parse_entry(line, tabs.len())?);
     }
     (!tabs.is_empty()).then_some(tabs)
+}
+
+/// One line of a list, `- <index>: [(current) ][title](url)[ [crashed]]`,
+/// when it is the tab at `index`. Titles and addresses hold no line break
+/// (a page's title has its white space collapsed; an address has none), so
+/// a line is one tab.
+pub fn parse_entry(line: &str, index: usize) -> Option<Seen> {
+    let rest = line.strip_prefix("- ")?;
+    let (at, rest) = rest.split_once(':')?;
+    if at.parse::<usize>().ok()? != index {
+        return None;
+    }
+    let (current, rest) = match rest.strip_prefix(" (current)") {
+        Some(rest) => (true, rest),
+        None => (false, rest),
+    };
+    let header = rest.strip_prefix(' ')?;
+    let header = header.strip_suffix(" [crashed]").unwrap_or(header);
+    if !header.starts_with('[') || !header.ends_with(')') {
+        return None;
+    }
+    Some(Seen {
+        header: header.to_string(),
+        current,
+    })
 }
 
 /// The body of the first `### <title>` section of a reply.

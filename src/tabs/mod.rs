@@ -11,6 +11,7 @@ pub mod align;
 pub mod book;
 pub mod listing;
 pub mod notice;
+pub mod proof;
 pub mod view;
 
 use std::os::unix::fs::MetadataExt;
@@ -27,6 +28,7 @@ use align::Seen;
 use book::{Book, During, Refused};
 use listing::Shown;
 use notice::Notice;
+use proof::Proof;
 
 /// A tab list is a few lines per tab: a reply past this is not one.
 const LIST_LIMIT: usize = 4 << 20;
@@ -332,6 +334,11 @@ pub struct Desk {
     /// The stored token's fingerprint: no header is kept with the token
     /// in it (the book is a file of ours).
     known: Option<crate::token::fingerprint::Fingerprint>,
+    /// The tabs exactly as the daemon's last reply to this desk listed
+    /// them, when that reply told of no change after its list (src/tabs/
+    /// proof.rs): what the daemon compares the next reply's headers with.
+    /// Gone once anything else is sent.
+    baseline: Option<Vec<Seen>>,
 }
 
 impl Desk {
@@ -362,6 +369,7 @@ impl Desk {
             agent: held.agent.clone(),
             book: Book::fresh("", 1, &[], false),
             known: crate::token::fingerprint::recorded(runtime)?,
+            baseline: None,
         };
         let seen = desk.list()?;
         let key = session_key(socket)?;
@@ -532,14 +540,14 @@ impl Desk {
         let index = self.book.index_of(id).ok_or(TabsError::Moved)?;
         self.moving_current()?;
         let reply = self.send(&["tab-select".into(), index.to_string()])?;
-        let seen = match reply {
+        let (seen, exact) = match reply {
             Reply::Text {
                 text: Some(text),
                 is_error: false,
-            } => self.parse_list(&text),
-            _ => None,
-        }
-        .ok_or(TabsError::Moved)?;
+            } => (self.parse_list(&text), proof::exact_list(&text)),
+            _ => (None, None),
+        };
+        let seen = seen.ok_or(TabsError::Moved)?;
         // Every tab where it was, showing exactly what it showed: a tab
         // closed meanwhile would have moved the one at `index` (a site
         // alone would not tell it from a neighbour of the same site).
@@ -554,6 +562,7 @@ impl Desk {
             return Err(TabsError::Moved);
         }
         self.book.current = Some(id);
+        self.baseline = exact.map(|seen| self.redacted(seen));
         Ok(())
     }
 
@@ -566,6 +575,7 @@ impl Desk {
     /// command killed in between leaves no false one behind.
     fn moving_current(&mut self) -> Result<(), TabsError> {
         self.book.current = None;
+        self.baseline = None;
         Ok(self.save()?)
     }
 
@@ -588,28 +598,60 @@ impl Desk {
         }
         self.select(id)?;
         self.moving_current()?;
-        match self.send(&["tab-close".into()])? {
+        // Its reply lists the tabs left, when exactly (src/tabs/proof.rs).
+        let left = match self.send(&["tab-close".into()])? {
             Reply::Text {
-                is_error: false, ..
-            } => {}
+                text,
+                is_error: false,
+            } => text.as_deref().and_then(proof::exact_list),
             _ => return Err(TabsError::Unlisted("the tab did not close".into())),
-        }
+        };
         let agent = self.agent.clone();
-        self.finish(&During {
+        let during = During {
             agent: &agent,
             acted_on: None,
             closed: Some(id),
             opens: false,
             moves_current: true,
-        })
+        };
+        match left {
+            Some(seen) => {
+                let seen = self.redacted(seen);
+                self.read_in(&seen, &during);
+                self.baseline = Some(seen);
+                Ok(())
+            }
+            None => self.finish(&during),
+        }
     }
 
     /// Reads the tabs again after the agent's command (`during`).
     pub fn finish(&mut self, during: &During) -> Result<(), TabsError> {
         let seen = self.list()?;
-        let notes = self.book.sync(&seen, Some(during));
-        show_notes(&notes);
+        self.read_in(&seen, during);
         Ok(())
+    }
+
+    /// Reads in the tabs after the agent's command (`during`) from what its
+    /// reply proves (src/tabs/proof.rs), and lists them only when it proves
+    /// nothing: no change since the last exact list, or the reply's own
+    /// list. Whether they were listed again.
+    pub fn after(&mut self, proof: Proof, during: &During) -> Result<Listed, TabsError> {
+        let baseline = self.baseline.take();
+        let (seen, listed) = match (proof, baseline) {
+            (Proof::Unchanged, Some(baseline)) => (baseline, Listed::Unchanged),
+            (Proof::Listed(seen), _) => (self.redacted(seen), Listed::InReply),
+            (Proof::Unchanged | Proof::Unproven(_), _) => (self.list()?, Listed::Again),
+        };
+        self.read_in(&seen, during);
+        Ok(listed)
+    }
+
+    /// What the tabs show after the agent's command (`during`), into the
+    /// book; what happened to the agent's own tabs is said now.
+    fn read_in(&mut self, seen: &[Seen], during: &During) {
+        let notes = self.book.sync(seen, Some(during));
+        show_notes(&notes);
     }
 
     /// Whether the daemon's current tab is the agent's.
@@ -643,8 +685,10 @@ impl Desk {
         save(&self.runtime, &self.book)
     }
 
-    /// One housekeeping request for the daemon.
-    fn send(&self, args: &[String]) -> Result<Reply, TabsError> {
+    /// One housekeeping request for the daemon. What it changes is unknown
+    /// until its reply is read: no baseline meanwhile.
+    fn send(&mut self, args: &[String]) -> Result<Reply, TabsError> {
+        self.baseline = None;
         let request = self.request(args)?;
         Ok(self.budget.run(&self.socket, &request.bytes, LIST_LIMIT)?)
     }
@@ -664,17 +708,23 @@ impl Desk {
 
     /// The tabs a list shows, their headers with no token in them.
     fn parse_list(&self, text: &str) -> Option<Vec<Seen>> {
-        let mut seen = listing::parse_list(text)?;
+        listing::parse_list(text).map(|seen| self.redacted(seen))
+    }
+
+    /// Tabs with no token in their headers.
+    fn redacted(&self, mut seen: Vec<Seen>) -> Vec<Seen> {
         for tab in &mut seen {
             tab.header = crate::redact::redact_value(&tab.header, self.known.as_ref());
         }
-        Some(seen)
+        seen
     }
 
     /// Every tab of the session, as the daemon lists them. A tab closing
     /// at that moment can fail the list (its title is asked of a page that
     /// is going): asked again, a few times, before it counts as a failure.
-    pub fn list(&self) -> Result<Vec<Seen>, TabsError> {
+    /// When the list is exact (src/tabs/proof.rs), it is the baseline the
+    /// next reply is read against.
+    pub fn list(&mut self) -> Result<Vec<Seen>, TabsError> {
         let mut tries = 0;
         loop {
             let failed = match self.send(&["tab-list".into()])? {
@@ -682,9 +732,15 @@ impl Desk {
                     text: Some(text),
                     is_error: false,
                 } => {
-                    return self
-                        .parse_list(&text)
-                        .ok_or_else(|| TabsError::Unlisted("its reply is no tab list".into()));
+                    let exact = proof::exact_list(&text).map(|seen| self.redacted(seen));
+                    let seen = match &exact {
+                        Some(seen) => seen.clone(),
+                        None => self.parse_list(&text).ok_or_else(|| {
+                            TabsError::Unlisted("its reply is no tab list".into())
+                        })?,
+                    };
+                    self.baseline = exact;
+                    return Ok(seen);
                 }
                 // An error text may list tabs: never in a message.
                 Reply::Text { .. } => TabsError::Unlisted("the daemon refused".into()),
@@ -697,6 +753,17 @@ impl Desk {
             std::thread::sleep(Duration::from_millis(100));
         }
     }
+}
+
+/// How the tabs after a command were known.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Listed {
+    /// Its reply proved that nothing changed since the last exact list.
+    Unchanged,
+    /// Its reply carried the daemon's list.
+    InReply,
+    /// They were listed again.
+    Again,
 }
 
 /// What happened to the agent's own tabs during its command.
