@@ -637,7 +637,7 @@ fn requests(b: &Browser, agent: &str, args: &[&str]) -> (Run, Vec<String>) {
 /// tab shows either way.
 #[test]
 fn what_the_daemons_replies_prove_saves_a_list_and_no_forgery_does() {
-    let b = two_agents();
+    let b = browser();
     let ok = |agent: &str, args: &[&str], sent: &[&str]| {
         let (run, got) = requests(&b, agent, args);
         assert_eq!(
@@ -648,6 +648,16 @@ fn what_the_daemons_replies_prove_saves_a_list_and_no_forgery_does() {
         assert_eq!(got, sent, "{agent} {args:?}: {}", run.stdout);
         run
     };
+    // The session's one tab: a snapshot's reply starts with its Page
+    // section, which is read as the list, the tab's header rebuilt: the
+    // tab stays ann's, current, at its address.
+    b.ok("ann", &["goto", &b.page("ann")]);
+    ok("ann", &["snapshot"], &["tab-list", "snapshot"]);
+    let own = b.tabs("ann");
+    assert_eq!(own.len(), 1, "{own:?}");
+    assert!(own[0].2 && own[0].3 == b.page("ann"), "{own:?}");
+    assert!(held_for(&b, "ann").is_empty() && user_tabs(&b).is_empty());
+    b.ok("bob", &["goto", &b.page("bob")]);
     // bob's tab is current: ann's is selected first.
     ok("ann", &["eval", "1"], &["tab-list", "tab-select", "eval"]);
     ok("ann", &["eval", "document.title"], &["tab-list", "eval"]);
