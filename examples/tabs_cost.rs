@@ -1,24 +1,35 @@
 //! What keeping each agent in its own tabs costs a forwarded command: the
 //! work `my-chrome` adds around the agent's own request (the tab list
 //! before, the book read and checked, the agent's tab selected when it is
-//! not current, the tab list after, the book written), timed inside a
-//! fresh process, as `scripts/bench.sh` runs it. The turn (the session's
-//! lock) is taken first and not counted: `lease_cost` measures it. Prints
-//! microseconds.
+//! not current, the tabs read again after — from the reply when it proves
+//! them, src/tabs/proof.rs, else listed —, the book written), timed inside a
+//! fresh process, as `scripts/bench.sh` runs it. The agent's own request
+//! (`eval 1` by default, or the words given) is sent, as the product sends
+//! it, and its time left out; the turn (the session's lock) is taken first
+//! and not counted: `lease_cost` measures it. Prints microseconds, then how
+//! the tabs after were known (`Unchanged`, `InReply` or `Again`).
 //!
-//! Usage: tabs_cost   (HOME, MY_CHROME_RUNTIME_DIR and MY_CHROME_AGENT as
-//! for my-chrome, with a connected session in which the agent has a tab)
+//! Usage: tabs_cost [WORDS...]   (HOME, MY_CHROME_RUNTIME_DIR and
+//! MY_CHROME_AGENT as for my-chrome, with a connected session in which the
+//! agent has a tab)
 
 use std::time::{Duration, Instant};
 
 use my_chrome::config::Config;
+use my_chrome::daemon;
+use my_chrome::daemon::request::{Mode, Plan, plan_words};
 use my_chrome::helper::pin::Pin;
 use my_chrome::runtime::Runtime;
 use my_chrome::session::state::{SessionState, registered_state};
 use my_chrome::tabs::Desk;
 use my_chrome::tabs::book::During;
+use my_chrome::tabs::proof;
 
 fn main() {
+    let mut words: Vec<String> = std::env::args().skip(1).collect();
+    if words.is_empty() {
+        words = vec!["eval".into(), "1".into()];
+    }
     let config = Config::from_env().expect("configuration");
     let runtime = Runtime::open(&config.runtime).expect("the runtime");
     let core = Pin::shipped().core_version();
@@ -28,9 +39,16 @@ fn main() {
         panic!("no connected session: run `my-chrome connect` first");
     };
     let cwd = std::fs::canonicalize(runtime.root()).expect("the runtime's real path");
-    let held =
-        my_chrome::lease::acquire(&config, &runtime, "eval", my_chrome::lease::Kind::Browser)
-            .expect("the turn");
+    let Plan::Run(request) = plan_words(&words, &cwd) else {
+        panic!("{words:?} is no daemon request");
+    };
+    let held = my_chrome::lease::acquire(
+        &config,
+        &runtime,
+        &words[0],
+        my_chrome::lease::Kind::Browser,
+    )
+    .expect("the turn");
     let started = Instant::now();
     let budget = my_chrome::daemon::Housekeeping::new(Duration::from_secs(30));
     let mut desk = Desk::open(
@@ -46,18 +64,33 @@ fn main() {
         false,
     )
     .expect("the tabs");
-    desk.touch("eval");
+    desk.touch(&words[0]);
     let id = desk.target(None).expect("the agent's tab");
     desk.select(id).expect("selected");
+    let sent = Instant::now();
+    let reply = daemon::run_command(
+        &entry.socket_path,
+        &request.bytes,
+        config.command_timeout,
+        config.reply_limit,
+    )
+    .unwrap_or_else(|_| panic!("{words:?} was not answered"));
+    let command = sent.elapsed();
+    let proof = proof::of_reply(&reply, request.mode() == Mode::Text);
     let agent = desk.agent.clone();
-    desk.finish(&During {
-        agent: &agent,
-        acted_on: Some(id),
-        closed: None,
-        opens: true,
-        moves_current: false,
-    })
-    .expect("the tabs after");
+    let listed = desk
+        .after(
+            proof,
+            &During {
+                agent: &agent,
+                acted_on: Some(id),
+                closed: None,
+                opens: true,
+                moves_current: false,
+            },
+        )
+        .expect("the tabs after");
     desk.save().expect("the book");
-    println!("{}", started.elapsed().as_micros());
+    let ours = started.elapsed().saturating_sub(command);
+    println!("{}\t{listed:?}", ours.as_micros());
 }

@@ -26,7 +26,7 @@ use crate::policy::line::Line;
 use crate::policy::tabs::{Scope, TabArgError, TabRef, may_open_tabs, scope_of};
 use crate::tabs::book::During;
 use crate::tabs::listing::{self, Rewrite};
-use crate::tabs::proof::{self, Proof};
+use crate::tabs::proof;
 use crate::tabs::{Desk, TabsError};
 use crate::token::fingerprint;
 
@@ -312,17 +312,10 @@ fn run_for_agent(
     };
     // What its reply proves about the tabs saves listing them again
     // (src/tabs/proof.rs); when it proves nothing, they are listed.
-    let after = match &reply {
-        Reply::Text { text, is_error } => {
-            let text_mode = asked.mode() == Mode::Text;
-            desk.after(
-                proof::of_command(text.as_deref(), *is_error, text_mode),
-                &during,
-            )
-        }
-        Reply::Error(_) => desk.after(Proof::Unproven(proof::Why::Failed), &during),
-    }
-    .map(|_| ());
+    let text_mode = asked.mode() == Mode::Text;
+    let after = desk
+        .after(proof::of_reply(&reply, text_mode), &during)
+        .map(|_| ());
     let ran = matches!(
         &reply,
         Reply::Text {

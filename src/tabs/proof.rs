@@ -17,6 +17,7 @@
 
 use super::align::Seen;
 use super::listing::parse_entry;
+use crate::daemon::Reply;
 
 /// What a command's reply says about the session's tabs.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -51,8 +52,17 @@ pub enum Why {
 /// not read them whole (a dialog hides titles; an error stops a reply).
 const MARKS: [&str; 4] = ["Open tabs", "Page", "Modal state", "Error"];
 
-/// What the reply to a forwarded command proves. `text_mode`: neither
-/// `--json` nor `--raw` was asked.
+/// What the daemon's reply to a forwarded command proves. `text_mode`:
+/// neither `--json` nor `--raw` was asked.
+pub fn of_reply(reply: &Reply, text_mode: bool) -> Proof {
+    match reply {
+        Reply::Text { text, is_error } => of_command(text.as_deref(), *is_error, text_mode),
+        // The daemon's own error, or the connection closed first.
+        Reply::Error(_) => Proof::Unproven(Why::Failed),
+    }
+}
+
+/// What a reply's text proves (`of_reply`).
 pub fn of_command(text: Option<&str>, is_error: bool, text_mode: bool) -> Proof {
     if !text_mode {
         return Proof::Unproven(Why::NotText);
@@ -213,6 +223,26 @@ mod tests {
 
     #[test]
     fn only_a_plain_successful_reply_proves_anything() {
+        let text = |text: &str, is_error| Reply::Text {
+            text: Some(text.into()),
+            is_error,
+        };
+        assert_eq!(
+            of_reply(&text("### Result\n1", false), true),
+            Proof::Unchanged
+        );
+        assert_eq!(
+            of_reply(&text("### Result\n1", true), true),
+            Proof::Unproven(Why::Failed)
+        );
+        assert_eq!(
+            of_reply(&text("### Result\n1", false), false),
+            Proof::Unproven(Why::NotText)
+        );
+        assert_eq!(
+            of_reply(&Reply::Error("Session closed".into()), true),
+            Proof::Unproven(Why::Failed)
+        );
         assert_eq!(
             of_command(Some("### Result\n1"), false, false),
             Proof::Unproven(Why::NotText)
