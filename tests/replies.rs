@@ -35,6 +35,10 @@ struct Script {
     opens: Option<String>,
     /// Appended to every tab command's list.
     list_suffix: String,
+    /// Every command closes every tab once it ran (its reply written
+    /// while none was left), as the pinned daemon's `_onPageClosed` leaves
+    /// it when the last tabs close.
+    closes_all: bool,
     /// Every request's command, in order.
     log: Vec<String>,
 }
@@ -60,6 +64,11 @@ impl Script {
         self.log.push(word.clone());
         let index = || words.get(1).and_then(|w| w.parse::<usize>().ok());
         match word.as_str() {
+            // `ensureTab`: a list with no tab opens one.
+            "tab-list" if self.tabs.is_empty() => {
+                self.tabs.push("[](about:blank)".into());
+                self.current = 0;
+            }
             "tab-list" => {}
             "tab-new" => {
                 self.tabs
@@ -74,6 +83,10 @@ impl Script {
             _ => {
                 if let Some(popup) = self.opens.clone() {
                     self.tabs.push(popup);
+                }
+                if self.closes_all {
+                    self.tabs.clear();
+                    self.current = 0;
                 }
                 return (self.reply.clone(), self.is_error, self.delay);
             }
@@ -330,5 +343,54 @@ fn a_reply_past_the_commands_bound_is_never_read_in() {
     assert_eq!(
         s.log(),
         ["tab-list", "eval", "tab-list", "tab-list", "eval"]
+    );
+}
+
+/// The pinned daemon writes no tab section when no tab is left at all
+/// (`Response._build`: no header to compare), whoever's tab the command
+/// ran on. Agent ann's tab can close in the moment between the exact list
+/// (here the selection of her tab) and her command's handler: the daemon
+/// makes the next tab current (`_onPageClosed`: `_tabs[min(i, len-1)]`),
+/// here bob's, and `eval` runs there (`defineTabTool` takes
+/// `context.ensureTab()`, the current tab). If bob's tab then closes (its
+/// page closes itself, or the user closes it) before the reply is built,
+/// the reply is `### Result\n<bob's page's text>` with no section at all:
+/// read as Unchanged against the baseline, ann's tab is taken as current
+/// and bob's text is shown to ann. A list after it would have shown a new
+/// blank tab, the user's, and withheld the reply.
+#[test]
+fn a_reply_written_after_every_tab_closed_is_not_shown_as_the_agents() {
+    let s = Scripted::start();
+    // bob opens a tab: it is the daemon's current one now.
+    let bob = s.run(&["--agent", "bob", "tab-new", "about:blank"]);
+    assert_eq!(bob.code, 0, "{}{}", bob.stdout, bob.stderr);
+    s.log();
+    s.set(|s| {
+        s.reply = "### Result\n\"bob's secret\"".into();
+        s.closes_all = true;
+    });
+    // The same turn of events read through a list after (`--json` costs
+    // one): the tab the daemon is left on is a new blank one, the user's,
+    // and the reply is withheld.
+    let listed = s.run(&["eval", "document.body.innerText", "--json"]);
+    assert_eq!(s.log(), ["tab-list", "tab-select", "eval", "tab-list"]);
+    assert_eq!(listed.code, 8, "{}{}", listed.stdout, listed.stderr);
+    assert!(!listed.stdout.contains("bob's secret"), "{}", listed.stdout);
+    // ann opens a tab again, bob's is current again.
+    s.set(|s| s.closes_all = false);
+    s.run(&["tab-new", "about:blank"]).expect(0, "");
+    // (bob hears first that his tab closed.)
+    s.run(&["--agent", "bob", "tab-list"]).expect(8, "");
+    s.run(&["--agent", "bob", "tab-new", "about:blank"]).expect(0, "");
+    s.log();
+    s.set(|s| s.closes_all = true);
+    let run = s.run(&["eval", "document.body.innerText"]);
+    s.set(|s| s.closes_all = false);
+    assert_eq!(s.log(), ["tab-list", "tab-select", "eval"]);
+    assert!(
+        !run.stdout.contains("bob's secret"),
+        "ann was shown a reply no list after it tells is of her tab: {}{}",
+        run.stdout,
+        run.stderr
     );
 }
