@@ -631,10 +631,11 @@ fn requests(b: &Browser, agent: &str, args: &[&str]) -> (Run, Vec<String>) {
 }
 
 /// The real daemon's replies prove what src/tabs/proof.rs reads in them:
-/// a read with no tab section, and a snapshot, whose reply starts with
-/// the tabs, cost no list after; an action's reply (its code comes first)
-/// and page text that forges the sections do. Nothing of another agent's
-/// tab shows either way.
+/// a snapshot, whose reply starts with the tabs, costs no list after, nor
+/// does a read with no tab section while every tab is the agent's; an
+/// action's reply (its code comes first), such a read beside another
+/// agent's tab, and page text that forges the sections, do. Nothing of
+/// another agent's tab shows either way.
 #[test]
 fn what_the_daemons_replies_prove_saves_a_list_and_no_forgery_does() {
     let b = browser();
@@ -653,14 +654,28 @@ fn what_the_daemons_replies_prove_saves_a_list_and_no_forgery_does() {
     // tab stays ann's, current, at its address.
     b.ok("ann", &["goto", &b.page("ann")]);
     ok("ann", &["snapshot"], &["tab-list", "snapshot"]);
+    // Every tab of the session is ann's: a read with no tab section in its
+    // reply proves the tabs unchanged.
+    ok("ann", &["eval", "1"], &["tab-list", "eval"]);
     let own = b.tabs("ann");
     assert_eq!(own.len(), 1, "{own:?}");
     assert!(own[0].2 && own[0].3 == b.page("ann"), "{own:?}");
     assert!(held_for(&b, "ann").is_empty() && user_tabs(&b).is_empty());
     b.ok("bob", &["goto", &b.page("bob")]);
-    // bob's tab is current: ann's is selected first.
-    ok("ann", &["eval", "1"], &["tab-list", "tab-select", "eval"]);
-    ok("ann", &["eval", "document.title"], &["tab-list", "eval"]);
+    // bob's tab is current: ann's is selected first. With a tab of bob's
+    // in the session, a reply with no tab section is no proof (it is also
+    // what a reply built after every tab closed looks like, whichever tab
+    // the command ran on): the tabs are listed after it.
+    ok(
+        "ann",
+        &["eval", "1"],
+        &["tab-list", "tab-select", "eval", "tab-list"],
+    );
+    ok(
+        "ann",
+        &["eval", "document.title"],
+        &["tab-list", "eval", "tab-list"],
+    );
     let snapshot = ok("ann", &["snapshot"], &["tab-list", "snapshot"]);
     assert!(
         !snapshot.stdout.contains("Agent bob"),

@@ -66,7 +66,7 @@ impl Script {
         match word.as_str() {
             // `ensureTab`: a list with no tab opens one.
             "tab-list" if self.tabs.is_empty() => {
-                self.tabs.push("[](about:blank)".into());
+                self.tabs.push("[new](about:blank)".into());
                 self.current = 0;
             }
             "tab-list" => {}
@@ -102,8 +102,9 @@ struct Scripted {
 
 impl Scripted {
     /// Session `mychrome` for a sandbox of its own, registered as the
-    /// pinned daemon registers it, with one blank tab; agent ann has a tab
-    /// of its own, current, and the log is empty.
+    /// pinned daemon registers it, with one blank tab, which the user gives
+    /// to agent ann; ann has a tab of its own too, current (t2), and the
+    /// log is empty.
     fn start() -> Scripted {
         let mut sandbox = Sandbox::installed();
         sandbox.set("MY_CHROME_AGENT", "ann");
@@ -162,11 +163,17 @@ impl Scripted {
         let scripted = Scripted { sandbox, script };
         let first = scripted.run(&["eval", "1"]);
         assert_eq!(first.code, 0, "{}{}", first.stdout, first.stderr);
+        // The session's first tab is the user's: no reply stands in for
+        // the list after while a tab of the session is not ann's.
         assert_eq!(
             scripted.log(),
-            ["tab-list", "tab-new", "tab-list", "eval"],
+            ["tab-list", "tab-new", "tab-list", "eval", "tab-list"],
             "ann's first command opens its tab"
         );
+        // The user gives it to ann: every tab is hers.
+        let given = scripted.run(&["tab-give", "t1", "ann"]);
+        assert_eq!(given.code, 0, "{}{}", given.stdout, given.stderr);
+        scripted.log();
         scripted
     }
 
@@ -291,7 +298,10 @@ fn a_reply_that_starts_with_the_tabs_is_read_as_the_list() {
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert_eq!(s.log(), ["tab-list", "click"]);
     assert!(
-        run.stdout.contains("### Open tabs\n- 0: t2 (current) [tab 1](about:blank)\n- 1: t3 [Popup](https://popup.test/)\n"),
+        run.stdout.contains(
+            "### Open tabs\n- 0: t1 [](about:blank)\n- 1: t2 (current) [tab 1](about:blank)\n\
+             - 2: t3 [Popup](https://popup.test/)\n"
+        ),
         "{}",
         run.stdout
     );
@@ -318,7 +328,7 @@ fn a_selection_is_the_baseline_and_a_closed_tab_its_own_list() {
     assert_eq!(s.log(), ["tab-list", "tab-select", "tab-close"]);
     let own = s.run(&["tab-list"]);
     assert!(
-        own.stdout.contains("- 0: t2") && !own.stdout.contains("t3"),
+        own.stdout.contains("- 1: t2") && !own.stdout.contains("t3"),
         "{}",
         own.stdout
     );
@@ -381,12 +391,17 @@ fn a_reply_written_after_every_tab_closed_is_not_shown_as_the_agents() {
     s.run(&["tab-new", "about:blank"]).expect(0, "");
     // (bob hears first that his tab closed.)
     s.run(&["--agent", "bob", "tab-list"]).expect(8, "");
-    s.run(&["--agent", "bob", "tab-new", "about:blank"]).expect(0, "");
+    s.run(&["--agent", "bob", "tab-new", "about:blank"])
+        .expect(0, "");
     s.log();
     s.set(|s| s.closes_all = true);
     let run = s.run(&["eval", "document.body.innerText"]);
     s.set(|s| s.closes_all = false);
-    assert_eq!(s.log(), ["tab-list", "tab-select", "eval"]);
+    // With another agent's tab in the session, no reply stands in for the
+    // list after: it shows the tab left, not ann's, and the reply is
+    // withheld.
+    assert_eq!(s.log(), ["tab-list", "tab-select", "eval", "tab-list"]);
+    assert_eq!(run.code, 8, "{}{}", run.stdout, run.stderr);
     assert!(
         !run.stdout.contains("bob's secret"),
         "ann was shown a reply no list after it tells is of her tab: {}{}",

@@ -638,8 +638,18 @@ impl Desk {
     /// list. Whether they were listed again.
     pub fn after(&mut self, proof: Proof, during: &During) -> Result<Listed, TabsError> {
         let baseline = self.baseline.take();
+        // A reply built when every tab had closed has no tab section
+        // either, whichever tab the command ran on: if the agent's tab
+        // closed first, the one made current in its place, and so any tab
+        // of the baseline. Only when each of them is the agent's is that
+        // no other's.
+        let all_own = self
+            .book
+            .tabs
+            .iter()
+            .all(|t| t.owner.agent() == Some(self.agent.as_str()));
         let (seen, listed) = match (proof, baseline) {
-            (Proof::Unchanged, Some(baseline)) => (baseline, Listed::Unchanged),
+            (Proof::Unchanged, Some(baseline)) if all_own => (baseline, Listed::Unchanged),
             (Proof::Listed(seen), _) => (self.redacted(seen), Listed::InReply),
             (Proof::Unchanged | Proof::Unproven(_), _) => (self.list()?, Listed::Again),
         };
