@@ -31,6 +31,23 @@
 #     once, settings, fingerprint, headers kept redacted, outputs staged, a
 #     JSON reply redacted string by string), in a fresh process
 #     (examples/checks_cost.rs; target: <= 2 ms);
+#   - a "breakdown" block (issue 36: where a forwarded command's time goes),
+#     for tab-list, snapshot, eval document.title and click body:
+#     (a) the whole process, my-chrome and the raw CLI alternating (the
+#         ratios above, and eval and click beside them);
+#     (b) each daemon request the command made, from strace logs of runs of
+#         their own (strace perturbs: never the timed runs): the requests
+#         per run by label (the command written on the connection, "probe"
+#         for one that wrote nothing), each label's median span from
+#         connect to close (scripts/spans.py), and the whole minus them;
+#     (c) my-chrome's own time: `my-chrome eval 1` against a daemon that
+#         answers at once (examples/instant_daemon.rs, a runtime of its
+#         own), beside `my-chrome --version` (the process start alone), and
+#         perf stat's task-clock for it when perf is there;
+#     (d) that own time by step: the library steps of a forwarded command
+#         timed in a fresh process with the product's pub functions
+#         (examples/forward_steps.rs), Start::open and take_turn also in
+#         their pieces; a step no pub function reaches says n/a (private);
 #   - with --against REV: the same forwarded commands by the binary of an
 #     earlier commit (built in a worktree under target/), each on a session
 #     of its own to a stand-in of its own (their state files differ), the
@@ -50,8 +67,11 @@ while [ $# -gt 0 ]; do
   esac
 done
 
+# The binaries timed are this checkout's, whatever CARGO_TARGET_DIR says.
+export CARGO_TARGET_DIR=$PWD/target
 cargo build --release --quiet --workspace
-cargo build --release --quiet --example lease_cost --example manifest_cost --example daemon_cost --example tabs_cost --example checks_cost
+cargo build --release --quiet --example lease_cost --example manifest_cost --example daemon_cost --example tabs_cost --example checks_cost \
+  --example instant_daemon --example forward_steps
 if [ -n "$against" ]; then
   # The earlier binary, built once per commit in a worktree of its own.
   old_tree=$PWD/target/bench-against/$(git rev-parse --short "$against")
@@ -125,6 +145,26 @@ alternate() {
 for _ in $(seq 5); do "$bin" tab-list >/dev/null 2>&1; raw tab-list >/dev/null 2>&1; done
 alternate tab-list; w_list=$w r_list=$r
 alternate snapshot; w_snap=$w r_snap=$r
+alternate eval document.title; w_eval=$w r_eval=$r
+alternate click body; w_click=$w r_click=$r
+# The breakdown's daemon requests: strace logs of runs of their own, by
+# an agent named for them (under strace the derived name would be strace's,
+# a new agent each run, opening a tab each time), its tab opened and made
+# current by an untraced run first.
+traced=(tab-list snapshot "eval document.title" "click body")
+mkdir -p "$work/strace"
+if command -v strace >/dev/null; then
+  for c in "${traced[@]}"; do
+    # shellcheck disable=SC2086 # the command's words
+    MY_CHROME_AGENT=bench-traced "$bin" $c >/dev/null 2>&1 || true
+    for i in $(seq "$runs"); do
+      # shellcheck disable=SC2086
+      MY_CHROME_AGENT=bench-traced strace -f -ttt -T -e trace=connect,write,sendto,close -s 300 \
+        -o "$work/strace/${c// /_}.$i" "$bin" $c >/dev/null 2>&1 || true
+    done
+  done
+  MY_CHROME_AGENT=bench-traced "$bin" release >/dev/null 2>&1 || true
+fi
 rss=$(for _ in $(seq "$runs"); do
   /usr/bin/time -f %M "$bin" tab-list 2>&1 >/dev/null | tail -1
 done | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
@@ -182,6 +222,50 @@ checks=$(for _ in $(seq "$runs"); do target/release/examples/checks_cost; done |
   sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
 lease_named=$(lease_us "$work/lease-named" bench)
 lease_derived=$(lease_us "$work/lease-derived")
+
+# my-chrome's own time: a runtime of its own, whose session's daemon
+# answers every request at once, timed while the stand-in's session is
+# idle (its disconnect keeps the machine busy for a while). Its first
+# command opens the agent's tab; five untimed rounds, then `eval 1` and the
+# process start alone, alternating.
+instant=$work/instant-runtime
+MY_CHROME_RUNTIME_DIR=$instant "$bin" setup >/dev/null 2>&1
+MY_CHROME_RUNTIME_DIR=$instant target/release/examples/instant_daemon >"$work/instant.out" 2>/dev/null &
+pids+=($!)
+for _ in $(seq 100); do grep -q READY "$work/instant.out" 2>/dev/null && break; sleep 0.05; done
+inst() { MY_CHROME_RUNTIME_DIR=$instant "$@"; }
+for _ in $(seq 5); do inst "$bin" eval 1 >/dev/null 2>&1; done
+owns=() starts=()
+for _ in $(seq "$runs"); do
+  s=${EPOCHREALTIME/[.,]/}; inst "$bin" eval 1 >/dev/null 2>&1; e=${EPOCHREALTIME/[.,]/}; owns+=($((e - s)))
+  s=${EPOCHREALTIME/[.,]/}; "$bin" --version >/dev/null 2>&1; e=${EPOCHREALTIME/[.,]/}; starts+=($((e - s)))
+done
+own=$(med "${owns[@]}") floor=$(med "${starts[@]}")
+perf_line=
+if command -v perf >/dev/null && perf_out=$(inst perf stat -r 20 -e task-clock "$bin" eval 1 2>&1 >/dev/null); then
+  perf_line=$(printf '%s\n' "$perf_out" | awk '
+    /task-clock/ { cpu = $1 } /seconds time elapsed/ { wall = $1 * 1000 }
+    END { if (cpu != "") printf "task-clock %.1f ms (CPU), elapsed %.1f ms", cpu, wall }')
+fi
+# Its steps: RUNS fresh processes each way; the median of each step.
+steps() { # FORWARD_STEPS_START value
+  for _ in $(seq "$runs"); do
+    MY_CHROME_RUNTIME_DIR=$instant FORWARD_STEPS_START=$1 target/release/examples/forward_steps eval 1 |
+      grep $'\t' || true
+  done | awk -F'\t' '
+    !($1 in n) { order[++k] = $1 } { n[$1]++; v[$1, n[$1]] = $2 }
+    END {
+      for (i = 1; i <= k; i++) {
+        s = order[i]; m = n[s]
+        if (v[s, 1] ~ /n\/a/) { printf "    %-72s %s\n", s, v[s, 1]; continue }
+        for (a = 1; a <= m; a++) for (b = a + 1; b <= m; b++)
+          if (v[s, b] + 0 < v[s, a] + 0) { t = v[s, a]; v[s, a] = v[s, b]; v[s, b] = t }
+        printf "    %-72s %6d us\n", s, v[s, int((m + 1) / 2)]
+      }
+    }'
+}
+steps_whole=$(steps whole)
+steps_pieces=$(steps pieces)
 "$bin" disconnect >/dev/null 2>&1 || true
 
 ms() { awk -v u="$1" 'BEGIN { printf "%.1f ms", u / 1000 }'; }
@@ -207,6 +291,40 @@ echo "60 reads, three agents at once (20 each): median $(ms "$together") (5 roun
 awk -v t="$together" -v s="$serial" 'BEGIN { printf "ratio three at once / one in a row:       %.2f (target <= 1.2)\n", t / s }'
 echo "helper tree unchanged since verified:     median ${manifest} us (target <= 5000, $(wc -l <"$MY_CHROME_RUNTIME_DIR/cli-manifest.txt") entries)"
 echo "isolation checks, per command:            median ${checks} us (target <= 2000)"
+
+echo
+echo "breakdown (issue 36: where a forwarded command's time goes; medians of $runs runs)"
+echo " (a) the whole process, my-chrome and the raw CLI alternating:"
+whole() { # label, my-chrome us, raw us
+  awk -v l="$1" -v w="$2" -v r="$3" \
+    'BEGIN { printf "    %-22s my-chrome %7.1f ms   raw %7.1f ms   ratio %.3f\n", l, w / 1000, r / 1000, w / r }'
+}
+whole tab-list "$w_list" "$r_list"
+whole snapshot "$w_snap" "$r_snap"
+whole "eval document.title" "$w_eval" "$r_eval"
+whole "click body" "$w_click" "$r_click"
+echo " (b) the daemon requests each made (strace -f, runs of their own; span = connect to close):"
+if command -v strace >/dev/null; then
+  for c in "${traced[@]}"; do
+    spans=$(python3 scripts/spans.py "$work/strace/${c// /_}".*)
+    case $c in tab-list) w=$w_list ;; snapshot) w=$w_snap ;; eval*) w=$w_eval ;; *) w=$w_click ;; esac
+    printf '    %s: %s\n' "$c" "$(head -1 <<<"$spans")"
+    tail -n +2 <<<"$spans" | sed 's/^/    /'
+    awk -v w="$w" -v d="$(head -1 <<<"$spans" | sed -n 's/.*median \([0-9.]*\) ms$/\1/p')" \
+      'BEGIN { printf "      the whole (a) minus its requests: %.1f ms (rough: the spans are traced)\n", w / 1000 - d }'
+  done
+else
+  echo "    strace is missing: skipped"
+fi
+echo " (c) my-chrome's own time (against examples/instant_daemon, which answers at once):"
+echo "    my-chrome eval 1:                  median $(ms "$own")"
+echo "    my-chrome --version (the start):   median $(ms "$floor")"
+awk -v o="$own" -v s="$floor" 'BEGIN { printf "    eval 1 less the start:             %.1f ms\n", (o - s) / 1000 }'
+[ -z "$perf_line" ] || echo "    perf stat -r 20 eval 1:            $perf_line"
+echo " (d) that own time by step (examples/forward_steps eval 1, fresh processes):"
+printf '%s\n' "$steps_whole"
+echo "   Start::open and take_turn in their pieces (FORWARD_STEPS_START=pieces):"
+printf '%s\n' "$steps_pieces" | grep -E '^ +(start|turn|the request|all of)'
 
 [ -n "$against" ] || exit 0
 # The same commands by the earlier binary, on a world of its own: a second
