@@ -3,12 +3,20 @@
 //! mtime, ctime — no one can set a ctime back). Kept as a private state file;
 //! before any code of the helper runs, the tree must still be exactly that,
 //! which a walk of `lstat`s tells in about a millisecond instead of the
-//! digest's second.
+//! digest's second. The walk goes from directory to directory by their
+//! descriptors (`openat`, `fstatat`): each look-up is one name, not the
+//! whole path again, and no link met on the way is followed.
 
+use std::ffi::OsStr;
 use std::fs;
 use std::io;
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
+
+use nix::dir::Dir;
+use nix::fcntl::{OFlag, openat};
+use nix::sys::stat::{FileStat, Mode, SFlag, fstatat};
 
 /// One entry of the tree.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -31,25 +39,55 @@ pub struct Difference {
     pub what: &'static str,
 }
 
-fn describe(meta: &fs::Metadata) -> String {
-    let kind = if meta.file_type().is_symlink() {
-        'l'
-    } else if meta.is_dir() {
-        'd'
-    } else if meta.is_file() {
-        'f'
-    } else {
-        '?'
+/// What the record keeps of one entry's `lstat`.
+struct Stat {
+    mode: u32,
+    size: i64,
+    ino: u64,
+    mtime: (i64, i64),
+    ctime: (i64, i64),
+}
+
+impl Stat {
+    fn of_metadata(meta: &fs::Metadata) -> Stat {
+        Stat {
+            mode: meta.mode(),
+            size: meta.size() as i64,
+            ino: meta.ino(),
+            mtime: (meta.mtime(), meta.mtime_nsec()),
+            ctime: (meta.ctime(), meta.ctime_nsec()),
+        }
+    }
+
+    fn of_file_stat(stat: &FileStat) -> Stat {
+        Stat {
+            mode: stat.st_mode,
+            size: stat.st_size,
+            ino: stat.st_ino,
+            mtime: (stat.st_mtime, stat.st_mtime_nsec),
+            ctime: (stat.st_ctime, stat.st_ctime_nsec),
+        }
+    }
+
+    fn kind(&self) -> SFlag {
+        SFlag::from_bits_truncate(self.mode) & SFlag::S_IFMT
+    }
+
+    fn is_dir(&self) -> bool {
+        self.kind() == SFlag::S_IFDIR
+    }
+}
+
+fn describe(stat: &Stat) -> String {
+    let kind = match stat.kind() {
+        SFlag::S_IFLNK => 'l',
+        SFlag::S_IFDIR => 'd',
+        SFlag::S_IFREG => 'f',
+        _ => '?',
     };
     format!(
         "{kind} {:o} {} {} {}.{} {}.{}",
-        meta.mode(),
-        meta.size(),
-        meta.ino(),
-        meta.mtime(),
-        meta.mtime_nsec(),
-        meta.ctime(),
-        meta.ctime_nsec()
+        stat.mode, stat.size, stat.ino, stat.mtime.0, stat.mtime.1, stat.ctime.0, stat.ctime.1
     )
 }
 
@@ -57,7 +95,7 @@ impl Manifest {
     /// Records the tree under `dir` as it is now.
     pub fn take(dir: &Path) -> io::Result<Manifest> {
         let mut entries = Vec::new();
-        walk(dir, dir, &mut |path, meta| {
+        walk(dir, &mut |path, meta| {
             entries.push(Entry {
                 path: path.to_string(),
                 line: describe(meta),
@@ -70,7 +108,7 @@ impl Manifest {
     pub fn compare(&self, dir: &Path) -> Result<(), Difference> {
         let mut expected = self.entries.iter();
         let mut first: Option<Difference> = None;
-        let walked = walk(dir, dir, &mut |path, meta| {
+        let walked = walk(dir, &mut |path, meta| {
             if first.is_some() {
                 return;
             }
@@ -164,24 +202,55 @@ fn what_changed(recorded: &str, now: &str) -> &'static str {
     }
 }
 
-/// Visits `dir` and everything under it, sorted by path, without following
-/// links.
-fn walk(root: &Path, dir: &Path, visit: &mut dyn FnMut(&str, &fs::Metadata)) -> io::Result<()> {
-    if dir == root {
-        visit(".", &fs::symlink_metadata(root)?);
+/// Visits `root` (as ".") and everything under it, sorted by path, without
+/// following links.
+fn walk(root: &Path, visit: &mut dyn FnMut(&str, &Stat)) -> io::Result<()> {
+    let stat = Stat::of_metadata(&fs::symlink_metadata(root)?);
+    visit(".", &stat);
+    if !stat.is_dir() {
+        // A link or a file where the tree should be.
+        return Err(io::Error::other("it is not a directory"));
     }
-    let mut names: Vec<_> = fs::read_dir(dir)?
-        .map(|e| e.map(|e| e.file_name()))
-        .collect::<io::Result<_>>()?;
-    names.sort();
-    for name in names {
-        let path = dir.join(&name);
-        let meta = fs::symlink_metadata(&path)?;
-        let relative = path.strip_prefix(root).unwrap_or(&path);
-        visit(&relative.to_string_lossy(), &meta);
-        if meta.is_dir() {
-            walk(root, &path, visit)?;
+    let dir = Dir::open(root, opened(), Mode::empty())?;
+    walk_dir(dir, &mut String::new(), visit)
+}
+
+/// How a directory of the tree is opened: never through a link.
+fn opened() -> OFlag {
+    OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC
+}
+
+/// Visits what `dir` holds, its path `prefix` (empty for the root).
+fn walk_dir(
+    mut dir: Dir,
+    prefix: &mut String,
+    visit: &mut dyn FnMut(&str, &Stat),
+) -> io::Result<()> {
+    let mut names: Vec<std::ffi::OsString> = Vec::new();
+    for entry in dir.iter() {
+        let name = entry?.file_name().to_bytes().to_vec();
+        if name != b"." && name != b".." {
+            names.push(OsStr::from_bytes(&name).to_os_string());
         }
+    }
+    names.sort();
+    let at = prefix.len();
+    for name in names {
+        let stat = Stat::of_file_stat(&fstatat(
+            &dir,
+            name.as_os_str(),
+            nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW,
+        )?);
+        if at > 0 {
+            prefix.push('/');
+        }
+        prefix.push_str(&name.to_string_lossy());
+        visit(prefix, &stat);
+        if stat.is_dir() {
+            let sub = Dir::from_fd(openat(&dir, name.as_os_str(), opened(), Mode::empty())?)?;
+            walk_dir(sub, prefix, visit)?;
+        }
+        prefix.truncate(at);
     }
     Ok(())
 }
