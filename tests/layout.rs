@@ -877,12 +877,7 @@ fn the_reader_sees_groups_nested_groups_self_and_children() {
 /// need real processes, the golden install or the stand-in, which only the
 /// fixtures in `tests/common/` provide. Any other module only tests use is
 /// `pub(crate)`, its tests in the crate.
-const PUBLIC_FOR_TESTS: [(&str, &str); 6] = [
-    (
-        "child",
-        "tests/helper.rs runs the helper's version check on the golden install with a ChildEnv; \
-         tests/native.rs runs the pinned client with SYSTEM_PATH",
-    ),
+const PUBLIC_FOR_TESTS: [(&str, &str); 5] = [
     (
         "chrome",
         "tests/chrome.rs reads real processes beside doctor's report; tests/standin.rs and \

@@ -15,6 +15,10 @@ mod controls;
 pub mod json;
 mod known;
 mod patterns;
+/// The token's spellings as one expression: its text, which build.rs
+/// compiles; here only the tests read it whole, to check the DFAs against it.
+#[allow(dead_code)]
+mod spelling;
 
 use crate::token::fingerprint::Fingerprint;
 

@@ -33,7 +33,10 @@
 use std::sync::OnceLock;
 
 use regex::bytes::Regex;
+use regex_automata::Input;
+use regex_automata::dfa::{regex::Regex as DfaRegex, sparse::DFA};
 
+use super::spelling::{QUOTE, SPACE, enc};
 use super::{REDACTED, Stage};
 
 /// An upper bound on the length of any match of [`patterns`] (see the test
@@ -50,70 +53,68 @@ const OPENING_LIMIT: usize = 32;
 /// decides it.
 const HOLD_BACK: usize = LONGEST + OPENING_LIMIT + LONGEST_OPENER + 2;
 
-/// How often a character may be percent-encoded over (`%3D`, `%253D`, …).
-const ENCODINGS: usize = 9;
-
-/// Characters that may hide between letters without showing.
-const INVISIBLE: &str = r"(?:\xC2\xAD|\xE2\x80[\x8B-\x8D]|\xE2\x81\xA0|\xEF\xBB\xBF)";
-
-/// Spaces that may stand around a separator: ASCII white space, NUL,
-/// no-break space, the Unicode spaces U+2000–U+200A, line and paragraph
-/// separators, narrow no-break and medium mathematical space, ideographic
-/// space.
-const SPACE: &str =
-    r"(?:\s|\x00|\xC2\xA0|\xE2\x80[\x80-\x8A\xA8\xA9\xAF]|\xE2\x81\x9F|\xE3\x80\x80)";
-
-/// A quote, in the spellings a page or an encoder gives it.
-const QUOTE: &str =
-    r#"(?:\\{0,3}"|'|`|&quot;|&#0{0,4}3[49];?|&#x0{0,4}2[27];?|&apos;|\\x2[27]|\\u002[27]|%2[27])"#;
-
 /// The longest single opener of a value (`&#x0000022;`), with room.
 const LONGEST_OPENER: usize = 16;
 
-/// A character, or it percent-encoded once to ENCODINGS times over (`hex`:
-/// its code, one or more alternatives).
-fn enc(plain: &str, hex: &str) -> String {
-    format!(r"(?:{plain}|%(?:25){{0,{}}}(?:{hex}))", ENCODINGS - 1)
-}
+/// The spellings (`spelling::spellings`) as the DFAs build.rs compiled
+/// from them: loaded, not compiled, once per process.
+type Spellings = DfaRegex<DFA<&'static [u8]>>;
 
-/// `token`, letter by letter: ASCII in any case, percent-encoded, or a
-/// Cyrillic or Greek lookalike, with up to two invisible characters after
-/// each letter.
-fn token_word() -> String {
-    let letters = [
-        (r"t|\xD1\x82|\xCF\x84|\xD0\xA2|\xCE\xA4", "74|54"), // т τ Т Τ
-        (r"o|\xD0\xBE|\xCE\xBF|\xD6\x85|\xD0\x9E|\xCE\x9F", "6f|4f"), // о ο օ О Ο
-        (r"k|\xD0\xBA|\xCE\xBA|\xD0\x9A|\xCE\x9A", "6b|4b"), // к κ К Κ
-        (r"e|\xD0\xB5|\xD2\xBD|\xD0\x95|\xCE\x95", "65|45"), // е ҽ Е Ε
-        (r"n|\xD5\xB8|\xCE\xB7|\xCE\x9D", "6e|4e"),          // ո η Ν
-    ];
-    letters
-        .iter()
-        .map(|(plain, hex)| format!("{}{INVISIBLE}{{0,2}}", enc(plain, hex)))
-        .collect()
-}
-
-/// A separator: `=` or `:` in every spelling the module lists.
-fn separator() -> String {
-    format!(
-        r#"(?:{}|{}|\\u003[da]|\\u\{{0{{0,4}}3[da]\}}|\\x3[da]|\\0?7[52]|&#0{{0,4}}(?:61|58);?|&#x0{{0,4}}3[da];?|&equals;|&colon;)"#,
-        enc("=", "3d"),
-        enc(":", "3a"),
-    )
-}
-
-fn patterns() -> &'static Regex {
-    static PATTERNS: OnceLock<Regex> = OnceLock::new();
+fn patterns() -> &'static Spellings {
+    static FORWARD: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/redact-forward.dfa"));
+    static REVERSE: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/redact-reverse.dfa"));
+    static PATTERNS: OnceLock<Spellings> = OnceLock::new();
     PATTERNS.get_or_init(|| {
-        let slash = format!(r"(?:{}|\\/)", enc("/", "2f"));
-        let url = format!(
-            r"chrome-extension{colon}{slash}{slash}[a-p]{{32}}{slash}connect\.html{question}",
-            colon = enc(":", "3a"),
-            question = enc(r"\?", "3f"),
-        );
-        let token = format!(r#"{}{QUOTE}?{SPACE}{{0,32}}{}"#, token_word(), separator());
-        Regex::new(&format!("(?i-u){url}|{token}")).expect("the redaction patterns compile")
+        // SAFETY: the bytes are a constant of this binary, written by
+        // build.rs with `to_bytes_little_endian` of the same regex-automata
+        // (Cargo.lock has one), for a little-endian target (checked below);
+        // the test `the_embedded_dfas_are_valid` loads these same bytes
+        // with the full validation. Validating them at run time cost each
+        // command about as much as compiling the expression did.
+        #[allow(unsafe_code)]
+        let load = |bytes| {
+            unsafe { DFA::from_bytes_unchecked(bytes) }
+                .expect("the redaction DFAs load")
+                .0
+        };
+        DfaRegex::builder().build_from_dfas(load(FORWARD), load(REVERSE))
     })
+}
+
+// build.rs writes the DFAs little-endian.
+#[cfg(not(target_endian = "little"))]
+compile_error!("the redaction DFAs are built little-endian");
+
+/// The first match at or after `at`.
+fn find_at(haystack: &[u8], at: usize) -> Option<Found<'_>> {
+    patterns()
+        .find(Input::new(haystack).range(at..))
+        .map(|m| Found {
+            haystack,
+            start: m.start(),
+            end: m.end(),
+        })
+}
+
+/// A match of the spellings.
+struct Found<'h> {
+    haystack: &'h [u8],
+    start: usize,
+    end: usize,
+}
+
+impl<'h> Found<'h> {
+    fn start(&self) -> usize {
+        self.start
+    }
+
+    fn end(&self) -> usize {
+        self.end
+    }
+
+    fn as_bytes(&self) -> &'h [u8] {
+        &self.haystack[self.start..self.end]
+    }
 }
 
 /// Whether a match ends in a `:` (in any spelling) rather than a `=`.
@@ -227,7 +228,7 @@ impl Stage for Patterns {
         };
         let mut out = Vec::with_capacity(self.pending.len());
         let mut pos = 0;
-        while let Some(found) = patterns().find_at(&self.pending, pos) {
+        while let Some(found) = find_at(&self.pending, pos) {
             if found.start() >= decided {
                 break;
             }
@@ -310,7 +311,68 @@ fn value_end(input: &[u8], skip: Skipping) -> End {
 
 #[cfg(test)]
 pub(crate) mod tests {
+    use super::super::spelling::{ENCODINGS, spellings};
     use super::*;
+
+    /// The expression the DFAs were compiled from, compiled here as the
+    /// regex crate does it.
+    fn compiled() -> Regex {
+        Regex::new(&spellings()).unwrap()
+    }
+
+    /// Every match the embedded DFAs find, from every start, is the one
+    /// the expression finds: build.rs compiled what `spelling.rs` says.
+    fn same_matches(text: &[u8], regex: &Regex) {
+        for at in 0..=text.len() {
+            let dfa = find_at(text, at).map(|f| (f.start(), f.end()));
+            let expression = regex.find_at(text, at).map(|m| (m.start(), m.end()));
+            assert_eq!(
+                dfa,
+                expression,
+                "from {at} in {:?}",
+                String::from_utf8_lossy(text)
+            );
+        }
+    }
+
+    #[test]
+    fn the_embedded_dfas_are_valid() {
+        for bytes in [
+            include_bytes!(concat!(env!("OUT_DIR"), "/redact-forward.dfa")).as_slice(),
+            include_bytes!(concat!(env!("OUT_DIR"), "/redact-reverse.dfa")),
+        ] {
+            DFA::from_bytes(bytes).expect("a valid DFA");
+        }
+    }
+
+    #[test]
+    fn the_embedded_dfas_find_what_the_expression_finds() {
+        let regex = compiled();
+        let mut texts = leaking();
+        texts.extend(ordinary());
+        texts.push(format!("{}{}", "token=".repeat(3), leaking().join(" ")));
+        for text in texts {
+            same_matches(text.as_bytes(), &regex);
+        }
+        // Bytes that are no UTF-8 around a match.
+        same_matches(b"\xff\xfetoken=\xc3abc\x80", &regex);
+    }
+
+    proptest::proptest! {
+        /// Text made of the spellings' own pieces, in any order.
+        #[test]
+        fn the_embedded_dfas_agree_on_any_mix_of_spellings(
+            pieces in proptest::collection::vec(proptest::sample::select(vec![
+                "token", "TOKEN", "to\u{ad}ken", "%74oken", "\u{442}oken", "=", ":", "%3D",
+                "%253a", "\\u003d", "&#61;", " ", "\u{a0}", "\"", "'", "&quot;", "abc",
+                "chrome-extension://", "mmlmfjhmonkocbjadbfplnigmagldckm", "/connect.html?",
+                "%2F", "\\/", "\n", "x",
+            ]), 0..12),
+        ) {
+            let text = pieces.concat();
+            same_matches(text.as_bytes(), &compiled());
+        }
+    }
 
     const SECRET: &str = "Zq3_secretTOKENvalue-0123456789abcdef";
     const ID: &str = "mmlmfjhmonkocbjadbfplnigmagldckm";
