@@ -41,6 +41,8 @@ pub struct Difference {
 
 /// What the record keeps of one entry's `lstat`.
 struct Stat {
+    /// `l`ink, `d`irectory, `f`ile, or `?`.
+    kind: char,
     mode: u32,
     size: i64,
     ino: u64,
@@ -50,7 +52,17 @@ struct Stat {
 
 impl Stat {
     fn of_metadata(meta: &fs::Metadata) -> Stat {
+        let kind = if meta.file_type().is_symlink() {
+            'l'
+        } else if meta.is_dir() {
+            'd'
+        } else if meta.is_file() {
+            'f'
+        } else {
+            '?'
+        };
         Stat {
+            kind,
             mode: meta.mode(),
             size: meta.size() as i64,
             ino: meta.ino(),
@@ -60,8 +72,18 @@ impl Stat {
     }
 
     fn of_file_stat(stat: &FileStat) -> Stat {
+        let kind = match SFlag::from_bits_truncate(stat.st_mode) & SFlag::S_IFMT {
+            SFlag::S_IFLNK => 'l',
+            SFlag::S_IFDIR => 'd',
+            SFlag::S_IFREG => 'f',
+            _ => '?',
+        };
+        // `mode_t` is a u16 on macOS, a u32 on Linux.
+        #[allow(clippy::useless_conversion)]
+        let mode = u32::from(stat.st_mode);
         Stat {
-            mode: stat.st_mode,
+            kind,
+            mode,
             size: stat.st_size,
             ino: stat.st_ino,
             mtime: (stat.st_mtime, stat.st_mtime_nsec),
@@ -69,25 +91,22 @@ impl Stat {
         }
     }
 
-    fn kind(&self) -> SFlag {
-        SFlag::from_bits_truncate(self.mode) & SFlag::S_IFMT
-    }
-
     fn is_dir(&self) -> bool {
-        self.kind() == SFlag::S_IFDIR
+        self.kind == 'd'
     }
 }
 
 fn describe(stat: &Stat) -> String {
-    let kind = match stat.kind() {
-        SFlag::S_IFLNK => 'l',
-        SFlag::S_IFDIR => 'd',
-        SFlag::S_IFREG => 'f',
-        _ => '?',
-    };
     format!(
-        "{kind} {:o} {} {} {}.{} {}.{}",
-        stat.mode, stat.size, stat.ino, stat.mtime.0, stat.mtime.1, stat.ctime.0, stat.ctime.1
+        "{} {:o} {} {} {}.{} {}.{}",
+        stat.kind,
+        stat.mode,
+        stat.size,
+        stat.ino,
+        stat.mtime.0,
+        stat.mtime.1,
+        stat.ctime.0,
+        stat.ctime.1
     )
 }
 
@@ -267,6 +286,41 @@ mod tests {
         fs::write(dir.path().join("a/d.json"), "{}").unwrap();
         std::os::unix::fs::symlink("b/c.js", dir.path().join("a/link")).unwrap();
         dir
+    }
+
+    /// Each entry's line, as `lstat` reads it, in the form earlier
+    /// releases recorded (a record made before compares equal).
+    #[test]
+    fn each_entry_is_recorded_by_kind_mode_size_inode_and_times() {
+        let dir = tree();
+        let record = String::from_utf8(Manifest::take(dir.path()).unwrap().to_bytes()).unwrap();
+        let lines: Vec<&str> = record.lines().collect();
+        let paths: Vec<&str> = lines
+            .iter()
+            .map(|l| l.rsplit(' ').next().unwrap())
+            .collect();
+        assert_eq!(paths, [".", "a", "a/b", "a/b/c.js", "a/d.json", "a/link"]);
+        for (line, path) in lines.iter().zip(&paths) {
+            let meta = fs::symlink_metadata(dir.path().join(path)).unwrap();
+            let kind = if meta.file_type().is_symlink() {
+                'l'
+            } else if meta.is_dir() {
+                'd'
+            } else {
+                'f'
+            };
+            let expected = format!(
+                "{kind} {:o} {} {} {}.{} {}.{} {path}",
+                meta.mode(),
+                meta.size(),
+                meta.ino(),
+                meta.mtime(),
+                meta.mtime_nsec(),
+                meta.ctime(),
+                meta.ctime_nsec()
+            );
+            assert_eq!(*line, expected);
+        }
     }
 
     #[test]
