@@ -2,10 +2,18 @@
 //! when its digest and version last passed (path, kind, mode, size, inode,
 //! mtime, ctime — no one can set a ctime back). Kept as a private state file;
 //! before any code of the helper runs, the tree must still be exactly that,
-//! which a walk of `lstat`s tells in about a millisecond instead of the
-//! digest's second. The walk goes from directory to directory by their
-//! descriptors (`openat`, `fstatat`): each look-up is one name, not the
-//! whole path again, and no link met on the way is followed.
+//! which one `lstat` per recorded entry tells in about a millisecond instead
+//! of the digest's second.
+//!
+//! The comparison follows the record, not a listing: a directory whose
+//! times are as recorded holds the names it held (creating, removing or
+//! renaming an entry moves its directory's mtime and ctime, and a ctime
+//! cannot be set back), so its entries need no reading, only their own
+//! `lstat`s. Each directory is opened (`O_NOFOLLOW`) and its own stat taken
+//! from that descriptor, and its entries are looked up through it: each
+//! look-up is one name, and no link met on the way is followed. When
+//! anything differs, a full walk names the first difference as a listing
+//! finds it (an entry added, gone, or changed).
 
 use std::ffi::OsStr;
 use std::fs;
@@ -14,9 +22,11 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
+use std::os::fd::OwnedFd;
+
 use nix::dir::Dir;
-use nix::fcntl::{OFlag, openat};
-use nix::sys::stat::{FileStat, Mode, SFlag, fstatat};
+use nix::fcntl::{AtFlags, OFlag, openat};
+use nix::sys::stat::{FileStat, Mode, SFlag, fstat, fstatat};
 
 /// One entry of the tree.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -123,8 +133,95 @@ impl Manifest {
         Ok(Manifest { entries })
     }
 
-    /// Compares the tree under `dir` with the record, in one walk.
+    /// Compares the tree under `dir` with the record: each recorded entry
+    /// looked up once; on a difference, named as a full walk finds it.
     pub fn compare(&self, dir: &Path) -> Result<(), Difference> {
+        let Err(found) = self.recorded_entries_match(dir) else {
+            return Ok(());
+        };
+        // A listing names what was added; the look-ups found that something
+        // differs (a full walk that finds nothing more: it changed back).
+        Err(self.walk_compare(dir).err().unwrap_or(found))
+    }
+
+    /// Whether every recorded entry is as recorded, each by one `lstat`
+    /// through its directory's descriptor (a directory by `fstat` of the
+    /// descriptor it is opened with, so its entries are looked up in the
+    /// directory that was compared). The record lists a directory before
+    /// its entries, in the walk's order.
+    fn recorded_entries_match(&self, root: &Path) -> Result<(), Difference> {
+        let differs = |entry: &Entry, stat: &Stat| {
+            let now = describe(stat);
+            (entry.line != now).then(|| Difference {
+                path: entry.path.clone(),
+                what: what_changed(&entry.line, &now),
+            })
+        };
+        let unreadable = |path: &str, e: nix::Error| Difference {
+            path: path.to_string(),
+            what: if e == nix::Error::ENOENT {
+                "is gone"
+            } else {
+                "cannot be read"
+            },
+        };
+        let mut entries = self.entries.iter();
+        let Some(first) = entries.next().filter(|e| e.path == ".") else {
+            return Err(Difference {
+                path: ".".into(),
+                what: "has a record that cannot be read",
+            });
+        };
+        let fd = open_dir(None, root.as_os_str()).map_err(|e| unreadable(".", e))?;
+        let stat = Stat::of_file_stat(&fstat(&fd).map_err(|e| unreadable(".", e))?);
+        if let Some(d) = differs(first, &stat) {
+            return Err(d);
+        }
+        // The directories from the root to the entry's, each open.
+        let mut open: Vec<(&str, OwnedFd)> = vec![(".", fd)];
+        for entry in entries {
+            let (parent, name) = entry.path.rsplit_once('/').unwrap_or((".", &entry.path));
+            while open.last().is_some_and(|(path, _)| *path != parent) {
+                open.pop();
+            }
+            let Some((_, dir)) = open.last() else {
+                // Its directory is not a directory of the record.
+                return Err(Difference {
+                    path: entry.path.clone(),
+                    what: "has a record that cannot be read",
+                });
+            };
+            let looked_up = if entry.line.starts_with('d') {
+                open_dir(Some(dir), OsStr::new(name))
+                    .and_then(|fd| Ok((Stat::of_file_stat(&fstat(&fd)?), Some(fd))))
+            } else {
+                Err(nix::Error::ENOTDIR)
+            };
+            // Not a directory (a record's file, or a directory replaced by
+            // something else): its `lstat`, through the open parent.
+            let (stat, fd) = match looked_up {
+                Ok(found) => found,
+                Err(_) => (
+                    Stat::of_file_stat(
+                        &fstatat(dir, name, AtFlags::AT_SYMLINK_NOFOLLOW)
+                            .map_err(|e| unreadable(&entry.path, e))?,
+                    ),
+                    None,
+                ),
+            };
+            if let Some(d) = differs(entry, &stat) {
+                return Err(d);
+            }
+            if let Some(fd) = fd {
+                open.push((&entry.path, fd));
+            }
+        }
+        Ok(())
+    }
+
+    /// Compares the tree under `dir` with the record, in one walk that
+    /// lists every directory.
+    fn walk_compare(&self, dir: &Path) -> Result<(), Difference> {
         let mut expected = self.entries.iter();
         let mut first: Option<Difference> = None;
         let walked = walk(dir, &mut |path, meta| {
@@ -239,6 +336,15 @@ fn opened() -> OFlag {
     OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC
 }
 
+/// Opens the directory `name` in `parent` (`None`: `name` is a path from
+/// the working directory), never through a link.
+fn open_dir(parent: Option<&OwnedFd>, name: &OsStr) -> nix::Result<OwnedFd> {
+    match parent {
+        Some(parent) => openat(parent, name, opened(), Mode::empty()),
+        None => nix::fcntl::open(name, opened(), Mode::empty()),
+    }
+}
+
 /// Visits what `dir` holds, its path `prefix` (empty for the root).
 fn walk_dir(
     mut dir: Dir,
@@ -258,7 +364,7 @@ fn walk_dir(
         let stat = Stat::of_file_stat(&fstatat(
             &dir,
             name.as_os_str(),
-            nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW,
+            AtFlags::AT_SYMLINK_NOFOLLOW,
         )?);
         if at > 0 {
             prefix.push('/');
@@ -363,14 +469,121 @@ mod tests {
         assert_eq!(d.path, ".");
     }
 
-    /// The record with its lines edited: the tree stays as it was, so only
-    /// the entries' paths differ, and the walk's order has to name them.
+    /// The record with its lines edited, compared by the full walk that
+    /// names a difference: the tree stays as it was, so only the entries'
+    /// paths differ, and the walk's order has to name them. (The look-ups
+    /// that come first trust a directory whose times are as recorded to
+    /// hold the names it held; only an edited record lacks one of them.)
     fn compared_with(edit: &dyn Fn(Vec<String>) -> Vec<String>) -> Result<(), Difference> {
         let dir = tree();
         let taken = String::from_utf8(Manifest::take(dir.path()).unwrap().to_bytes()).unwrap();
         let lines = edit(taken.lines().map(str::to_string).collect());
         let record = Manifest::from_bytes(format!("{}\n", lines.join("\n")).as_bytes()).unwrap();
-        record.compare(dir.path())
+        record.walk_compare(dir.path())
+    }
+
+    /// What the look-ups rest on: an entry added to a directory moves the
+    /// directory's ctime, which setting its times back cannot undo.
+    #[test]
+    fn a_directory_is_trusted_by_its_times_and_its_ctime_cannot_be_set_back() {
+        use nix::sys::stat::{UtimensatFlags, utimensat};
+        use nix::sys::time::TimeSpec;
+        let dir = tree();
+        let manifest = Manifest::take(dir.path()).unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(30));
+        let a = dir.path().join("a");
+        let before = fs::metadata(&a).unwrap();
+        fs::write(a.join("added.js"), "x").unwrap();
+        let (atime, mtime) = (
+            TimeSpec::new(before.atime(), before.atime_nsec()),
+            TimeSpec::new(before.mtime(), before.mtime_nsec()),
+        );
+        utimensat(
+            nix::fcntl::AT_FDCWD,
+            &a,
+            &atime,
+            &mtime,
+            UtimensatFlags::NoFollowSymlink,
+        )
+        .unwrap();
+        assert_eq!(fs::metadata(&a).unwrap().mtime_nsec(), before.mtime_nsec());
+        assert_eq!(
+            manifest.recorded_entries_match(dir.path()),
+            Err(Difference {
+                path: "a".into(),
+                what: "was changed (its ctime moved)"
+            })
+        );
+        // The full walk names the same first difference: the directory.
+        assert_eq!(manifest.compare(dir.path()).unwrap_err().path, "a");
+    }
+
+    /// Each entry is looked up once, in the record's order; one that is
+    /// gone or has changed kind is named by the look-ups themselves.
+    #[test]
+    fn the_look_ups_name_an_entry_gone_or_of_another_kind() {
+        let dir = tree();
+        let manifest = Manifest::take(dir.path()).unwrap();
+        assert_eq!(manifest.recorded_entries_match(dir.path()), Ok(()));
+        let record = String::from_utf8(manifest.to_bytes()).unwrap();
+        // The directory's line edited to match after its entry is swapped:
+        // only the entry's own look-up can tell.
+        let swapped = |from: &str, make: &dyn Fn(&Path)| {
+            let dir = tree();
+            let record = Manifest::from_bytes(
+                String::from_utf8(Manifest::take(dir.path()).unwrap().to_bytes())
+                    .unwrap()
+                    .as_bytes(),
+            )
+            .unwrap();
+            let target = dir.path().join(from);
+            if target.is_dir() {
+                fs::remove_dir_all(&target).unwrap();
+            } else {
+                fs::remove_file(&target).unwrap();
+            }
+            make(&target);
+            let retaken = Manifest::take(dir.path()).unwrap();
+            let parent = Path::new(from).parent().unwrap().to_str().unwrap();
+            let parent = if parent.is_empty() { "." } else { parent };
+            let fixed: Vec<Entry> = record
+                .entries
+                .iter()
+                .map(
+                    |e| match retaken.entries.iter().find(|r| r.path == e.path) {
+                        Some(r) if r.path == parent => r.clone(),
+                        _ => e.clone(),
+                    },
+                )
+                .collect();
+            Manifest { entries: fixed }.recorded_entries_match(dir.path())
+        };
+        let named = |d: Result<(), Difference>| {
+            let d = d.unwrap_err();
+            (d.path, d.what)
+        };
+        assert_eq!(
+            named(swapped("a/b", &|p| fs::write(p, "now a file").unwrap())),
+            ("a/b".into(), "changed its kind")
+        );
+        assert_eq!(
+            named(swapped("a/d.json", &|p| fs::create_dir(p).unwrap())),
+            ("a/d.json".into(), "changed its kind")
+        );
+        // A directory replaced by a link to a copy is met as a link, never
+        // entered (the copy's entries would match nothing recorded anyway).
+        let copy = tree();
+        assert_eq!(
+            named(swapped("a/b", &|p| {
+                std::os::unix::fs::symlink(copy.path().join("a/b"), p).unwrap()
+            })),
+            ("a/b".into(), "changed its kind")
+        );
+        assert_eq!(
+            named(swapped("a/d.json", &|_| {})),
+            ("a/d.json".into(), "is gone")
+        );
+        assert!(record.contains(" a/b\n"));
     }
 
     fn without(path: &'static str) -> impl Fn(Vec<String>) -> Vec<String> {
