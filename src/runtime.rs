@@ -478,8 +478,12 @@ impl Runtime {
         if which.durable() {
             temp.as_file().sync_all().map_err(io_error("sync", &path))?;
         }
-        temp.persist(&path)
-            .map_err(|e| io_error("replace", &path)(e.error))?;
+        // Removed when dropped: the old file after an exchange, or ours
+        // when the replace failed.
+        let temp = temp.into_temp_path();
+        crate::platform::replace_file(&temp, &path).map_err(io_error("replace", &path))?;
+        // Nothing is left at its name (the old file went with it).
+        let _ = temp.keep();
         Ok(())
     }
 

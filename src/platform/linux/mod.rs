@@ -107,6 +107,36 @@ pub fn clipboard_tools(wayland: bool, x11: bool) -> Result<ClipboardTools, &'sta
     }
 }
 
+/// Puts the file `temp` at `target` in one step, `target` never missing
+/// between: an exchange (`RENAME_EXCHANGE`), then the old file, now at
+/// `temp`, removed. A rename over an existing file would do the same, but
+/// ext4 flushes a file renamed over another (its guard for programs that
+/// skip `fsync`), which cost each state write about 0.3 ms here; the files
+/// that must reach the disk are synced before this anyway. A rename when
+/// there is nothing to exchange with or the file system cannot exchange. A
+/// directory at `target` is put back and refused, as a rename refuses it.
+pub fn replace_file(temp: &Path, target: &Path) -> std::io::Result<()> {
+    use nix::errno::Errno;
+    use nix::fcntl::{AT_FDCWD, RenameFlags, renameat2};
+    let exchange = || {
+        renameat2(
+            AT_FDCWD,
+            temp,
+            AT_FDCWD,
+            target,
+            RenameFlags::RENAME_EXCHANGE,
+        )
+    };
+    match exchange() {
+        Ok(()) => {}
+        Err(Errno::ENOENT | Errno::EINVAL | Errno::ENOSYS) => return std::fs::rename(temp, target),
+        Err(e) => return Err(e.into()),
+    }
+    std::fs::remove_file(temp).inspect_err(|_| {
+        let _ = exchange();
+    })
+}
+
 /// Every mount point this process sees (`/proc/self/mountinfo`): a bind
 /// mount keeps its source's device number, so only this list shows it.
 /// Read as bytes: a mount point's name need not be UTF-8.
@@ -148,6 +178,44 @@ fn unescape_mount_field(field: &[u8]) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A replaced file has the new bytes and a new inode, and nothing is
+    /// left at the temporary name; a missing target is created; a link is
+    /// replaced, not followed; a directory is refused and left as it was.
+    #[test]
+    fn a_file_is_replaced_by_exchange_and_a_directory_is_refused() {
+        use std::os::unix::fs::MetadataExt;
+        let dir = tempfile::tempdir().unwrap();
+        let (temp, target) = (dir.path().join(".t"), dir.path().join("state"));
+        let put = |bytes: &str| {
+            std::fs::write(&temp, bytes).unwrap();
+            replace_file(&temp, &target)
+        };
+        put("first").unwrap();
+        let inode = std::fs::metadata(&target).unwrap().ino();
+        put("second").unwrap();
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "second");
+        assert_ne!(std::fs::metadata(&target).unwrap().ino(), inode);
+        assert!(!temp.exists(), "the old file is gone");
+
+        let elsewhere = dir.path().join("elsewhere");
+        std::fs::write(&elsewhere, "theirs").unwrap();
+        std::fs::remove_file(&target).unwrap();
+        std::os::unix::fs::symlink(&elsewhere, &target).unwrap();
+        put("third").unwrap();
+        assert!(std::fs::symlink_metadata(&target).unwrap().is_file());
+        assert_eq!(std::fs::read_to_string(&elsewhere).unwrap(), "theirs");
+
+        std::fs::remove_file(&target).unwrap();
+        std::fs::create_dir(&target).unwrap();
+        std::fs::write(target.join("inside"), "kept").unwrap();
+        assert!(put("fourth").is_err());
+        assert_eq!(
+            std::fs::read_to_string(target.join("inside")).unwrap(),
+            "kept"
+        );
+        assert_eq!(std::fs::read_to_string(&temp).unwrap(), "fourth");
+    }
 
     #[test]
     fn mount_points_are_read_with_their_escapes() {

@@ -79,6 +79,13 @@ pub fn clipboard_tools(_wayland: bool, _x11: bool) -> Result<ClipboardTools, &'s
     })
 }
 
+/// Puts the file `temp` at `target` in one step, `target` never missing
+/// between: a rename (APFS does not flush a file renamed over another, as
+/// ext4 does on Linux).
+pub fn replace_file(temp: &Path, target: &Path) -> std::io::Result<()> {
+    std::fs::rename(temp, target)
+}
+
 /// Mount points a device number would not show: none on macOS, which has
 /// no bind mounts (every other mount has a device of its own, which the
 /// survey compares).
