@@ -8,8 +8,20 @@
 use std::sync::OnceLock;
 
 const TABLE: &str = include_str!("../skill/cli/commands.txt");
-/// The pinned client's own `help.json` (its options and their kinds).
-const HELP: &str = include_str!("../skill/cli/help.json");
+// What the pinned client's own `help.json` (skill/cli/help.json) says of its
+// options and commands, made a table by build.rs: `HELP_BOOLEANS` and
+// `HELP_COMMANDS`.
+include!(concat!(env!("OUT_DIR"), "/help-table.rs"));
+
+/// One command of `help.json`, as build.rs writes it.
+struct HelpRow {
+    name: &'static str,
+    help: &'static str,
+    flags: &'static [&'static str],
+    args: usize,
+    raw: bool,
+    variadic: bool,
+}
 /// Options the pinned client adds to `help.json`'s booleans (`program.js`).
 const CLIENT_BOOLEANS: [&str; 6] = ["all", "g", "help", "json", "raw", "version"];
 
@@ -57,22 +69,14 @@ fn parse(text: &'static str) -> Vec<CliCommand> {
         .collect()
 }
 
-fn help_json() -> &'static serde_json::Value {
-    static HELP_JSON: OnceLock<serde_json::Value> = OnceLock::new();
-    HELP_JSON.get_or_init(|| serde_json::from_str(HELP).expect("the embedded help.json parses"))
-}
-
 /// The options the pinned client parses as booleans (never taking the next
 /// word as their value).
 pub fn booleans() -> &'static [&'static str] {
     static BOOLEANS: OnceLock<Vec<&'static str>> = OnceLock::new();
     BOOLEANS.get_or_init(|| {
-        let listed = help_json()["booleanOptions"]
-            .as_array()
-            .into_iter()
-            .flatten();
-        listed
-            .filter_map(serde_json::Value::as_str)
+        HELP_BOOLEANS
+            .iter()
+            .copied()
             .chain(CLIENT_BOOLEANS)
             .collect()
     })
@@ -97,16 +101,13 @@ pub struct HelpEntry {
 
 /// `help.json`'s entry for `name`.
 pub fn help_entry(name: &str) -> Option<HelpEntry> {
-    let entry = help_json()["commands"].get(name)?;
+    let row = HELP_COMMANDS.iter().find(|row| row.name == name)?;
     Some(HelpEntry {
-        help: entry["help"].as_str().unwrap_or_default(),
-        flags: entry["flags"]
-            .as_object()
-            .map(|flags| flags.keys().map(String::as_str).collect())
-            .unwrap_or_default(),
-        args: entry["args"].as_array().map_or(0, Vec::len),
-        raw: entry["raw"] == true,
-        variadic: entry["variadicArg"] == true,
+        help: row.help,
+        flags: row.flags.to_vec(),
+        args: row.args,
+        raw: row.raw,
+        variadic: row.variadic,
     })
 }
 
@@ -153,6 +154,41 @@ mod tests {
         assert_eq!(
             (parsed[2].file_args.clone(), parsed[2].file_rest),
             (vec![0], None)
+        );
+    }
+
+    /// build.rs's table says what `help.json` says, entry by entry.
+    #[test]
+    fn the_built_table_is_help_json() {
+        let help: serde_json::Value =
+            serde_json::from_str(include_str!("../skill/cli/help.json")).unwrap();
+        let listed: Vec<&str> = help["booleanOptions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_str().unwrap())
+            .collect();
+        assert_eq!(HELP_BOOLEANS, listed.as_slice());
+        let commands = help["commands"].as_object().unwrap();
+        assert_eq!(HELP_COMMANDS.len(), commands.len());
+        for (name, json) in commands {
+            let entry = help_entry(name).unwrap();
+            assert_eq!(entry.help, json["help"].as_str().unwrap(), "{name}");
+            let mut flags: Vec<&str> = json["flags"]
+                .as_object()
+                .map(|f| f.keys().map(String::as_str).collect())
+                .unwrap_or_default();
+            let mut built = entry.flags.clone();
+            flags.sort();
+            built.sort();
+            assert_eq!(built, flags, "{name}");
+            assert_eq!(entry.args, json["args"].as_array().map_or(0, Vec::len));
+            assert_eq!(entry.raw, json["raw"] == true, "{name}");
+            assert_eq!(entry.variadic, json["variadicArg"] == true, "{name}");
+        }
+        assert!(
+            HELP_COMMANDS.iter().any(|c| c.variadic),
+            "a variadic command is in it"
         );
     }
 
