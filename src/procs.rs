@@ -95,26 +95,42 @@ pub struct Ancestor {
 }
 
 /// `pid`'s parent, grandparent, … up to pid 1 (in a container, that may be
-/// the agent's host itself), read one process at a time: far cheaper than
-/// the whole table when only a few are needed.
-pub fn lineage(pid: u32, limit: usize) -> Vec<Ancestor> {
-    let mut chain: Vec<Ancestor> = Vec::new();
-    let mut current = one_process(pid).and_then(|p| p.parent);
-    while let Some(parent) = current {
-        if parent == 0 || chain.len() >= limit || chain.iter().any(|a| a.pid == parent) {
-            break;
+/// the agent's host itself), read one process at a time and only as far as
+/// the caller reads: far cheaper than the whole table when only a few are
+/// needed.
+pub fn lineage(pid: u32, limit: usize) -> Lineage {
+    Lineage {
+        next: one_process(pid).and_then(|p| p.parent),
+        seen: Vec::new(),
+        limit,
+    }
+}
+
+/// The ancestors of a process, nearest first ([`lineage`]).
+pub struct Lineage {
+    next: Option<u32>,
+    /// The pids read so far: a loop in the table ends the walk.
+    seen: Vec<u32>,
+    limit: usize,
+}
+
+impl Iterator for Lineage {
+    type Item = Ancestor;
+
+    fn next(&mut self) -> Option<Ancestor> {
+        let parent = self.next.take()?;
+        if parent == 0 || self.seen.len() >= self.limit || self.seen.contains(&parent) {
+            return None;
         }
-        let Some(found) = one_process(parent) else {
-            break;
-        };
-        current = found.parent;
-        chain.push(Ancestor {
+        let found = one_process(parent)?;
+        self.seen.push(parent);
+        self.next = found.parent;
+        Some(Ancestor {
             pid: parent,
             name: found.name,
             cmd: found.cmd,
-        });
+        })
     }
-    chain
 }
 
 const START_SLACK_SECS: u64 = 2;

@@ -41,28 +41,34 @@ const DEPTH: usize = 32;
 pub fn identify(config: &Config) -> String {
     match &config.agent {
         Some(name) => name.clone(),
-        None => derived(&procs::lineage(std::process::id(), DEPTH)),
+        None => derived(procs::lineage(std::process::id(), DEPTH)),
     }
 }
 
-/// The name derived from an ancestry (parent first).
-pub fn derived(chain: &[Ancestor]) -> String {
-    let agent = chain
-        .iter()
-        .enumerate()
-        .find(|(at, a)| !passes_through(a) && !is_subshell(a, chain.get(at + 1)))
-        .map(|(_, a)| a);
-    match agent {
-        Some(agent) => format!("{}@{}", clean(&agent.name), agent.pid),
-        // Every ancestor is a pass-through (or none is visible): the
-        // outermost one we saw, or our own session.
-        None => match chain.last() {
-            Some(last) => format!("{}@{}", clean(&last.name), last.pid),
-            None => format!(
-                "session@{}",
-                nix::unistd::getsid(None).map_or(0, |s| s.as_raw())
-            ),
-        },
+/// The name derived from an ancestry (parent first), read only as far as
+/// the agent: each ancestor read costs a few files of /proc, and the agent
+/// is usually the first or second.
+pub fn derived(chain: impl IntoIterator<Item = Ancestor>) -> String {
+    let mut chain = chain.into_iter().peekable();
+    let mut last = None;
+    while let Some(ancestor) = chain.next() {
+        // Only a shell needs its parent read (is it a subshell, a copy of
+        // it?): no other ancestor makes the walk read one more.
+        let subshell =
+            SHELLS.contains(&ancestor.name.as_str()) && is_subshell(&ancestor, chain.peek());
+        if !passes_through(&ancestor) && !subshell {
+            return format!("{}@{}", clean(&ancestor.name), ancestor.pid);
+        }
+        last = Some(ancestor);
+    }
+    // Every ancestor is a pass-through (or none is visible): the outermost
+    // one we saw, or our own session.
+    match last {
+        Some(last) => format!("{}@{}", clean(&last.name), last.pid),
+        None => format!(
+            "session@{}",
+            nix::unistd::getsid(None).map_or(0, |s| s.as_raw())
+        ),
     }
 }
 
@@ -126,13 +132,13 @@ mod tests {
             ancestor(200, "claude", &["claude"]),
             ancestor(100, "zsh", &["-zsh"]),
         ];
-        assert_eq!(derived(&chain), "claude@200");
+        assert_eq!(derived(chain.clone()), "claude@200");
         let codex = [
             ancestor(301, "bash", &["bash", "-lc", "my-chrome tab-list"]),
             ancestor(302, "timeout", &["timeout", "60", "bash"]),
             ancestor(201, "codex", &["codex"]),
         ];
-        assert_eq!(derived(&codex), "codex@201");
+        assert_eq!(derived(codex.clone()), "codex@201");
     }
 
     #[test]
@@ -141,20 +147,20 @@ mod tests {
             ancestor(400, "bash", &["bash"]),
             ancestor(10, "tmux: server", &["tmux"]),
         ];
-        assert_eq!(derived(&terminal), "bash@400");
+        assert_eq!(derived(terminal.clone()), "bash@400");
         let script = [ancestor(401, "bash", &["bash", "scripts/demo.sh"])];
-        assert_eq!(derived(&script), "bash@401");
+        assert_eq!(derived(script.clone()), "bash@401");
         // `--rcfile` is a long option, not `-c`; a script's `-c` is its own.
         let long = [ancestor(402, "bash", &["bash", "--rcfile", "x"])];
-        assert_eq!(derived(&long), "bash@402");
+        assert_eq!(derived(long.clone()), "bash@402");
         let script_args = [ancestor(403, "bash", &["bash", "x.sh", "-c", "y"])];
-        assert_eq!(derived(&script_args), "bash@403");
+        assert_eq!(derived(script_args.clone()), "bash@403");
         // A container whose pid 1 is the agent's host.
         let container = [
             ancestor(12, "bash", &["bash", "-lc", "my-chrome goto"]),
             ancestor(1, "codex", &["codex"]),
         ];
-        assert_eq!(derived(&container), "codex@1");
+        assert_eq!(derived(container.clone()), "codex@1");
     }
 
     #[test]
@@ -167,34 +173,59 @@ mod tests {
             ancestor(700, "bash", &script),
             ancestor(10, "tmux: server", &["tmux"]),
         ];
-        assert_eq!(derived(&substitution), "bash@700");
+        assert_eq!(derived(substitution.clone()), "bash@700");
         let through_xargs = [
             ancestor(703, "xargs", &["xargs", "my-chrome"]),
             ancestor(702, "bash", &script),
             ancestor(700, "bash", &script),
         ];
-        assert_eq!(derived(&through_xargs), "bash@700");
+        assert_eq!(derived(through_xargs.clone()), "bash@700");
         // A script that starts another script is that script's agent: only
         // an exact copy of the parent passes through.
         let nested = [
             ancestor(801, "bash", &["bash", "inner.sh"]),
             ancestor(800, "bash", &script),
         ];
-        assert_eq!(derived(&nested), "bash@801");
+        assert_eq!(derived(nested.clone()), "bash@801");
         // An interactive shell started from another is its own.
         let terminal = [
             ancestor(901, "bash", &["bash"]),
             ancestor(900, "zsh", &["-zsh"]),
         ];
-        assert_eq!(derived(&terminal), "bash@901");
+        assert_eq!(derived(terminal.clone()), "bash@901");
     }
 
     #[test]
     fn odd_process_names_are_cleaned_and_an_empty_chain_still_names_someone() {
         let chain = [ancestor(500, "weird name/: x", &["x"])];
-        assert_eq!(derived(&chain), "weirdnamex@500");
+        assert_eq!(derived(chain.clone()), "weirdnamex@500");
         let only_wrappers = [ancestor(600, "env", &["env"])];
-        assert_eq!(derived(&only_wrappers), "env@600");
-        assert!(derived(&[]).starts_with("session@"));
+        assert_eq!(derived(only_wrappers.clone()), "env@600");
+        assert!(derived([]).starts_with("session@"));
+    }
+
+    /// The ancestry is read only as far as the agent: past a pass-through,
+    /// and one further after a shell (is it a copy of its parent?).
+    #[test]
+    fn the_ancestry_is_read_only_as_far_as_the_agent() {
+        let read = std::cell::Cell::new(0);
+        let counted = |chain: Vec<Ancestor>| {
+            read.set(0);
+            let name = derived(chain.into_iter().inspect(|_| read.set(read.get() + 1)));
+            (name, read.get())
+        };
+        let host = vec![
+            ancestor(300, "bash", &["bash", "-c", "my-chrome snapshot"]),
+            ancestor(200, "claude", &["claude"]),
+            ancestor(100, "zsh", &["-zsh"]),
+            ancestor(1, "init", &["init"]),
+        ];
+        assert_eq!(counted(host), ("claude@200".into(), 2));
+        let script = vec![
+            ancestor(401, "bash", &["bash", "agent.sh"]),
+            ancestor(10, "tmux: server", &["tmux"]),
+            ancestor(1, "init", &["init"]),
+        ];
+        assert_eq!(counted(script), ("bash@401".into(), 2));
     }
 }
