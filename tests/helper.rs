@@ -7,7 +7,7 @@ mod common;
 use std::fs;
 use std::path::Path;
 
-use common::Sandbox;
+use common::{Sandbox, says};
 use my_chrome::helper::check::{Check, Fault, check};
 use my_chrome::helper::pin::Pin;
 use my_chrome::helper::{Helper, HelperError};
@@ -422,4 +422,76 @@ fn doctor_checks_the_pin_of_a_tree_that_matches_its_record() {
         compatibility(&sandbox),
         "unsupported: package-lock.json differs from the shipped lock"
     );
+}
+
+/// The full check and the record are two passes: the digest reads every
+/// file, then `--version` runs through node (tens of milliseconds or more),
+/// then the tree is sealed and recorded as it is *then*. A process of the
+/// same user that waits for that `--version` run and edits a file of the
+/// tree meanwhile gets its edit recorded as verified: every later command
+/// finds the tree "unchanged" and runs the edit. No record is edited, no
+/// root needed; the thread here is what such a process does (it watches
+/// `/proc` for the run, as `python3` as an ordinary user did against
+/// `my-chrome setup`). Found with the walk and with the look-ups alike:
+/// the record is right about the tree, the tree is not what was verified.
+/// The fix: take the record (after sealing) *before* the digest, and write
+/// it only if the tree still matches it once the check has passed.
+#[test]
+fn a_file_edited_between_the_full_check_and_its_record_is_not_run() {
+    use std::io::Write;
+    use std::os::unix::fs::PermissionsExt;
+    use std::time::{Duration, Instant};
+    let sandbox = Sandbox::installed();
+    let entry = sandbox.cli().join(my_chrome::helper::ENTRY);
+    let marker = sandbox.home.path().join("ran-unverified");
+    let payload = format!(
+        "\n;require('fs').writeFileSync({:?}, 'x');\n",
+        marker.display().to_string()
+    );
+    let wanted = format!("{}\0--version", entry.display()).into_bytes();
+    let racer = {
+        let entry = entry.clone();
+        std::thread::spawn(move || {
+            let deadline = Instant::now() + Duration::from_secs(120);
+            while Instant::now() < deadline {
+                for proc in fs::read_dir("/proc").unwrap().flatten() {
+                    let cmdline = proc.path().join("cmdline");
+                    let Ok(cmd) = fs::read(&cmdline) else {
+                        continue;
+                    };
+                    if !cmd.windows(wanted.len()).any(|w| w == wanted.as_slice()) {
+                        continue;
+                    }
+                    fs::set_permissions(&entry, fs::Permissions::from_mode(0o644)).unwrap();
+                    fs::OpenOptions::new()
+                        .append(true)
+                        .open(&entry)
+                        .unwrap()
+                        .write_all(payload.as_bytes())
+                        .unwrap();
+                    // Edited while the check's `--version` still ran: the
+                    // digest was over, the record still to come.
+                    return fs::read(&cmdline).is_ok_and(|now| now == cmd);
+                }
+                std::thread::sleep(Duration::from_micros(200));
+            }
+            false
+        })
+    };
+    let setup = sandbox.run(&["setup"]);
+    assert!(
+        racer.join().unwrap(),
+        "the edit did not land while --version ran"
+    );
+    let _ = fs::remove_file(&marker);
+    if setup.code == 0 {
+        let help = sandbox.run(&["--help"]);
+        assert!(
+            !marker.exists(),
+            "code the full check never saw ran (setup: {}; --help exit {})",
+            setup.stdout.trim(),
+            help.code
+        );
+        says(&help, 6, "playwright-cli.js");
+    }
 }
