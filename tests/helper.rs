@@ -400,23 +400,24 @@ fn doctor_runs_no_node_while_the_record_of_the_last_full_check_holds() {
 #[test]
 fn doctor_checks_the_pin_of_a_tree_that_matches_its_record() {
     use my_chrome::config::RuntimeLocation;
-    use my_chrome::runtime::Runtime;
+    use my_chrome::runtime::{Runtime, StateFile};
     let sandbox = Sandbox::installed();
     let lock = sandbox.cli().join("package-lock.json");
     let mut bytes = fs::read(&lock).unwrap();
     let at = bytes.iter().position(|b| *b == b'3').unwrap();
     bytes[at] = b'4';
     fs::write(&lock, bytes).unwrap();
-    // The changed tree recorded as if a full check had passed on it.
+    // The changed tree recorded as if a full check had passed on it (as
+    // the check's record is written: sealed, then each entry).
     let runtime = Runtime::open(&RuntimeLocation {
         path: sandbox.runtime.clone(),
     })
     .unwrap();
-    let node = my_chrome::helper::node::Node {
-        path: "/usr/bin/node".into(),
-        version: nodejs_semver::Version::parse("20.0.0").unwrap(),
-    };
-    Helper::at(sandbox.cli()).record(&runtime, &node).unwrap();
+    Helper::at(sandbox.cli()).seal().unwrap();
+    let record = my_chrome::helper::manifest::Manifest::take(&sandbox.cli()).unwrap();
+    runtime
+        .write_state(StateFile::HelperManifest, &record.to_bytes())
+        .unwrap();
     assert!(Helper::at(sandbox.cli()).unchanged(&runtime).unwrap());
     assert_eq!(
         compatibility(&sandbox),
@@ -434,8 +435,8 @@ fn doctor_checks_the_pin_of_a_tree_that_matches_its_record() {
 /// `/proc` for the run, as `python3` as an ordinary user did against
 /// `my-chrome setup`). Found with the walk and with the look-ups alike:
 /// the record is right about the tree, the tree is not what was verified.
-/// The fix: take the record (after sealing) *before* the digest, and write
-/// it only if the tree still matches it once the check has passed.
+/// Hence the record (after sealing) is taken *before* the digest, and
+/// written only if the tree still matches it once the check has passed.
 #[test]
 fn a_file_edited_between_the_full_check_and_its_record_is_not_run() {
     use std::io::Write;
@@ -484,14 +485,16 @@ fn a_file_edited_between_the_full_check_and_its_record_is_not_run() {
         "the edit did not land while --version ran"
     );
     let _ = fs::remove_file(&marker);
-    if setup.code == 0 {
-        let help = sandbox.run(&["--help"]);
-        assert!(
-            !marker.exists(),
-            "code the full check never saw ran (setup: {}; --help exit {})",
-            setup.stdout.trim(),
-            help.code
-        );
-        says(&help, 6, "playwright-cli.js");
-    }
+    // The record was taken before the check: the edit is a change to it,
+    // and no record of the edited tree is kept.
+    says(&setup, 6, "playwright-cli.js");
+    // Without a record, `--help` checks the copy in full, finds the edit,
+    // and leaves the browser commands out: none of its code runs.
+    let help = sandbox.run(&["--help"]);
+    assert!(
+        !marker.exists(),
+        "code the full check never saw ran (--help exit {})",
+        help.code
+    );
+    assert!(!help.stdout.contains("forwarded to the pinned"));
 }

@@ -219,10 +219,8 @@ pub fn setup(config: &Config) -> Result<Outcome, SetupError> {
     let env = ChildEnv::new(config, &runtime.tmp_dir());
     let node = trusted_node(config, pin, &env)?;
     let current = Helper::at(runtime.cli_dir());
-    match current.verify(pin, &node, &env, runtime.root()) {
+    match current.verify_and_record(pin, &node, &env, &runtime) {
         Ok(()) => {
-            // An install of an older release: sealed and recorded now.
-            current.record(&runtime, &node)?;
             return Ok(Outcome::AlreadySupported {
                 dir: runtime.cli_dir(),
             });
@@ -286,7 +284,8 @@ pub fn setup(config: &Config) -> Result<Outcome, SetupError> {
     }
     refuse_if_in_use(config, &runtime)?;
     swap_into_place(&runtime, staging)?;
-    Helper::at(runtime.cli_dir()).record(&runtime, &node)?;
+    // Checked again where it now is, and recorded as that check found it.
+    Helper::at(runtime.cli_dir()).verify_and_record(pin, &node, &env, &runtime)?;
     Ok(Outcome::Installed {
         dir: runtime.cli_dir(),
     })

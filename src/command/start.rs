@@ -126,8 +126,7 @@ impl<'a> Start<'a> {
         if self.check == Check::Verified || (self.check == Check::Supported && !recorded) {
             let node = started.node()?;
             let (helper, runtime) = (&started.helper, &started.runtime);
-            helper.verify(pin, node, &started.env, runtime.root())?;
-            helper.record(runtime, node)?;
+            helper.verify_and_record(pin, node, &started.env, runtime)?;
         }
         Ok(started)
     }

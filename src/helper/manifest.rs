@@ -13,7 +13,10 @@
 //! from that descriptor, and its entries are looked up through it: each
 //! look-up is one name, and no link met on the way is followed. When
 //! anything differs, a full walk names the first difference as a listing
-//! finds it (an entry added, gone, or changed).
+//! finds it (an entry added, gone, or changed). The record itself is held
+//! to that full walk once, when it is made (`Helper::verify_and_record`):
+//! a name added within the clock tick of its directory's recorded times
+//! could leave them as recorded where ctimes are coarse.
 
 use std::ffi::OsStr;
 use std::fs;
@@ -141,7 +144,7 @@ impl Manifest {
         };
         // A listing names what was added; the look-ups found that something
         // differs (a full walk that finds nothing more: it changed back).
-        Err(self.walk_compare(dir).err().unwrap_or(found))
+        Err(self.listed_compare(dir).err().unwrap_or(found))
     }
 
     /// Whether every recorded entry is as recorded, each by one `lstat`
@@ -220,8 +223,11 @@ impl Manifest {
     }
 
     /// Compares the tree under `dir` with the record, in one walk that
-    /// lists every directory.
-    fn walk_compare(&self, dir: &Path) -> Result<(), Difference> {
+    /// lists every directory: what the full check's record is held to once
+    /// the check has passed (`Helper::verify_and_record`), when a name
+    /// added within the clock tick of its directory's last recorded change
+    /// may have left the directory's times as recorded.
+    pub fn listed_compare(&self, dir: &Path) -> Result<(), Difference> {
         let mut expected = self.entries.iter();
         let mut first: Option<Difference> = None;
         let walked = walk(dir, &mut |path, meta| {
@@ -479,7 +485,7 @@ mod tests {
         let taken = String::from_utf8(Manifest::take(dir.path()).unwrap().to_bytes()).unwrap();
         let lines = edit(taken.lines().map(str::to_string).collect());
         let record = Manifest::from_bytes(format!("{}\n", lines.join("\n")).as_bytes()).unwrap();
-        record.walk_compare(dir.path())
+        record.listed_compare(dir.path())
     }
 
     /// What the look-ups rest on: an entry added to a directory moves the

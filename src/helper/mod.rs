@@ -22,6 +22,9 @@ use std::os::unix::fs::MetadataExt;
 /// The CLI's entry point, relative to the install directory.
 pub const ENTRY: &str = "node_modules/@playwright/cli/playwright-cli.js";
 const VERSION_TIMEOUT: Duration = Duration::from_secs(30);
+/// Longer than a clock tick of file times (at most 10 ms: a kernel of
+/// 100 Hz), between the record and the check ([`Helper::verify_and_record`]).
+const RECORD_SETTLES: Duration = Duration::from_millis(30);
 
 #[derive(Debug, thiserror::Error)]
 pub enum HelperError {
@@ -190,13 +193,37 @@ impl Helper {
         })
     }
 
-    /// Seals the tree and records it, entry by entry, as the full check
-    /// just found it, with the node that check ran.
-    pub fn record(&self, runtime: &Runtime, node: &Node) -> Result<(), HelperError> {
+    /// The full check ([`Helper::verify`]) and the record of the tree it
+    /// checked, entry by entry, with the node it ran. The tree is sealed
+    /// and recorded *before* it is checked, and the record is kept only if
+    /// a full listing after the check still matches it: a file a process of
+    /// the user changes while the check runs (waiting for its `--version`,
+    /// say) is then refused (exit 6), never recorded as verified.
+    pub fn verify_and_record(
+        &self,
+        pin: &Pin,
+        node: &Node,
+        env: &ChildEnv,
+        runtime: &Runtime,
+    ) -> Result<(), HelperError> {
+        self.check_dir()?;
         self.seal()
             .map_err(io_error("seal the installed copy read-only"))?;
         let manifest =
             manifest::Manifest::take(&self.dir).map_err(io_error("record the installed copy"))?;
+        // A change within the clock tick an entry's times were read in may
+        // leave them as recorded (where ctimes are not fine-grained); after
+        // this pause, every file the check reads is read later than that,
+        // and any later change moves a time.
+        std::thread::sleep(RECORD_SETTLES);
+        self.verify(pin, node, env, runtime.root())?;
+        manifest
+            .listed_compare(&self.dir)
+            .map_err(|d| HelperError::Changed {
+                dir: self.dir.clone(),
+                path: d.path,
+                what: d.what,
+            })?;
         runtime.write_state(StateFile::HelperManifest, &manifest.to_bytes())?;
         node::remember(runtime, node)?;
         Ok(())
