@@ -92,7 +92,9 @@ pub fn remove_since(runtime: &Runtime, before: &[String]) -> usize {
 /// TMPDIR): removed when it is a socket of ours, and then the entry too (a
 /// file of ours), as the daemon removes it when it stops and as the CLI's
 /// `list` drops a dead one: an ended session leaves no stale entry behind.
-/// Whether the socket was removed.
+/// A socket already gone counts as removed: the daemon removes its socket
+/// first and its entry after, so one stopped in between (a slow daemon
+/// killed by a detach) leaves the entry alone. Whether no socket is left.
 pub fn remove_dead_socket(runtime: &Runtime, home: &std::path::Path, session: &str) -> bool {
     use std::os::unix::fs::FileTypeExt;
     let Some(path) = super::state::dead_socket(home, runtime, session) else {
@@ -103,7 +105,8 @@ pub fn remove_dead_socket(runtime: &Runtime, home: &std::path::Path, session: &s
         Ok(meta) if meta.file_type().is_socket() && meta.uid() == me => {
             fs::remove_file(&path).is_ok()
         }
-        _ => false,
+        Err(e) => e.kind() == std::io::ErrorKind::NotFound,
+        Ok(_) => false,
     };
     if removed
         && let Ok(entry) = super::registry::entry_path(home, runtime.root(), session)
@@ -173,6 +176,11 @@ mod tests {
         drop(listening);
         assert!(gone(home.path()) && !socket.exists());
         assert!(!entry.exists(), "a dead session's entry stays behind");
+        // Its socket removed by the daemon, which was stopped before its
+        // entry: the entry goes.
+        name_socket(home.path(), &runtime, &socket);
+        assert!(gone(home.path()) && !socket.exists());
+        assert!(!entry.exists(), "an entry naming no socket stays behind");
         // An entry that is a link: the socket goes, the link and what it
         // names stay (never followed).
         dead(&socket);
