@@ -181,7 +181,17 @@ fn connect_refuses_a_chrome_whose_executable_is_gone() {
         .arg("30")
         .spawn()
         .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(200));
+    // Deleted only once the child runs the copy.
+    let copy = fs::canonicalize(&chrome).unwrap();
+    let exe = format!("/proc/{}/exe", running.id());
+    common::wait::until(
+        "the child runs the copy",
+        std::time::Duration::from_secs(10),
+        || match fs::read_link(&exe) {
+            Ok(path) if path == copy => Ok(()),
+            other => Err(format!("{exe} reads {other:?}")),
+        },
+    );
     fs::remove_file(&chrome).unwrap();
     let run = sandbox.run(&["connect"]);
     running.kill().unwrap();

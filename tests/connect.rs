@@ -310,7 +310,19 @@ fn two_chromes_are_refused_before_the_token_is_read() {
     let mut w = world();
     let chrome = w.chrome();
     let mut second = idle_second_chrome(&chrome.exe());
-    std::thread::sleep(Duration::from_millis(200));
+    common::wait::until(
+        "the second Chrome is seen as a normal one",
+        Duration::from_secs(10),
+        || {
+            let table = my_chrome::procs::ProcessTable::read().unwrap();
+            let pids = my_chrome::chrome::normal_chrome_pids(&table, &chrome.exe());
+            if pids.contains(&second.id()) {
+                Ok(())
+            } else {
+                Err(format!("normal Chromes {pids:?}, not {}", second.id()))
+            }
+        },
+    );
     let run = w.sandbox.run(&["connect"]);
     second.kill().unwrap();
     second.wait().unwrap();

@@ -47,6 +47,21 @@ fn ids(b: &Browser, agent: &str) -> Vec<String> {
     b.tabs(agent).into_iter().map(|t| t.0).collect()
 }
 
+/// Waits (up to 20 s) until the real Chromium's pages, as (url, title),
+/// are as `ready` says. Read over DevTools, never through my-chrome: a
+/// command of my-chrome's changes what the next one is told, which is what
+/// these tests look at.
+fn wait_for_pages(b: &Browser, what: &str, ready: impl Fn(&[(String, String)]) -> bool) {
+    common::wait::until(what, Duration::from_secs(20), || {
+        let pages = b.chrome.pages();
+        if ready(&pages) {
+            Ok(())
+        } else {
+            Err(format!("{pages:?}"))
+        }
+    });
+}
+
 /// Every spelling of the output mode is the mode the daemon answers in: a
 /// text reply (which lists every tab of the session) is narrowed whatever
 /// the words, so bob never sees ann's tab listed. A hold ends only as the
@@ -166,7 +181,13 @@ fn a_page_that_moves_its_own_tab_to_another_site_is_held_for_its_agent() {
     );
     let before = ids(&b, "ann");
     assert_eq!(before.len(), 2, "{before:?}");
-    thread::sleep(Duration::from_millis(2500));
+    let moved = b.site.url("/second").replace("127.0.0.1", "localhost");
+    wait_for_pages(&b, "ann's page moves to another site", |pages| {
+        pages
+            .iter()
+            .any(|(url, title)| *url == moved && title == "Second")
+            && !pages.iter().any(|(url, _)| url.ends_with("/mover"))
+    });
     // bob's command reads the change in.
     let run = b.ok("bob", &["tab-list"]);
     assert!(!run.stdout.contains("Mover"), "{}", run.stdout);
@@ -262,14 +283,36 @@ fn retried(b: &Browser, agent: &str, line: &[&str]) -> Run {
     panic!("{agent} {line:?}: never ran");
 }
 
-/// bob clicks his page's button: it closes its own tab behind a popup
-/// that looks like ann's tab, which moves up into its place. Neither his
-/// reply nor any tab of his shows ann's page, and ann's tab is not his.
-fn bob_clicks_and_reads_nothing_of_ann(b: &Browser, closer: &str, ann_page: &str) {
+/// bob clicks his page's button (at `hostile`): it closes its own tab
+/// behind a popup that looks like ann's tab (`twin`: its address and
+/// title), which moves up into its place. Neither his reply nor any tab of
+/// his shows ann's page, and ann's tab is not his.
+fn bob_clicks_and_reads_nothing_of_ann(
+    b: &Browser,
+    hostile: &str,
+    closer: &str,
+    twin: (&str, &str),
+    ann_page: &str,
+) {
     let yaml = read_snapshot(
         b.sandbox(),
         &retried(b, "bob", &["snapshot", "--tab", closer]).stdout,
     );
+    // Once the click has played out: one page at `hostile` fewer, one at
+    // the twin more, showing it.
+    let urls = |pages: &[(String, String)]| {
+        let mut urls: Vec<String> = pages.iter().map(|p| p.0.clone()).collect();
+        urls.sort();
+        urls
+    };
+    let mut after = urls(&b.chrome.pages());
+    let at = after
+        .iter()
+        .position(|u| u == hostile)
+        .unwrap_or_else(|| panic!("no page at {hostile}: {after:?}"));
+    after.remove(at);
+    after.push(twin.0.to_string());
+    after.sort();
     let click = run_as(
         b.sandbox(),
         "bob",
@@ -280,7 +323,17 @@ fn bob_clicks_and_reads_nothing_of_ann(b: &Browser, closer: &str, ann_page: &str
         said.push_str(&read_snapshot(b.sandbox(), &click.stdout));
     }
     assert!(!shows_ann(&said) && !said.contains(ANN_SECRET), "{said}");
-    thread::sleep(Duration::from_millis(3000));
+    wait_for_pages(
+        b,
+        "bob's page closes behind its popup on the twin",
+        |pages| {
+            urls(pages) == after
+                && pages
+                    .iter()
+                    .filter(|(url, _)| url == twin.0)
+                    .all(|(_, title)| title == twin.1)
+        },
+    );
     for id in ids(b, "bob") {
         let snap = run_as(b.sandbox(), "bob", &["snapshot", "--tab", &id]);
         let mut said = format!("{}\n{}", snap.stdout, snap.stderr);
@@ -302,7 +355,8 @@ fn a_page_that_closes_itself_behind_a_twin_of_anns_tab_takes_nothing() {
     let b = browser();
     let hostile = self_closing_behind(&b, "twin", &b.page("ann"));
     let closer = bob_closer_then_ann(&b, &hostile, &b.page("ann"));
-    bob_clicks_and_reads_nothing_of_ann(&b, &closer, &b.page("ann"));
+    let twin = (b.page("ann"), "Agent ann");
+    bob_clicks_and_reads_nothing_of_ann(&b, &hostile, &closer, (&twin.0, twin.1), &b.page("ann"));
 }
 
 /// ann's page changes its own title as it runs (an unread count), and
@@ -325,7 +379,8 @@ fn a_page_that_closes_itself_behind_a_page_of_anns_site_takes_nothing() {
     let hostile = self_closing_behind(&b, "same-site", &b.site.url("/second"));
     let inbox = b.site.url("/put/inbox");
     let closer = bob_closer_then_ann(&b, &hostile, &inbox);
-    bob_clicks_and_reads_nothing_of_ann(&b, &closer, &inbox);
+    let twin = (b.site.url("/second"), "Second");
+    bob_clicks_and_reads_nothing_of_ann(&b, &hostile, &closer, (&twin.0, twin.1), &inbox);
 }
 
 /// A popup ann's page opens on a timer — between commands, or during
@@ -374,7 +429,13 @@ fn popups_on_a_timer_go_to_nobody_but_the_user_gives_them() {
     }
     // Between commands: ann's next popup, also the user's.
     b.ok("ann", &["click", &reference(&yaml, "Open after")]);
-    thread::sleep(Duration::from_millis(2500));
+    let popup_at = b.site.url("/popup");
+    wait_for_pages(&b, "ann's second popup opens", |pages| {
+        let popups = pages
+            .iter()
+            .filter(|(url, title)| *url == popup_at && title == "Popup");
+        popups.count() == 2
+    });
     b.ok("bob", &["tab-list"]);
     assert_eq!(user_tabs(&b).len(), 2, "{}", b.agents());
     // The user gives the first to ann: now hers, and bob still out.
@@ -405,7 +466,9 @@ fn twin_tabs_one_of_which_closes_are_nobodys() {
     b.ok("bob", &["goto", &twin]);
     let (ann, bob) = (ids(&b, "ann"), ids(&b, "bob"));
     b.chrome.close_page("/twin");
-    thread::sleep(Duration::from_millis(500));
+    wait_for_pages(&b, "one twin tab closes", |pages| {
+        pages.iter().filter(|(url, _)| *url == twin).count() == 1
+    });
     let mut told = Vec::new();
     for agent in ["ann", "bob"] {
         let run = run_as(b.sandbox(), agent, &["snapshot"]);

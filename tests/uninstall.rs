@@ -47,6 +47,24 @@ fn registry_dir(sandbox: &Sandbox) -> PathBuf {
     my_chrome::session::registry::daemon_dir(sandbox.home.path(), &sandbox.runtime).unwrap()
 }
 
+/// Waits until agent other's `eval` holds the session's turn, as
+/// `agents --json` tells (it reads the lease without taking the turn and
+/// changes nothing).
+fn wait_for_others_eval(sandbox: &Sandbox) {
+    common::wait::until(
+        "agent other's `eval` holds the turn",
+        Duration::from_secs(20),
+        || {
+            let running = sandbox.run(&["agents", "--json"]).json()["running"].clone();
+            if running["agent"] == "other" && running["command"] == "eval" {
+                Ok(())
+            } else {
+                Err(format!("running: {running}"))
+            }
+        },
+    );
+}
+
 /// Everything under `dir`, as paths relative to it.
 fn tree(dir: &Path) -> Vec<String> {
     let mut out: Vec<String> = walk(dir)
@@ -135,7 +153,7 @@ fn uninstall_waits_its_turn_detaches_and_removes_only_what_my_chrome_made() {
     ]);
     slow.env("MY_CHROME_COMMAND_TIMEOUT_SECS", "30");
     let slow = common::Running::start(slow);
-    std::thread::sleep(Duration::from_millis(1200));
+    wait_for_others_eval(&w.sandbox);
     let gone = w.sandbox.run(&["uninstall"]);
     let slow = slow.wait();
     says(&slow, 0, "other finished");
@@ -441,9 +459,11 @@ fn a_skill_copy_replaced_while_uninstall_waits_is_refused_and_nothing_goes() {
     ]);
     slow.env("MY_CHROME_COMMAND_TIMEOUT_SECS", "30");
     let slow = common::Running::start(slow);
-    std::thread::sleep(Duration::from_millis(1200));
+    wait_for_others_eval(&w.sandbox);
     let gone = common::Running::start(w.sandbox.command(&["uninstall"]));
-    std::thread::sleep(Duration::from_millis(1000));
+    // Said once it has surveyed what it would remove and has waited a
+    // second for the turn, which it is still waiting for.
+    gone.wait_for_stderr("agent other's `eval` is running on the browser; waiting");
     // Another folder in its place, while uninstall waits for the turn.
     fs::rename(&claude, home.join("old-skill")).unwrap();
     skill_copy(&claude);

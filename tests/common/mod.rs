@@ -25,6 +25,7 @@ pub mod site;
 pub mod standin;
 pub mod stuck_socket;
 pub mod user;
+pub mod wait;
 
 pub use canary::{assert_nowhere, assert_nowhere_but, fresh_token};
 pub use display::Display;
