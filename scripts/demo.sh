@@ -13,8 +13,9 @@ say() { printf '\ndemo: %s\n' "$*"; }
 say "what the demo needs from the system"
 scripts/prerequisites.sh demo
 say "building my-chrome and the Chrome stand-in"
-cargo build --quiet --workspace
-bin=$PWD/target/debug/my-chrome
+# The release build: what scripts/install.sh installs, built once for both.
+cargo build --release --quiet --workspace
+bin=$PWD/target/release/my-chrome
 work=$(mktemp -d)
 pids=()
 cleanup() {
@@ -51,7 +52,7 @@ chmod 600 "$work/standin/token"
 "$bin" token store --stdin <"$work/standin/token"
 
 say "the sandbox browser (not your Chrome) and a local page"
-cp target/debug/chrome-standin "$work/standin/chrome"
+cp target/release/chrome-standin "$work/standin/chrome"
 STANDIN_TOKEN_FILE=$work/standin/token "$work/standin/chrome" >"$work/standin/out" 2>/dev/null &
 pids+=($!)
 for _ in $(seq 200); do grep -q READY "$work/standin/out" 2>/dev/null && break; sleep 0.05; done

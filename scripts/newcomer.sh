@@ -10,6 +10,12 @@
 #      which must leave the home as it was before the install.
 # The user, its home and its processes are removed at the end, whatever
 # happened. A permission problem cannot hide behind root this way.
+#
+# What the suite already built is shared, not built again (docs/TESTING.md,
+# "The newcomer"): cargo's registry, read-only, and a copy of the release
+# build's dependencies, the user's own; the user's cargo then compiles
+# my-chrome and the Chrome stand-in from the user's fresh copy. Run alone,
+# with neither there, the user's cargo fetches and builds everything.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 say() { printf 'newcomer: %s\n' "$*"; }
@@ -31,16 +37,34 @@ trap cleanup EXIT
 
 # A copy of what git tracks (the working tree as it is), owned by the user.
 git ls-files -z --cached --others --exclude-standard | tar --null -T - -c | tar -x -C "$home" --one-top-level=my-chrome
+# The release build's dependencies, copied; the project's own crates go
+# below, as the user, so that the user's cargo compiles them.
+if [ -d target/release ]; then
+  mkdir -p "$home/my-chrome/target"
+  cp -a target/release "$home/my-chrome/target/release"
+fi
 chown -R "$user:$user" "$home/my-chrome"
 mkdir -p "$view"
+# Cargo's registry (the index and the downloaded crates), shown read-only.
+registry=${CARGO_HOME:-$HOME/.cargo}/registry
+share_registry=false
+if [ -d "$registry" ]; then
+  share_registry=true
+  install -d -m 0755 -o "$user" -g "$user" "$home/.cargo" "$home/.cargo/registry"
+fi
 
 # Runs "$@" as the user, in a mount namespace where the toolchain (under
-# root's home, which the user cannot enter) is bound read-only at $view.
+# root's home, which the user cannot enter) is bound read-only at $view,
+# and cargo's registry, when shared, read-only at the user's ~/.cargo/registry.
 as_user() {
+  local registry_from=/nonexistent
+  $share_registry && registry_from=$registry
   unshare --mount --propagation private -- bash -c '
-    mount --bind "$1" "$2" && mount -o remount,bind,ro "$2" || exit 1
-    shift 2
-    exec runuser -u "$@"' _ "$toolchain" "$view" "$user" -- \
+    readonly_at() { mount --bind "$1" "$2" && mount -o remount,bind,ro "$2"; }
+    readonly_at "$1" "$2" || exit 1
+    if [ -d "$3" ]; then readonly_at "$3" "$4" || exit 1; fi
+    shift 4
+    exec runuser -u "$@"' _ "$toolchain" "$view" "$registry_from" "$home/.cargo/registry" "$user" -- \
     env -i HOME="$home" USER="$user" LOGNAME="$user" LANG=C.UTF-8 \
     PATH="$view/bin:/usr/bin:/bin" CARGO_HOME="$home/.cargo" RUSTUP_TOOLCHAIN="$(basename "$toolchain")" \
     bash -c 'cd ~/my-chrome && "$@"' _ "$@"
@@ -67,6 +91,13 @@ left_nothing() {
   exit 1
 }
 
+if [ -d "$home/my-chrome/target/release" ]; then
+  say "the project's own crates out of the copied build, as $user"
+  as_user cargo clean --release --quiet -p my-chrome -p chrome-standin
+  # Gone: the demo's build below is the user's own compile of them.
+  as_user bash -c '! test -e target/release/my-chrome && ! test -e target/release/chrome-standin' ||
+    { say "cargo clean left my-chrome's binaries in the copied build" >&2; exit 1; }
+fi
 say "scripts/demo.sh as $user"
 as_user scripts/demo.sh | tee /tmp/newcomer-demo-$$.log
 grep -q "Hello from the my-chrome demo page" /tmp/newcomer-demo-$$.log || { say "the demo did not read its page" >&2; exit 1; }

@@ -53,8 +53,10 @@ npm_flags=(--ignore-scripts --no-audit --no-fund --no-update-notifier)
   --omit-lockfile-registry-resolved "${npm_flags[@]}" >/dev/null)
 
 checkout=${PIN_CLI_CHECKOUT:-$root}
+# The release build: it hashes two trees of 18 MB, and scripts/test.sh (whose
+# tests/pin.rs runs this script) builds the examples only so.
 tree_digest() { # $1: install directory
-  "${CARGO:-cargo}" run --quiet --manifest-path "$checkout/Cargo.toml" --example tree_digest -- "$1"
+  "${CARGO:-cargo}" run --release --quiet --manifest-path "$checkout/Cargo.toml" --example tree_digest -- "$1"
 }
 
 digests=()

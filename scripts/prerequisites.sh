@@ -3,7 +3,7 @@
 # run as root on Debian or Ubuntu; otherwise a missing one stops the run
 # here, by package name, rather than half-way through.
 #
-# Usage: scripts/prerequisites.sh demo|test
+# Usage: scripts/prerequisites.sh demo|test|nextest
 #   demo: Node.js and npm (the pinned CLI), a Secret Service (dbus,
 #         gnome-keyring), Chromium (behind the Chrome stand-in), python3 (the
 #         demo's local page).
@@ -15,9 +15,25 @@
 #         (the proof that forwarded commands start no child); useradd,
 #         runuser and pkill (scripts/newcomer.sh: the demo and an uninstall
 #         round as a throw-away ordinary user).
+#   nextest: cargo-nextest, which runs the tests (scripts/test.sh), at least
+#         the version .config/nextest.toml requires; installed from crates.io
+#         with `cargo install --locked` when missing or older.
 set -euo pipefail
+cd "$(dirname "$0")/.."
 
 say() { printf 'prerequisites: %s\n' "$*"; }
+
+if [ "${1:-}" = nextest ]; then
+  required=$(sed -n 's/^nextest-version = { required = "\(.*\)" }$/\1/p' .config/nextest.toml)
+  [ -n "$required" ] || { say ".config/nextest.toml names no required nextest-version" >&2; exit 2; }
+  installed=$(cargo nextest --version 2>/dev/null | sed -n 's/^cargo-nextest \([0-9.]*\).*/\1/p' || true)
+  if [ -n "$installed" ] && [ "$(printf '%s\n%s\n' "$required" "$installed" | sort -V | head -n 1)" = "$required" ]; then
+    exit 0
+  fi
+  say "installing cargo-nextest (at least $required; found ${installed:-none}) from crates.io"
+  cargo install --locked cargo-nextest --version "^$required"
+  exit 0
+fi
 missing=()
 need() { # executable package
   [ -x "$1" ] || missing+=("$2")
@@ -25,7 +41,7 @@ need() { # executable package
 
 case "${1:-}" in
   demo | test) ;;
-  *) say "usage: $0 demo|test" >&2; exit 2 ;;
+  *) say "usage: $0 demo|test|nextest" >&2; exit 2 ;;
 esac
 
 [ -x /usr/local/bin/node ] || need /usr/bin/node nodejs
@@ -35,6 +51,8 @@ need /usr/bin/gnome-keyring-daemon gnome-keyring
 need /usr/bin/chromium chromium
 need /usr/bin/python3 python3
 if [ "$1" = test ]; then
+  # The real-extension tests run Debian's Chromium itself, not its wrapper.
+  need /usr/lib/chromium/chromium chromium
   need /usr/bin/dbus-send dbus-bin
   need /usr/bin/secret-tool libsecret-tools
   need /usr/bin/Xvfb xvfb

@@ -26,6 +26,7 @@ fn runtime(sandbox: &Sandbox) -> Runtime {
 /// CLI's daemon would, and records its exit code.
 fn attach_child(sandbox: &Sandbox, handoff: &Handoff, url: &str) -> (Child, std::path::PathBuf) {
     let out = sandbox.home.path().join("courier.exit");
+    common::isolation::check_carried([url], []);
     let child = Command::new("/bin/sh")
         .args(["-c", "\"$0\" \"$1\"; echo $? > \"$2\"", BIN, url])
         .arg(&out)

@@ -239,7 +239,7 @@ fn the_pin_script_takes_the_tree_digest_from_the_rust_code() {
         "pin-cli.sh computes the tree digest another way"
     );
     let out = Command::new(env!("CARGO"))
-        .args(["run", "--quiet", "--manifest-path"])
+        .args(["run", "--release", "--quiet", "--manifest-path"])
         .arg(repo().join("Cargo.toml"))
         .args(["--example", "tree_digest", "--"])
         .arg(common::golden_runtime().join("cli"))

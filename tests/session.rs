@@ -158,6 +158,10 @@ fn an_entry_from_another_version_or_outside_our_tmp_is_not_trusted() {
 fn a_daemon_whose_backlog_is_full_holds_no_command() {
     use std::os::unix::fs::DirBuilderExt;
     let mut sandbox = Sandbox::installed();
+    // No Chrome here: a browser named where there is none (not the one
+    // installed on the machine, which another test may be running).
+    let absent = sandbox.home.path().join("no-chrome/chrome");
+    sandbox.browser_at(absent);
     // A browser command waits for the daemon up to its own bound.
     sandbox.set("MY_CHROME_COMMAND_TIMEOUT_SECS", "5");
     // A first command makes the private runtime (with its TMPDIR).

@@ -213,6 +213,10 @@ fn a_script_is_one_agent_through_command_substitution_and_wrappers() {
 fn a_command_in_flight_holds_others_up_to_the_bound_then_exit_7_naming_it() {
     let mut sandbox = Sandbox::installed();
     sandbox.set("MY_CHROME_LEASE_WAIT_SECS", "0");
+    // No browser here: one named where there is none (its connect below is
+    // refused for the turn, before any browser is looked at).
+    let absent = sandbox.home.path().join("no-chrome/chrome");
+    sandbox.browser_at(absent);
     // A command that runs nothing in the browser (no session) takes no
     // turn: it holds nothing afterwards, and leaves no line.
     run_as(&sandbox, "alpha", &["tab-list"]).expect(4, "my-chrome connect");

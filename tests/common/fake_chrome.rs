@@ -50,6 +50,7 @@ impl FakeChrome {
         uid: Option<u32>,
     ) -> u32 {
         use std::os::unix::process::CommandExt;
+        super::isolation::check_carried(args.iter().copied(), env.iter().copied());
         // It waits on a pipe we keep open (with the child), and never
         // forks: a forked copy would carry its command line too, for a
         // moment, and a scan would see two of it.

@@ -1,8 +1,9 @@
 //! Shared test fixtures, one file per concern. Each test binary uses part
-//! of them; the binaries stay separate because several tests scan every
-//! process of the user (token exposure, Chrome's PID set) and others start
-//! deliberate token carriers or Chromes: one binary would run those side by
-//! side.
+//! of them. Several tests scan every process of the user (token exposure,
+//! Chrome's PID set) and others start deliberate token carriers or
+//! Chromes: `cargo test` runs one binary at a time, and under nextest
+//! (scripts/test.sh), which runs many tests at once, `isolation` checks
+//! that each of those is in the group that keeps it from the others.
 
 // Each test binary uses a different part of the fixtures (and of these
 // re-exports).
@@ -13,8 +14,10 @@ pub mod canary;
 pub mod display;
 pub mod fake_chrome;
 pub mod fake_npm;
+pub mod isolation;
 pub mod keyring;
 pub mod minimist_js;
+pub mod per_run;
 pub mod processes;
 pub mod pwcli;
 pub mod real_extension;

@@ -20,6 +20,9 @@ impl PwCli {
     /// For `sandbox` (an installed runtime), with the extension token and the
     /// executable the relay spawns.
     pub fn new(sandbox: &Sandbox, token: Option<&str>, executable: &Path) -> PwCli {
+        if let Some(token) = token {
+            super::isolation::check_carried([], [(my_chrome::token::shape::VARIABLE, token)]);
+        }
         let runtime = sandbox.runtime.clone();
         let mut env = vec![
             (
@@ -52,6 +55,7 @@ impl PwCli {
 
     /// Adds a variable (for the spawned stand-in, say).
     pub fn with(mut self, name: &str, value: &str) -> PwCli {
+        super::isolation::check_carried([], [(name, value)]);
         self.env.push((name.to_string(), value.to_string()));
         self
     }

@@ -377,16 +377,22 @@ pub struct RealWorld {
     pub chrome: RealChrome,
     _display: Display,
     pub world: World,
-    /// Dropped last: the next world's Chromium starts once this one's quit.
-    _alone: std::sync::MutexGuard<'static, ()>,
+    /// Dropped last: the next world's Chromium starts once this one's quit,
+    /// in this process or another (a lock on a file in Cargo's scratch
+    /// directory: nextest runs each test as a process of its own).
+    _alone: nix::fcntl::Flock<fs::File>,
 }
 
 impl RealWorld {
     /// `extension`: the built extension, or `None` for a Chromium without it
     /// (then a throw-away token is stored).
     pub fn start(extension: Option<PathBuf>) -> RealWorld {
-        static ONE_CHROMIUM: Mutex<()> = Mutex::new(());
-        let alone = ONE_CHROMIUM.lock().unwrap_or_else(|e| e.into_inner());
+        super::isolation::check_runs_chromium(Path::new(CHROMIUM));
+        let scratch = Path::new(env!("CARGO_TARGET_TMPDIR"));
+        fs::create_dir_all(scratch).unwrap();
+        let lock = fs::File::create(scratch.join("real-chromium.lock")).unwrap();
+        let alone = nix::fcntl::Flock::lock(lock, nix::fcntl::FlockArg::LockExclusive)
+            .unwrap_or_else(|(_, e)| panic!("cannot lock {}: {e}", scratch.display()));
         assert!(
             Path::new(CHROMIUM).exists(),
             "{CHROMIUM} is missing: scripts/test.sh installs Debian's chromium"

@@ -87,8 +87,9 @@ impl Sandbox {
 
     /// Sets a variable for every later run.
     pub fn set(&mut self, name: &str, value: impl AsRef<Path>) -> &mut Sandbox {
-        self.env
-            .push((name.into(), value.as_ref().to_string_lossy().into_owned()));
+        let value = value.as_ref().to_string_lossy().into_owned();
+        isolation::check_carried([], [(name, value.as_str())]);
+        self.env.push((name.into(), value));
         self
     }
 
@@ -101,6 +102,11 @@ impl Sandbox {
     /// The same, started through `wrapper` (`unshare -m …`, say), which
     /// ends by running the binary with `args`.
     pub fn command_through(&self, wrapper: &[&str], args: &[&str]) -> Command {
+        isolation::check_carried(args.iter().copied(), []);
+        isolation::check_browser_name(
+            args.iter().copied(),
+            self.env.iter().map(|(k, v)| (k.as_str(), v.as_str())),
+        );
         let mut cmd = match wrapper {
             [] => Command::new(BIN),
             [program, rest @ ..] => {
@@ -188,27 +194,25 @@ pub fn copy_tree(from: &Path, to: &Path) {
 }
 
 /// One real install per test run, shared by every test binary: made (or
-/// confirmed) by `my-chrome setup` under a file lock in Cargo's test
-/// scratch directory, with the caller's HOME so npm's cache is reused.
+/// confirmed) by `my-chrome setup` once per run (`per_run`), with the
+/// caller's HOME so npm's cache is reused.
 pub fn golden_runtime() -> &'static Path {
     static GOLDEN: OnceLock<PathBuf> = OnceLock::new();
     GOLDEN.get_or_init(|| {
-        let scratch = Path::new(env!("CARGO_TARGET_TMPDIR"));
-        fs::create_dir_all(scratch).unwrap();
-        let runtime = scratch.join("golden-runtime");
-        let lock = fs::File::create(scratch.join("golden.lock")).unwrap();
-        let _guard = nix::fcntl::Flock::lock(lock, nix::fcntl::FlockArg::LockExclusive).unwrap();
-        let home = std::env::var_os("HOME").expect("tests need HOME");
-        let out = Command::new(BIN)
-            .arg("setup")
-            .env_clear()
-            .env("HOME", home)
-            .env("PATH", "/usr/bin:/bin")
-            .env("MY_CHROME_RUNTIME_DIR", &runtime)
-            .output()
-            .unwrap();
-        let run = Run::from_output(out);
-        assert_eq!(run.code, 0, "golden setup failed:\n{}", run.stderr);
+        let runtime = Path::new(env!("CARGO_TARGET_TMPDIR")).join("golden-runtime");
+        super::per_run::once_per_run("golden-runtime", || {
+            let home = std::env::var_os("HOME").expect("tests need HOME");
+            let out = Command::new(BIN)
+                .arg("setup")
+                .env_clear()
+                .env("HOME", home)
+                .env("PATH", "/usr/bin:/bin")
+                .env("MY_CHROME_RUNTIME_DIR", &runtime)
+                .output()
+                .unwrap();
+            let run = Run::from_output(out);
+            assert_eq!(run.code, 0, "golden setup failed:\n{}", run.stderr);
+        });
         runtime
     })
 }

@@ -10,21 +10,77 @@ use std::process::{Child, Command, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-/// The stand-in binary, built once per test run.
+/// The stand-in binary, built once per test run, with the profile the
+/// tests were built with (its folder is the one my-chrome's binary is in:
+/// `debug` for `cargo test`, `release` for scripts/test.sh), and the
+/// workspace's features, as `cargo build --workspace` built it: built
+/// alone, its dependencies would take other features and be built again.
 pub fn binary() -> &'static Path {
     static BUILT: OnceLock<PathBuf> = OnceLock::new();
     BUILT.get_or_init(|| {
-        let target = Path::new(env!("CARGO_TARGET_TMPDIR"))
-            .parent()
-            .unwrap()
-            .to_path_buf();
-        let status = Command::new(env!("CARGO"))
-            .args(["build", "--quiet", "-p", "chrome-standin"])
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
-            .status()
-            .unwrap();
-        assert!(status.success(), "cannot build chrome-standin");
-        target.join("debug/chrome-standin")
+        let folder = Path::new(super::BIN).parent().unwrap();
+        let profile = match folder.file_name().unwrap().to_str().unwrap() {
+            "debug" => "dev",
+            other => other,
+        };
+        super::per_run::once_per_run(&format!("chrome-standin-{profile}"), || {
+            let status = Command::new(env!("CARGO"))
+                .args(["build", "--quiet", "--workspace", "--bin", "chrome-standin"])
+                .args(["--profile", profile])
+                .current_dir(env!("CARGO_MANIFEST_DIR"))
+                .status()
+                .unwrap();
+            assert!(status.success(), "cannot build chrome-standin");
+        });
+        folder.join("chrome-standin")
+    })
+}
+
+/// Debian's Chromium, as the stand-in runs it: its executable linked (or
+/// copied) into a folder of Cargo's target, beside links to everything it
+/// loads from its own folder. Its processes then run from that path, not
+/// `/usr/lib/chromium/chromium`, so a test that chooses Chromium by name
+/// (tests/real_extension.rs) never counts them as the user's browser, and
+/// can run beside the stand-in's tests (common::isolation). One folder per
+/// installed executable (its inode, size and time), made once.
+pub fn chromium() -> &'static Path {
+    static PLACED: OnceLock<PathBuf> = OnceLock::new();
+    PLACED.get_or_init(|| {
+        use std::os::unix::fs::MetadataExt;
+        let source = Path::new("/usr/lib/chromium");
+        let installed = fs::metadata(source.join("chromium")).expect(
+            "/usr/lib/chromium/chromium is missing: scripts/test.sh installs Debian's chromium",
+        );
+        let target = Path::new(env!("CARGO_TARGET_TMPDIR")).parent().unwrap();
+        let folder = target.join("standin-chromium").join(format!(
+            "{}-{}-{}",
+            installed.ino(),
+            installed.size(),
+            installed.mtime()
+        ));
+        let executable = folder.join("chromium");
+        super::per_run::once_per_run("standin-chromium", || {
+            if executable.is_file() {
+                return;
+            }
+            // Those of other Chromiums, and one left half made, go.
+            let _ = fs::remove_dir_all(folder.parent().unwrap());
+            let making = folder.with_extension("making");
+            fs::create_dir_all(&making).unwrap();
+            for entry in fs::read_dir(source).unwrap() {
+                let entry = entry.unwrap();
+                let to = making.join(entry.file_name());
+                if entry.file_name() == "chromium" {
+                    if fs::hard_link(entry.path(), &to).is_err() {
+                        fs::copy(entry.path(), &to).unwrap();
+                    }
+                } else {
+                    std::os::unix::fs::symlink(entry.path(), &to).unwrap();
+                }
+            }
+            fs::rename(&making, &folder).unwrap();
+        });
+        executable
     })
 }
 
@@ -92,6 +148,10 @@ pub fn env(dir: &Path, home: &Path, options: &Options) -> Vec<(String, String)> 
         ("TMPDIR".to_string(), dir.join("tmp").display().to_string()),
         // How long a second "Chrome" retries an unreachable one (Chrome: 20 s).
         ("STANDIN_SINGLETON_WAIT_MS".to_string(), "1000".to_string()),
+        (
+            "STANDIN_CHROMIUM".to_string(),
+            chromium().display().to_string(),
+        ),
     ];
     if options.hide_helper {
         env.push(("STANDIN_HELPER_TAB".into(), "hidden".into()));
@@ -131,10 +191,6 @@ impl crate::common::World {
 impl Standin {
     /// Starts "the user's Chrome" for `home` and waits until it is ready.
     pub fn start(home: &Path, options: Options) -> Standin {
-        assert!(
-            Path::new("/usr/bin/chromium").exists(),
-            "/usr/bin/chromium is missing: scripts/test.sh installs Debian's chromium"
-        );
         let dir = tempfile::tempdir().unwrap();
         fs::set_permissions(dir.path(), fs::Permissions::from_mode(0o755)).unwrap();
         let exe = install(dir.path(), options.token);
