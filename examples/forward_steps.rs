@@ -223,8 +223,15 @@ fn in_pieces(steps: &mut Steps, config: &Config, line: &Line) -> (Runtime, PathB
     steps.time("turn: the probe (SessionEntry::refused)", || {
         assert!(entry.refused().is_none(), "the daemon does not answer")
     });
+    let who = steps.time("turn: who is asking (identity::establish)", || {
+        let session = my_chrome::tabs::session_key(&entry.socket_path).expect("the session");
+        let gone_after = my_chrome::settings::DEFAULT_AGENT_GONE;
+        my_chrome::identity::establish(config, &runtime, &session, gone_after)
+            .expect("the agent's name")
+    });
     let lease = steps.time("turn: the lease (lease::acquire)", || {
-        my_chrome::lease::acquire(config, &runtime, "eval", Kind::Browser).expect("the turn")
+        my_chrome::lease::acquire(config, &runtime, &who.name, "eval", Kind::Browser)
+            .expect("the turn")
     });
     steps.private("turn: recover, within limits (Started::recover, Turn::within_limits)");
     steps.time("turn: session read again (registered_state)", registered);

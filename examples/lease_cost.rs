@@ -22,9 +22,12 @@ fn main() {
     let config = Config::from_vars(vars).expect("configuration");
     let runtime = my_chrome::runtime::Runtime::open(&config.runtime).expect("the runtime");
     let started = Instant::now();
+    // The name as given, unproven: `identity_cost` measures the proof.
+    let agent = my_chrome::identity::said(&config);
     let held = my_chrome::lease::acquire(
         &config,
         &runtime,
+        &agent,
         "tab-list",
         my_chrome::lease::Kind::Browser,
     )

@@ -10,8 +10,8 @@
 //! the tabs after were known (`Unchanged`, `InReply` or `Again`).
 //!
 //! Usage: tabs_cost [WORDS...]   (HOME, MY_CHROME_RUNTIME_DIR and
-//! MY_CHROME_AGENT as for my-chrome, with a connected session in which the
-//! agent has a tab)
+//! MY_CHROME_AGENT, with its key, as for my-chrome, with a connected
+//! session in which the agent has a tab)
 
 use std::time::{Duration, Instant};
 
@@ -42,9 +42,16 @@ fn main() {
     let Plan::Run(request) = plan_words(&words, &cwd) else {
         panic!("{words:?} is no daemon request");
     };
+    // Who is asking, proven as a command proves it (not counted:
+    // `identity_cost` measures it).
+    let session = my_chrome::tabs::session_key(&entry.socket_path).expect("the session");
+    let gone_after = my_chrome::settings::DEFAULT_AGENT_GONE;
+    let who = my_chrome::identity::establish(&config, &runtime, &session, gone_after)
+        .expect("the agent's name");
     let held = my_chrome::lease::acquire(
         &config,
         &runtime,
+        &who.name,
         &words[0],
         my_chrome::lease::Kind::Browser,
     )
@@ -53,6 +60,7 @@ fn main() {
     let budget = my_chrome::daemon::Housekeeping::new(Duration::from_secs(30));
     let mut desk = Desk::open(
         &held,
+        who.registration,
         &runtime,
         &entry.socket_path,
         &cwd,

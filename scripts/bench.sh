@@ -17,6 +17,9 @@
 #     release of the session's lock, timed inside a fresh process
 #     (examples/lease_cost.rs), with an explicit agent name and with the
 #     derived one (target: <= 2 ms);
+#   - who is asking: a chosen name proven by its key against the session's
+#     registry (examples/identity_cost.rs; target: <= 0.3 ms), and a
+#     derived name, in a fresh process;
 #   - the per-command cost of keeping each agent in its own tabs: the tab
 #     lists before and after, the book, the selection, timed inside a fresh
 #     process (examples/tabs_cost.rs; target: <= 5 ms), with the agent's tab
@@ -70,7 +73,7 @@ done
 # The binaries timed are this checkout's, whatever CARGO_TARGET_DIR says.
 export CARGO_TARGET_DIR=$PWD/target
 cargo build --release --quiet --workspace
-cargo build --release --quiet --example lease_cost --example manifest_cost --example daemon_cost --example tabs_cost --example checks_cost \
+cargo build --release --quiet --example lease_cost --example identity_cost --example manifest_cost --example daemon_cost --example tabs_cost --example checks_cost \
   --example instant_daemon --example forward_steps
 if [ -n "$against" ]; then
   # The earlier binary, built once per commit in a worktree of its own.
@@ -129,6 +132,19 @@ raw() { (cd "$MY_CHROME_RUNTIME_DIR" && umask 077 && env -i HOME="$HOME" PATH=/u
   TMPDIR="$MY_CHROME_RUNTIME_DIR/tmp" NO_UPDATE_NOTIFIER=1 USER="$(id -un)" \
   "$(command -v node)" cli/node_modules/@playwright/cli/playwright-cli.js -s=mychrome "$@"); }
 med() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+# A chosen name is the agent's that registered it: its first command prints
+# the key (stderr, the line after the notice), and every later command
+# carries NAME:KEY (docs/DESIGN.md, "Who is asking"). Names end with the
+# session and with `release`: registered again after either.
+declare -A keys=()
+register() { # names...
+  local n
+  for n in "$@"; do
+    keys[$n]=$(MY_CHROME_AGENT=$n "$bin" tab-list 2>&1 >/dev/null | sed -n '/is now registered to you/{n;p;q}')
+    [ -n "${keys[$n]}" ] || { echo "bench: agent $n was not registered" >&2; exit 1; }
+  done
+}
+as() { echo "$1:${keys[$1]}"; } # NAME:KEY
 # Alternating runs of `my-chrome ARGS` and the raw CLI with the same ARGS:
 # sets $w and $r, medians in microseconds, read from bash's own clock (a
 # `date` per reading would add its own start-up to a 15 ms command).
@@ -154,16 +170,17 @@ alternate click body; w_click=$w r_click=$r
 traced=(tab-list snapshot "eval document.title" "click body")
 mkdir -p "$work/strace"
 if command -v strace >/dev/null; then
+  register bench-traced
   for c in "${traced[@]}"; do
     # shellcheck disable=SC2086 # the command's words
-    MY_CHROME_AGENT=bench-traced "$bin" $c >/dev/null 2>&1 || true
+    MY_CHROME_AGENT=$(as bench-traced) "$bin" $c >/dev/null 2>&1 || true
     for i in $(seq "$runs"); do
       # shellcheck disable=SC2086
-      MY_CHROME_AGENT=bench-traced strace -f -ttt -T -e trace=connect,write,sendto,close -s 300 \
+      MY_CHROME_AGENT=$(as bench-traced) strace -f -ttt -T -e trace=connect,write,sendto,close -s 300 \
         -o "$work/strace/${c// /_}.$i" "$bin" $c >/dev/null 2>&1 || true
     done
   done
-  MY_CHROME_AGENT=bench-traced "$bin" release >/dev/null 2>&1 || true
+  MY_CHROME_AGENT=$(as bench-traced) "$bin" release >/dev/null 2>&1 || true
 fi
 rss=$(for _ in $(seq "$runs"); do
   /usr/bin/time -f %M "$bin" tab-list 2>&1 >/dev/null | tail -1
@@ -178,18 +195,19 @@ for a in one two three; do printf '<title>%s</title><h1>Page of %s</h1>' "$a" "$
 python3 -m http.server --bind 127.0.0.1 --directory "$site" 18765 >/dev/null 2>&1 &
 pids+=($!)
 for _ in $(seq 100); do (exec 3<>/dev/tcp/127.0.0.1/18765) 2>/dev/null && break; sleep 0.05; done
-for a in one two three; do MY_CHROME_AGENT=$a "$bin" goto "http://127.0.0.1:18765/$a.html" >/dev/null; done
+register one two three
+for a in one two three; do MY_CHROME_AGENT=$(as $a) "$bin" goto "http://127.0.0.1:18765/$a.html" >/dev/null; done
 tabs_us() { # agent, and whose tab is to be current first
   for _ in $(seq "$runs"); do
-    MY_CHROME_AGENT=$2 "$bin" eval 1 >/dev/null 2>&1
-    MY_CHROME_AGENT=$1 target/release/examples/tabs_cost
+    MY_CHROME_AGENT=$(as "$2") "$bin" eval 1 >/dev/null 2>&1
+    MY_CHROME_AGENT=$(as "$1") target/release/examples/tabs_cost
   done | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'
 }
 tabs_own=$(tabs_us one one)
 tabs_switch=$(tabs_us one two)
 reads() { # agent count
   for _ in $(seq "$2"); do
-    MY_CHROME_AGENT=$1 "$bin" snapshot >/dev/null && MY_CHROME_AGENT=$1 "$bin" eval document.title >/dev/null
+    MY_CHROME_AGENT=$(as "$1") "$bin" snapshot >/dev/null && MY_CHROME_AGENT=$(as "$1") "$bin" eval document.title >/dev/null
   done
 }
 # Five rounds of each, alternating; the medians.
@@ -202,7 +220,7 @@ for _ in $(seq 5); do
   e=${EPOCHREALTIME/[.,]/}; togethers+=($((e - s)))
 done
 serial=$(med "${serials[@]}"); together=$(med "${togethers[@]}")
-for a in one two three; do MY_CHROME_AGENT=$a "$bin" release >/dev/null 2>&1 || true; done
+for a in one two three; do MY_CHROME_AGENT=$(as $a) "$bin" release >/dev/null 2>&1 || true; done
 
 connects=()
 for _ in $(seq 5); do
@@ -222,6 +240,17 @@ checks=$(for _ in $(seq "$runs"); do target/release/examples/checks_cost; done |
   sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
 lease_named=$(lease_us "$work/lease-named" bench)
 lease_derived=$(lease_us "$work/lease-derived")
+# Who is asking: a chosen name registered by a first run (its key read
+# from that run's stderr), then proven with NAME:KEY by each timed run;
+# and a derived name.
+identity_us() { # runtime [NAME:KEY]
+  for _ in $(seq "$runs"); do target/release/examples/identity_cost "$@"; done |
+    sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'
+}
+bench_key=$(target/release/examples/identity_cost "$work/identity" bench 2>&1 >/dev/null |
+  sed -n '/is now registered to you/{n;p;q}')
+identity_keyed=$(identity_us "$work/identity" "bench:$bench_key")
+identity_derived=$(identity_us "$work/identity")
 
 # my-chrome's own time: a runtime of its own, whose session's daemon
 # answers every request at once, timed while the stand-in's session is
@@ -284,6 +313,8 @@ echo "my-chrome doctor --json:                 median ${doctor} ms"
 echo "my-chrome setup (no-op):                 median ${setup} ms"
 echo "turn take+release, MY_CHROME_AGENT set:   median ${lease_named} us (target <= 2000)"
 echo "turn take+release, derived agent name:    median ${lease_derived} us (target <= 2000)"
+echo "who is asking, NAME:KEY proven:           median ${identity_keyed} us (target <= 300)"
+echo "who is asking, the derived name:          median ${identity_derived} us"
 echo "own tabs, per command (own tab current):  median ${tabs_own} us (target <= 5000)"
 echo "own tabs, per command (another's current): median ${tabs_switch} us (a selection too)"
 echo "60 reads, one agent in a row:             median $(ms "$serial") (5 rounds)"
@@ -342,17 +373,19 @@ pids+=($!)
 for _ in $(seq 200); do grep -q READY "$work/old-standin/out" 2>/dev/null && break; sleep 0.05; done
 "$bin" connect >/dev/null 2>&1
 old connect >/dev/null 2>&1
+# The earlier binary knows no keys: its agents go by their names alone.
+register one two
 for w in new old; do
   for a in one two; do
-    if [ $w = new ]; then MY_CHROME_AGENT=$a "$bin" goto "http://127.0.0.1:18765/$a.html" >/dev/null
+    if [ $w = new ]; then MY_CHROME_AGENT=$(as $a) "$bin" goto "http://127.0.0.1:18765/$a.html" >/dev/null
     else MY_CHROME_AGENT=$a old goto "http://127.0.0.1:18765/$a.html" >/dev/null; fi
   done
 done
 ab() { # args: alternating runs by agent one, with agent two's tab current first
   local news=() olds=() s e
   for _ in $(seq "$runs"); do
-    MY_CHROME_AGENT=two "$bin" eval 1 >/dev/null 2>&1; MY_CHROME_AGENT=two old eval 1 >/dev/null 2>&1
-    s=${EPOCHREALTIME/[.,]/}; MY_CHROME_AGENT=one "$bin" "$@" >/dev/null 2>&1; e=${EPOCHREALTIME/[.,]/}; news+=($((e - s)))
+    MY_CHROME_AGENT=$(as two) "$bin" eval 1 >/dev/null 2>&1; MY_CHROME_AGENT=two old eval 1 >/dev/null 2>&1
+    s=${EPOCHREALTIME/[.,]/}; MY_CHROME_AGENT=$(as one) "$bin" "$@" >/dev/null 2>&1; e=${EPOCHREALTIME/[.,]/}; news+=($((e - s)))
     s=${EPOCHREALTIME/[.,]/}; MY_CHROME_AGENT=one old "$@" >/dev/null 2>&1; e=${EPOCHREALTIME/[.,]/}; olds+=($((e - s)))
   done
   local n o; n=$(med "${news[@]}"); o=$(med "${olds[@]}")

@@ -26,9 +26,9 @@ say() { printf 'mutants.sh: %s\n' "$*"; }
 
 # The safeguard modules: their files, and the tests each mutant of them runs
 # (every unit test, plus the integration tests that cover the module, take
-# seconds, and make their own sandboxes; only turns.rs starts a browser,
-# for one test of the log).
-ORDER=(redact minimist file-args policy tabs token-shape lease runtime handoff manifest request cleanup-record removal)
+# seconds, and make their own sandboxes; turns.rs starts a browser for one
+# test of the log, identity.rs for the names proven in a real session).
+ORDER=(redact minimist file-args policy tabs token-shape identity lease runtime handoff manifest request cleanup-record removal)
 declare -A FILES=(
   [redact]="src/redact/mod.rs src/redact/patterns.rs src/redact/known.rs src/redact/controls.rs"
   [minimist]="src/minimist.rs"
@@ -36,6 +36,7 @@ declare -A FILES=(
   [policy]="src/policy/mod.rs src/policy/holds.rs"
   [tabs]="src/policy/tabs.rs src/tabs/book.rs src/tabs/align.rs src/tabs/listing.rs src/tabs/notice.rs src/tabs/proof.rs"
   [token-shape]="src/token/shape.rs"
+  [identity]="src/identity/mod.rs src/identity/key.rs src/identity/registry.rs src/identity/derived.rs"
   [lease]="src/lease/mod.rs"
   [runtime]="src/runtime.rs"
   [handoff]="src/handoff.rs"
@@ -51,6 +52,7 @@ declare -A TESTS=(
   [policy]="--lib --test policy --test scope"
   [tabs]="--lib --test scope"
   [token-shape]="--lib --test token --test policy"
+  [identity]="--lib --test identity"
   [lease]="--lib --test turns"
   [runtime]="--lib --test runtime --test helper"
   [handoff]="--lib --test handoff"

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use crate::browser::name::Browser;
 use crate::exit::Exit;
+use crate::identity::key::AgentKey;
 use crate::platform;
 
 /// Where the runtime lives (`MY_CHROME_RUNTIME_DIR` or the platform default).
@@ -50,11 +51,11 @@ pub struct Config {
     /// Bound on waiting for another my-chrome command's lock
     /// (`MY_CHROME_LOCK_WAIT_SECS`, default 900: longer than a whole setup).
     pub lock_wait: Duration,
-    /// Who is asking: the agent whose tabs a command may use
-    /// (`MY_CHROME_AGENT`, or `--agent NAME` through
-    /// [`Config::with_agent_flag`]); `None` means one is derived from the
-    /// caller's process ancestry.
-    pub agent: Option<String>,
+    /// Who is asking: the agent whose tabs a command may use, and its key
+    /// once it has one (`MY_CHROME_AGENT=NAME[:KEY]`, or `--agent
+    /// NAME[:KEY]` through [`Config::with_agent_flag`]); `None` means one is
+    /// derived from the caller's process ancestry (`identity`).
+    pub agent: Option<Claim>,
     /// How long a command waits for the browser command in flight
     /// (`MY_CHROME_LEASE_WAIT_SECS`, 0–3600, default 120; 0 fails at once).
     pub lease_wait: Duration,
@@ -224,7 +225,7 @@ impl Config {
         };
         let agent = vars
             .get("MY_CHROME_AGENT")?
-            .map(|raw| agent_name("MY_CHROME_AGENT", &raw))
+            .map(|raw| agent_claim("MY_CHROME_AGENT", &raw))
             .transpose()?;
         let reply_limit = match vars.get("MY_CHROME_REPLY_LIMIT_MIB")? {
             Some(raw) => mebibytes("MY_CHROME_REPLY_LIMIT_MIB", &raw, MAX_REPLY_LIMIT_MIB)?,
@@ -430,11 +431,11 @@ fn passes(names: &[&str], k: &OsStr) -> bool {
 }
 
 impl Config {
-    /// `--agent NAME` before the command: checked like `MY_CHROME_AGENT`, and
-    /// it wins over it.
+    /// `--agent NAME[:KEY]` before the command: checked like
+    /// `MY_CHROME_AGENT`, and it wins over it.
     pub fn with_agent_flag(mut self, flag: Option<&str>) -> Result<Config, ConfigError> {
         if let Some(raw) = flag {
-            self.agent = Some(agent_name("--agent", raw)?);
+            self.agent = Some(agent_claim("--agent", raw)?);
         }
         Ok(self)
     }
@@ -502,6 +503,39 @@ pub fn keychain_field(var: &str, raw: &str) -> Result<String, ConfigError> {
         ));
     }
     Ok(raw.to_string())
+}
+
+/// The agent a command says it runs as: a chosen name and, after its
+/// first command, its key (`identity` decides whether it holds).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Claim {
+    pub name: String,
+    pub key: Option<AgentKey>,
+}
+
+/// `NAME` or `NAME:KEY`: an agent's name, and the key its registration
+/// printed. A key that does not read is refused without being shown.
+pub fn agent_claim(var: &str, raw: &str) -> Result<Claim, ConfigError> {
+    let (name, key) = match raw.split_once(':') {
+        Some((name, key)) => (name, Some(key)),
+        None => (raw, None),
+    };
+    let name = agent_name(var, name)?;
+    let key = key
+        .map(|key| {
+            AgentKey::parse(key).ok_or_else(|| {
+                invalid(
+                    var,
+                    format!(
+                        "what follows {name}: is not an agent key (the {} hex digits printed \
+                         when {name} was registered); it is not shown here",
+                        crate::identity::key::HEX_LEN
+                    ),
+                )
+            })
+        })
+        .transpose()?;
+    Ok(Claim { name, key })
 }
 
 /// An agent's name: 1-24 letters, digits, '.', '_' or '-', starting with a
@@ -620,16 +654,38 @@ mod tests {
 
     #[test]
     fn agent_names_come_from_the_variable_or_the_flag() {
+        let name = |c: &Config| c.agent.as_ref().map(|claim| claim.name.clone());
         let c = config(&[("HOME", "/home/u"), ("MY_CHROME_AGENT", "fix-login.2")]).unwrap();
-        assert_eq!(c.agent.as_deref(), Some("fix-login.2"));
+        assert_eq!(name(&c).as_deref(), Some("fix-login.2"));
+        assert_eq!(c.agent.as_ref().unwrap().key, None);
         let c = c.with_agent_flag(Some("reviewer")).unwrap();
-        assert_eq!(c.agent.as_deref(), Some("reviewer"), "the flag wins");
+        assert_eq!(name(&c).as_deref(), Some("reviewer"), "the flag wins");
         let err = c.with_agent_flag(Some("bad name")).unwrap_err();
         assert_eq!(err.var, "--agent");
         // A long value is never echoed: it may be the token.
         let long = "A".repeat(40);
         let err = agent_name("MY_CHROME_AGENT", &long).unwrap_err();
         assert!(!err.to_string().contains(&long), "{err}");
+        // NAME:KEY, from either; a key that does not read is never shown.
+        let key = AgentKey::generate().unwrap();
+        let written = format!("reviewer:{}", key.reveal());
+        let c = config(&[("HOME", "/home/u"), ("MY_CHROME_AGENT", &written)]).unwrap();
+        assert_eq!(c.agent.as_ref().unwrap().key.as_ref(), Some(&key));
+        let flagged = c.with_agent_flag(Some(&written)).unwrap();
+        assert_eq!(name(&flagged).as_deref(), Some("reviewer"));
+        for bad in [
+            "reviewer:",
+            "reviewer:0123",
+            "reviewer:secret-looking-value",
+            ":abc",
+        ] {
+            let err = agent_claim("--agent", bad).unwrap_err();
+            let after = bad.split_once(':').unwrap().1;
+            assert!(
+                after.is_empty() || !err.to_string().contains(after),
+                "{err}"
+            );
+        }
         let waits = config(&[("HOME", "/home/u"), ("MY_CHROME_LEASE_WAIT_SECS", "0")]).unwrap();
         assert_eq!(waits.lease_wait, Duration::ZERO, "0 means fail at once");
     }

@@ -13,6 +13,7 @@ use crate::daemon::DaemonError;
 use crate::exit::Exit;
 use crate::handoff::HandoffError;
 use crate::helper::HelperError;
+use crate::identity::IdentityError;
 use crate::lease::LeaseError;
 use crate::outputs::OutputsError;
 use crate::policy::tabs::TabArgError;
@@ -74,6 +75,8 @@ pub enum Error {
     Settings(#[from] SettingsError),
     #[error(transparent)]
     Outputs(#[from] OutputsError),
+    #[error(transparent)]
+    Identity(#[from] IdentityError),
 }
 
 impl Error {
@@ -101,6 +104,7 @@ impl Error {
             Error::TabArg(e) => e.exit(),
             Error::Settings(e) => e.exit(),
             Error::Outputs(e) => e.exit(),
+            Error::Identity(e) => e.exit(),
         }
     }
 }

@@ -15,6 +15,7 @@ pub mod exit;
 pub(crate) mod file_args;
 pub mod handoff;
 pub mod helper;
+pub mod identity;
 pub(crate) mod installed;
 pub mod lease;
 pub mod minimist;

@@ -28,6 +28,8 @@ const LOCK_FILE: &str = ".lock";
 /// The session's lock: one browser command at a time, never waiting behind
 /// a `setup` holding the wrapper lock.
 const SESSION_LOCK_FILE: &str = ".session.lock";
+/// The registry of agent names' lock (src/identity/registry.rs).
+const NAMES_LOCK_FILE: &str = ".names.lock";
 /// Its presence makes the runtime the Playwright CLI's workspace.
 pub const WORKSPACE_DIR: &str = ".playwright";
 /// Handed to every child as `TMPDIR`, so the CLI daemon's socket is private.
@@ -59,6 +61,7 @@ pub fn made_here(name: &str) -> bool {
         CLAIM_FILE,
         LOCK_FILE,
         SESSION_LOCK_FILE,
+        NAMES_LOCK_FILE,
         WORKSPACE_DIR,
         TMP_DIR,
         CLI_DIR,
@@ -134,11 +137,13 @@ pub enum StateFile {
     SessionLimits,
     /// Why the session ended by itself, until the next connect or disconnect.
     SessionEnded,
+    /// The agent names registered in the session (src/identity/registry.rs).
+    AgentNames,
 }
 
 impl StateFile {
     /// Every state file (a unit test holds it to the enum).
-    pub const ALL: [StateFile; 15] = [
+    pub const ALL: [StateFile; 16] = [
         StateFile::RotationBaseline,
         StateFile::RotationMarker,
         StateFile::Bootstrap,
@@ -154,6 +159,7 @@ impl StateFile {
         StateFile::Settings,
         StateFile::SessionLimits,
         StateFile::SessionEnded,
+        StateFile::AgentNames,
     ];
 
     pub fn file_name(self) -> &'static str {
@@ -173,6 +179,7 @@ impl StateFile {
             StateFile::Settings => "settings.json",
             StateFile::SessionLimits => "session-limits.json",
             StateFile::SessionEnded => "session-ended.json",
+            StateFile::AgentNames => "agent-names.json",
         }
     }
 
@@ -182,9 +189,13 @@ impl StateFile {
     /// after a power loss either may be gone, empty or zero-filled (a lease
     /// reads as none; a book stops commands until the user reconnects). The
     /// next tab id is (it is written only when a new tab appears): ids
-    /// given before a power loss are not given again.
+    /// given before a power loss are not given again. The agent names end
+    /// with the session, as the book does.
     fn durable(self) -> bool {
-        !matches!(self, StateFile::Lease | StateFile::Tabs)
+        !matches!(
+            self,
+            StateFile::Lease | StateFile::Tabs | StateFile::AgentNames
+        )
     }
 }
 
@@ -392,6 +403,12 @@ impl Runtime {
                 return Err(RuntimeError::LockTimeout { path, waited: wait });
             }
         }
+    }
+
+    /// The lock of the registry of agent names: held for one read and
+    /// write, so a short wait.
+    pub fn names_lock(&self, wait: Duration) -> Result<FileLock, RuntimeError> {
+        self.lock_at(NAMES_LOCK_FILE, wait, &|| {})
     }
 
     fn lock_file(&self, name: &str) -> Result<(File, PathBuf), RuntimeError> {

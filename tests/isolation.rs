@@ -498,10 +498,22 @@ fn twin_tabs_one_of_which_closes_are_nobodys() {
 }
 
 /// An agent gone quiet (the user's gone time) has its tabs held for it;
-/// the gone time is no call's to set.
+/// the gone time is no call's to set. The agent here goes by its derived
+/// name (this test's process), which outlives the gone time and takes its
+/// tab again; a chosen name's key ends with it (tests/identity.rs).
 #[test]
 fn an_agent_gone_quiet_keeps_its_tabs_from_the_others() {
-    let b = two_agents();
+    let b = browser();
+    // "ann" without a name: the test process is her host.
+    let ann_runs = |args: &[&str]| b.sandbox().run(args);
+    let first = ann_runs(&["goto", &b.page("ann")]);
+    assert_eq!(first.code, 0, "{}", first.stderr);
+    let me = ann_runs(&["agents", "--json"]).json()["you"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(me.contains('@'), "a derived name: {me}");
+    b.ok("bob", &["goto", &b.page("bob")]);
     // A call that sets the gone time is refused, never honoured.
     let mut forged = common::browser::as_agent(b.sandbox(), "bob", &["tab-list"]);
     forged.env("MY_CHROME_AGENT_GONE_SECS", "1");
@@ -509,25 +521,38 @@ fn an_agent_gone_quiet_keeps_its_tabs_from_the_others() {
         .wait()
         .expect(2, "it decides for every agent, so it is the user's setting");
     b.ok("person", &["setup", "--agent-gone", "10s"]);
-    let ann = ids(&b, "ann");
+    let ann: Vec<String> = ann_runs(&["tab-list", "--json"]).json()["tabs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["id"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(ann.len(), 1);
     // bob keeps working; ann has nothing to do.
     for _ in 0..4 {
         thread::sleep(Duration::from_secs(3));
         b.ok("bob", &["tab-list"]);
     }
-    assert_eq!(held_for(&b, "ann"), ann, "{}", b.agents());
-    refused(&b, "bob", &["tab-claim", &ann[0]], 7, "held for agent ann");
+    assert_eq!(held_for(&b, &me), ann, "{}", b.agents());
+    refused(
+        &b,
+        "bob",
+        &["tab-claim", &ann[0]],
+        7,
+        &format!("held for agent {me}"),
+    );
     refused(
         &b,
         "bob",
         &["cookie-list"],
         7,
-        "agent(s) ann have tabs open",
+        &format!("agent(s) {me} have tabs open"),
     );
-    let told = run_as(b.sandbox(), "ann", &["snapshot"]);
+    let told = ann_runs(&["snapshot"]);
     told.expect(8, "are held for you");
-    b.ok("ann", &["tab-claim", &ann[0]]);
-    let title = b.ok("ann", &["eval", "document.title"]);
+    let claimed = ann_runs(&["tab-claim", &ann[0]]);
+    assert_eq!(claimed.code, 0, "{}", claimed.stderr);
+    let title = ann_runs(&["eval", "document.title"]);
     assert!(title.stdout.contains("Agent ann"), "{}", title.stdout);
 }
 

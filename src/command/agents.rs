@@ -16,15 +16,23 @@ use super::start::{Need, Start, Turn};
 
 /// `my-chrome agents`.
 pub fn show(config: &Config, json: bool, log: Option<usize>) -> Result<(), Error> {
+    // Changes nothing, so it registers no name; a registered one still
+    // needs its key.
+    let runtime = Runtime::inspect(&config.runtime)?;
+    let gone_after = match &runtime {
+        Some(runtime) => crate::settings::load(runtime)?.agent_gone,
+        None => crate::settings::DEFAULT_AGENT_GONE,
+    };
+    let you = crate::identity::verified(config, runtime.as_ref(), gone_after)?;
     if let Some(n) = log {
-        if let Some(runtime) = Runtime::inspect(&config.runtime)? {
-            for line in crate::lease::log::tail(&runtime, n)? {
+        if let Some(runtime) = &runtime {
+            for line in crate::lease::log::tail(runtime, n)? {
                 crate::output::line(&line);
             }
         }
         return Ok(());
     }
-    let agents = Agents::gather(config)?;
+    let agents = Agents::gather(config, &you.name)?;
     if json {
         crate::output::json(&agents);
     } else {
@@ -128,6 +136,9 @@ pub fn release(config: &Config, tab: Option<&str>, keep: bool) -> Result<(), Err
         }
     }
     desk.save()?;
+    if only.is_none() {
+        crate::identity::end(config, &turn.runtime, &agent)?;
+    }
     turn.lease().log(
         None,
         &[Event::Released {

@@ -395,7 +395,7 @@ fn limits_report(runtime: &Result<Option<Runtime>, RuntimeError>) -> LimitsRepor
 }
 
 fn agents_report(config: &Config) -> AgentsReport {
-    match crate::tabs::view::Agents::gather(config) {
+    match crate::tabs::view::Agents::gather(config, &crate::identity::said(config)) {
         Ok(agents) => AgentsReport {
             status: agents.summary(),
             detail: Some(agents),

@@ -17,6 +17,7 @@ use crate::helper::check::Check;
 use crate::helper::node::Node;
 use crate::helper::pin::Pin;
 use crate::helper::{Helper, HelperError, trusted_node};
+use crate::identity::{self, Identity};
 use crate::lease::{self, HeldLease, Kind};
 use crate::runtime::{FileLock, Runtime, StateFile};
 use crate::session::pinned::PinnedCli;
@@ -81,10 +82,28 @@ impl<'a> Start<'a> {
     pub fn open_turn(self, command: &str, kind: Kind) -> Result<Turn, Error> {
         let config = self.config;
         let runtime = self.runtime()?;
-        let lease = lease::acquire(config, &runtime, command, kind)?;
+        // These register no name (the session starts or ends with them),
+        // but a registered one still needs its key; the watcher is
+        // my-chrome's own.
+        let identity = match kind {
+            Kind::Watcher => Identity {
+                name: "my-chrome".into(),
+                registration: None,
+            },
+            _ => identity::verified(
+                config,
+                Some(&runtime),
+                crate::settings::load(&runtime)?.agent_gone,
+            )?,
+        };
+        let lease = lease::acquire(config, &runtime, &identity.name, command, kind)?;
         let lock = runtime.wrapper_lock(config.lock_wait, &crate::output::waiting_for_another)?;
         let started = self.checked(runtime, Some(lock))?;
-        let turn = Turn { started, lease };
+        let turn = Turn {
+            started,
+            lease,
+            identity,
+        };
         turn.recover(Wait::ForLock)?;
         Ok(turn)
     }
@@ -324,22 +343,56 @@ impl Started {
     /// session past the user's limits is ended, and the session is read
     /// again as `need` asks. The turn is logged as refused until the
     /// command marks that it ran ([`HeldLease::mark_ran`]).
+    ///
+    /// The caller's name is proven (or registered) first, before the turn,
+    /// so a refused name costs the agents waiting nothing and is never
+    /// logged as that agent's; when a connect was under way, under the
+    /// turn, once the session is known.
     pub fn take_turn(self, command: &str, need: Need) -> Result<(Turn, SessionEntry), Error> {
+        let mut proven = None;
         if !self.connect_under_way {
             let entry = self.session(Need::Registered)?;
             if let Some(why) = entry.refused() {
                 return Err(self.or_ended(stale(why)));
             }
+            proven = Some(self.establish(&entry)?);
         }
-        let lease = lease::acquire(&self.config, &self.runtime, command, Kind::Browser)?;
-        let turn = Turn {
+        let name = match &proven {
+            Some(identity) => identity.name.clone(),
+            None => {
+                identity::verified(&self.config, Some(&self.runtime), self.settings.agent_gone)?
+                    .name
+            }
+        };
+        let lease = lease::acquire(&self.config, &self.runtime, &name, command, Kind::Browser)?;
+        let mut turn = Turn {
             started: self,
             lease,
+            identity: Identity {
+                name,
+                registration: None,
+            },
         };
         turn.recover(Wait::ForLock)?;
         turn.within_limits()?;
         let entry = turn.session(need)?;
+        turn.identity = match proven {
+            Some(identity) => identity,
+            None => turn.establish(&entry)?,
+        };
         Ok((turn, entry))
+    }
+
+    /// The caller's name in the session `entry` names, proven or
+    /// registered (`identity::establish`).
+    fn establish(&self, entry: &SessionEntry) -> Result<Identity, Error> {
+        let session = crate::tabs::session_key(&entry.socket_path)?;
+        Ok(identity::establish(
+            &self.config,
+            &self.runtime,
+            &session,
+            self.settings.agent_gone,
+        )?)
     }
 
     /// A connect that died left its record: its attach is stopped and its
@@ -386,6 +439,8 @@ impl Started {
 pub struct Turn {
     started: Started,
     lease: HeldLease,
+    /// Whom the turn is for.
+    identity: Identity,
 }
 
 impl std::ops::Deref for Turn {
@@ -428,7 +483,7 @@ impl Turn {
     /// that waits for the daemon's answer (`lease::finish`), so that the
     /// next command waits for it too.
     pub fn hand_over(self, connection: std::os::unix::net::UnixStream) -> Result<(), Error> {
-        let Turn { started, lease } = self;
+        let Turn { started, lease, .. } = self;
         let me = std::env::current_exe();
         let runtime = started.runtime.root().to_path_buf();
         let env = &started.env;
@@ -471,6 +526,7 @@ impl Turn {
     ) -> Result<crate::tabs::Desk, Error> {
         Ok(crate::tabs::Desk::open(
             &self.lease,
+            self.identity.registration,
             &self.runtime,
             socket,
             &self.daemon_cwd()?,

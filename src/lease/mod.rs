@@ -6,7 +6,6 @@
 //! naming it. `lease.json` says which command holds the turn (for that
 //! message and `my-chrome agents`); `lease.log` records every command.
 
-pub mod agent;
 pub mod finish;
 pub mod log;
 
@@ -357,15 +356,17 @@ pub enum Kind {
     Watcher,
 }
 
-/// Takes the session's turn for `command` in the opened `runtime`, waiting
-/// up to `config.lease_wait` for the command in flight.
+/// Takes the session's turn for `command` of `agent` (its identity shown
+/// already: `identity`) in the opened `runtime`, waiting up to
+/// `config.lease_wait` for the command in flight.
 pub fn acquire(
     config: &Config,
     runtime: &Runtime,
+    agent: &str,
     command: &str,
     kind: Kind,
 ) -> Result<HeldLease, LeaseError> {
-    let agent = agent::identify(config);
+    let agent = agent.to_string();
     let command = log::command_name(command).to_string();
     let started = Instant::now();
     let first = config.lease_wait.min(TELL_AFTER);
@@ -518,7 +519,13 @@ mod tests {
             command: &str,
             kind: Kind,
         ) -> Result<HeldLease, LeaseError> {
-            acquire(&self.config(agent, wait), &self.runtime, command, kind)
+            acquire(
+                &self.config(agent, wait),
+                &self.runtime,
+                agent,
+                command,
+                kind,
+            )
         }
 
         fn record(&self, bytes: &[u8]) {

@@ -133,6 +133,9 @@ pub enum Why {
     OwnerGone,
     /// Its agent gave it back (`release`).
     Released,
+    /// Its agent's name ended (its key's gone time, or its process
+    /// exited) and was registered anew: the new holder is not its agent.
+    NameEnded,
 }
 
 impl Why {
@@ -148,6 +151,7 @@ impl Why {
             Why::Moved => "its page went to another site between commands".into(),
             Why::OwnerGone => "its agent had no command for the gone time".into(),
             Why::Released => "its agent gave it back".into(),
+            Why::NameEnded => "its agent's name ended and was registered anew".into(),
         }
     }
 }
@@ -163,6 +167,10 @@ pub struct Agent {
     pub last_at: u64,
     /// What happened to its tabs since: shown, once, by its next command.
     pub notices: Vec<Notice>,
+    /// The registration of its name this book knows it by
+    /// (`identity::registry`): a name registered anew is another agent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub registration: Option<u64>,
 }
 
 /// What the command that just ran had to do with the tabs.
@@ -767,7 +775,7 @@ impl Book {
         for name in gone {
             let tabs: Vec<Named> = self.own(&name).into_iter().map(named).collect();
             if tabs.is_empty() {
-                if self.held_for(&name).is_empty() {
+                if self.held_for(&name).is_empty() && !self.holds.iter().any(|h| h.agent == name) {
                     self.agents.remove(&name);
                 }
                 continue;
@@ -787,6 +795,41 @@ impl Book {
             left.push(name);
         }
         left
+    }
+
+    /// The agent of this name is the one registered as `registration`:
+    /// what an earlier registration of the name had — its tabs, held or
+    /// not, its notes, its browser-wide state — is not this one's. Its tabs
+    /// become the user's (the user gives them, `tab-give`), and its holds
+    /// no agent's (none ends them; `disconnect` does). Returns the tabs.
+    pub fn registered(&mut self, agent: &str, registration: u64, now: u64) -> Vec<u64> {
+        let known = self.agents.get(agent).and_then(|a| a.registration);
+        if known == Some(registration) {
+            return Vec::new();
+        }
+        let mut forgotten = Vec::new();
+        for tab in self.tabs.iter_mut() {
+            if tab.owner.agent_or_held() == Some(agent) {
+                tab.owner = Owner::User;
+                tab.label = None;
+                tab.opened = false;
+                tab.why = Some(Why::NameEnded);
+                forgotten.push(tab.id);
+            }
+        }
+        for hold in self.holds.iter_mut().filter(|h| h.agent == agent) {
+            // No agent's name has a space: nobody's to end.
+            hold.agent = format!("{agent} (ended)");
+        }
+        self.agents.insert(
+            agent.to_string(),
+            Agent {
+                registration: Some(registration),
+                last_at: now,
+                ..Agent::default()
+            },
+        );
+        forgotten
     }
 
     /// The tabs held for `agent`.
@@ -909,6 +952,45 @@ mod tests {
         book.claim("b", 2, Some("mine")).unwrap();
         ran(&mut book, &opens("b", 2), &seen(&[A, B], 1));
         book
+    }
+
+    #[test]
+    fn a_name_registered_anew_gets_nothing_of_the_earlier_holders() {
+        let mut book = two_agents();
+        // Known by registration 7 from here; the tabs it has are kept.
+        book.agents.get_mut("b").unwrap().registration = Some(7);
+        assert!(book.registered("b", 7, 50).is_empty());
+        assert_eq!(book.tab(2).unwrap().owner, agent("b"));
+        book.start_hold("b", HoldKind::Tracing);
+        book.agents
+            .get_mut("b")
+            .unwrap()
+            .notices
+            .push(Notice::Gone {
+                gone_after_ms: 1,
+                tabs: vec![],
+            });
+        // b's name ended and someone registered it again (8): b's tab is
+        // the user's, its hold nobody's, its notes gone; a keeps its own.
+        assert_eq!(book.registered("b", 8, 60), vec![2]);
+        let t2 = book.tab(2).unwrap();
+        assert_eq!(t2.owner, Owner::User);
+        assert_eq!(t2.why, Some(Why::NameEnded));
+        assert_eq!(t2.label, None);
+        assert!(book.take_notices("b").is_empty());
+        assert!(
+            book.held_by_other("b").is_some(),
+            "the hold keeps the new b out too"
+        );
+        assert_eq!(book.claim("b", 2, None), Err(Refused::UsersToGive(2)));
+        assert_eq!(book.own("a").len(), 1);
+        // A tab held for the earlier holder goes the same way.
+        book.agents.get_mut("a").unwrap().last_at = 0;
+        book.expire(10_000, 1_000);
+        assert_eq!(book.tab(1).unwrap().owner, held("a"));
+        assert_eq!(book.registered("a", 3, 20_000), vec![1]);
+        assert_eq!(book.tab(1).unwrap().owner, Owner::User);
+        assert_eq!(book.agents["a"].registration, Some(3));
     }
 
     #[test]

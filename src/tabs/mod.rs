@@ -349,6 +349,7 @@ impl Desk {
     /// tab is the first agent's to take.
     pub fn open(
         held: &HeldLease,
+        registration: Option<u64>,
         runtime: &Runtime,
         socket: &Path,
         cwd: &Path,
@@ -414,6 +415,11 @@ impl Desk {
                 },
             );
             lease::log::append(runtime, &[line])?;
+        }
+        // A name registered anew is another agent: what the earlier one had
+        // is the user's now.
+        if let Some(registration) = registration {
+            desk.book.registered(&desk.agent, registration, now);
         }
         Ok(desk)
     }

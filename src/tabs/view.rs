@@ -9,7 +9,7 @@ use serde::Serialize;
 use super::book::{Book, Owner};
 use super::{TabsError, load};
 use crate::config::Config;
-use crate::lease::{self, agent};
+use crate::lease;
 use crate::runtime::Runtime;
 
 #[derive(Debug, Serialize)]
@@ -73,9 +73,10 @@ pub struct TabView {
 }
 
 impl Agents {
-    pub fn gather(config: &Config) -> Result<Agents, TabsError> {
+    /// What `you` (the caller, its identity shown) and every agent have.
+    pub fn gather(config: &Config, you: &str) -> Result<Agents, TabsError> {
         let mut out = Agents {
-            you: agent::identify(config),
+            you: you.to_string(),
             running: None,
             agents: Vec::new(),
             user_tabs: Vec::new(),

@@ -62,6 +62,10 @@ pub struct Running {
     pub child: std::process::Child,
     stdout: fs::File,
     stderr: fs::File,
+    /// Its HOME and arguments: what its end tells of agent keys
+    /// (`agent_keys`).
+    home: Option<std::ffi::OsString>,
+    args: Vec<String>,
 }
 
 impl Running {
@@ -93,6 +97,14 @@ impl Running {
     pub fn start_with_stdin(mut cmd: Command, stdin: std::process::Stdio) -> Running {
         let stdout = tempfile::tempfile().unwrap();
         let stderr = tempfile::tempfile().unwrap();
+        let home = cmd
+            .get_envs()
+            .find(|(k, _)| *k == "HOME")
+            .and_then(|(_, v)| v.map(|v| v.to_os_string()));
+        let args = cmd
+            .get_args()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
         let child = cmd
             .stdin(stdin)
             .stdout(stdout.try_clone().unwrap())
@@ -103,6 +115,8 @@ impl Running {
             child,
             stdout,
             stderr,
+            home,
+            args,
         }
     }
 
@@ -135,11 +149,13 @@ impl Running {
             f.read_to_string(&mut text).unwrap();
             text
         };
-        Run {
+        let run = Run {
             code: status.code().unwrap_or(-1),
             stdout: read(&mut self.stdout),
             stderr: read(&mut self.stderr),
-        }
+        };
+        super::agent_keys::after_run(self.home.as_deref(), &self.args, run.code, &run.stderr);
+        run
     }
 }
 

@@ -102,6 +102,16 @@ impl Sandbox {
     /// The same, started through `wrapper` (`unshare -m …`, say), which
     /// ends by running the binary with `args`.
     pub fn command_through(&self, wrapper: &[&str], args: &[&str]) -> Command {
+        self.build(wrapper, args, true)
+    }
+
+    /// The binary with `args` exactly as typed: no agent key added to a
+    /// name (`agent_keys`), as an agent that has none would run it.
+    pub fn typed(&self, args: &[&str]) -> Command {
+        self.build(&[], args, false)
+    }
+
+    fn build(&self, wrapper: &[&str], args: &[&str], with_keys: bool) -> Command {
         isolation::check_carried(args.iter().copied(), []);
         isolation::check_browser_name(
             args.iter().copied(),
@@ -115,6 +125,26 @@ impl Sandbox {
                 cmd
             }
         };
+        // An agent carries the key its name's registration printed.
+        let home = self.home.path().to_string_lossy().into_owned();
+        let keyed = |name: &str| match with_keys {
+            true => super::agent_keys::with_key(&home, name),
+            false => name.to_string(),
+        };
+        let args: Vec<String> = args
+            .iter()
+            .enumerate()
+            .map(
+                |(i, arg)| match i.checked_sub(1).map(|before| args[before]) {
+                    Some("--agent") => keyed(arg),
+                    _ => arg.to_string(),
+                },
+            )
+            .collect();
+        let env = self.env.iter().map(|(k, v)| match k.as_str() {
+            "MY_CHROME_AGENT" => (k.clone(), keyed(v)),
+            _ => (k.clone(), v.clone()),
+        });
         // The agent's working directory: its project, here the sandbox's
         // home (a root for the files of forwarded commands).
         cmd.args(args)
@@ -123,7 +153,7 @@ impl Sandbox {
             .env("HOME", self.home.path())
             .env("PATH", "/usr/bin:/bin")
             .env("MY_CHROME_RUNTIME_DIR", &self.runtime)
-            .envs(self.env.iter().map(|(k, v)| (k, v)));
+            .envs(env);
         cmd
     }
 

@@ -1,21 +1,23 @@
-//! Who is asking for the lease: `--agent NAME` or `MY_CHROME_AGENT` when
-//! given (validated in `config.rs`), otherwise a name derived from the
-//! caller's process ancestry.
+//! The name derived from the caller's process ancestry, for a command
+//! that names no agent: `<process>@<pid>` of the nearest ancestor that is
+//! not a pass-through: a shell running a command string (`bash -c …`, how
+//! agent hosts run each tool call), a forked subshell (`out=$(my-chrome …)`:
+//! a copy of its parent, same name and command line), or a wrapper such as
+//! `env`, `timeout` or `xargs`. For an agent host that is the host process
+//! itself, so two hosts (two Claude Code or Codex sessions) are two agents
+//! while each host's consecutive commands stay one. It cannot tell apart
+//! agents that share one host process (sub-agents, say) or one interactive
+//! shell: those choose names (`identity`).
 //!
-//! The derived name is `<process>@<pid>` of the nearest ancestor that is not
-//! a pass-through: a shell running a command string (`bash -c …`, how agent
-//! hosts run each tool call), a forked subshell (`out=$(my-chrome …)`: a copy
-//! of its parent, same name and command line), or a wrapper such as `env`,
-//! `timeout` or `xargs`. For an
-//! agent host that is the host process itself, so two hosts (two Claude Code
-//! or Codex sessions) are two agents while each host's consecutive commands
-//! stay one. It cannot tell apart agents that share one host process
-//! (sub-agents, say) or one interactive shell: those need `MY_CHROME_AGENT`.
+//! A derived name is the agent's only while that process lives (the
+//! registry records its start time, `identity::registry`). No name is
+//! derived from pid 1 — an orphan's parent, or the init of a PID namespace
+//! such as an agent host's sandbox — nor from an ancestry that cannot be
+//! read: every such caller would be the same agent.
 
 use std::ffi::OsString;
 
-use crate::config::Config;
-use crate::procs::{self, Ancestor};
+use crate::procs::Ancestor;
 
 /// Tools that only run another command: never the agent.
 const WRAPPERS: [&str; 9] = [
@@ -35,41 +37,41 @@ const SHELLS: [&str; 8] = [
     "sh", "bash", "dash", "zsh", "ksh", "mksh", "fish", "busybox",
 ];
 /// How far up to look.
-const DEPTH: usize = 32;
+pub const DEPTH: usize = 32;
+/// The init of the caller's PID namespace (the whole system's, or a
+/// sandbox's): whoever it is, it is everyone's ancestor.
+const INIT: u32 = 1;
 
-/// The agent's name for the lease.
-pub fn identify(config: &Config) -> String {
-    match &config.agent {
-        Some(name) => name.clone(),
-        None => derived(procs::lineage(std::process::id(), DEPTH)),
-    }
-}
-
-/// The name derived from an ancestry (parent first), read only as far as
-/// the agent: each ancestor read costs a few files of /proc, and the agent
-/// is usually the first or second.
-pub fn derived(chain: impl IntoIterator<Item = Ancestor>) -> String {
+/// The agent's process in an ancestry (parent first) and the name derived
+/// from it, read only as far as the agent: each ancestor read costs a few
+/// files of /proc, and the agent is usually the first or second. `None`
+/// when the ancestry ends at the namespace's init, or shows nothing.
+pub fn derived(chain: impl IntoIterator<Item = Ancestor>) -> Option<(String, u32)> {
     let mut chain = chain.into_iter().peekable();
     let mut last = None;
     while let Some(ancestor) = chain.next() {
+        if ancestor.pid == INIT {
+            return None;
+        }
         // Only a shell needs its parent read (is it a subshell, a copy of
         // it?): no other ancestor makes the walk read one more.
         let subshell =
             SHELLS.contains(&ancestor.name.as_str()) && is_subshell(&ancestor, chain.peek());
         if !passes_through(&ancestor) && !subshell {
-            return format!("{}@{}", clean(&ancestor.name), ancestor.pid);
+            return Some(named(&ancestor));
         }
         last = Some(ancestor);
     }
-    // Every ancestor is a pass-through (or none is visible): the outermost
-    // one we saw, or our own session.
-    match last {
-        Some(last) => format!("{}@{}", clean(&last.name), last.pid),
-        None => format!(
-            "session@{}",
-            nix::unistd::getsid(None).map_or(0, |s| s.as_raw())
-        ),
-    }
+    // Every ancestor is a pass-through (the walk ended at the table's top
+    // or its depth): the outermost one seen.
+    last.map(|last| named(&last))
+}
+
+fn named(ancestor: &Ancestor) -> (String, u32) {
+    (
+        format!("{}@{}", clean(&ancestor.name), ancestor.pid),
+        ancestor.pid,
+    )
 }
 
 fn passes_through(ancestor: &Ancestor) -> bool {
@@ -112,6 +114,11 @@ fn clean(name: &str) -> String {
 mod tests {
     use super::*;
 
+    /// The derived name, or "none".
+    fn name_of(chain: impl IntoIterator<Item = Ancestor>) -> String {
+        derived(chain).map_or_else(|| "none".into(), |(name, _)| name)
+    }
+
     fn ancestor(pid: u32, name: &str, cmd: &[&str]) -> Ancestor {
         Ancestor {
             pid,
@@ -132,13 +139,13 @@ mod tests {
             ancestor(200, "claude", &["claude"]),
             ancestor(100, "zsh", &["-zsh"]),
         ];
-        assert_eq!(derived(chain.clone()), "claude@200");
+        assert_eq!(name_of(chain.clone()), "claude@200");
         let codex = [
             ancestor(301, "bash", &["bash", "-lc", "my-chrome tab-list"]),
             ancestor(302, "timeout", &["timeout", "60", "bash"]),
             ancestor(201, "codex", &["codex"]),
         ];
-        assert_eq!(derived(codex.clone()), "codex@201");
+        assert_eq!(name_of(codex.clone()), "codex@201");
     }
 
     #[test]
@@ -147,20 +154,30 @@ mod tests {
             ancestor(400, "bash", &["bash"]),
             ancestor(10, "tmux: server", &["tmux"]),
         ];
-        assert_eq!(derived(terminal.clone()), "bash@400");
+        assert_eq!(name_of(terminal.clone()), "bash@400");
         let script = [ancestor(401, "bash", &["bash", "scripts/demo.sh"])];
-        assert_eq!(derived(script.clone()), "bash@401");
+        assert_eq!(name_of(script.clone()), "bash@401");
         // `--rcfile` is a long option, not `-c`; a script's `-c` is its own.
         let long = [ancestor(402, "bash", &["bash", "--rcfile", "x"])];
-        assert_eq!(derived(long.clone()), "bash@402");
+        assert_eq!(name_of(long.clone()), "bash@402");
         let script_args = [ancestor(403, "bash", &["bash", "x.sh", "-c", "y"])];
-        assert_eq!(derived(script_args.clone()), "bash@403");
-        // A container whose pid 1 is the agent's host.
+        assert_eq!(name_of(script_args.clone()), "bash@403");
+        // A sandbox whose pid 1 is the agent's host: pid 1 is every
+        // process's ancestor there, so it names no one.
         let container = [
             ancestor(12, "bash", &["bash", "-lc", "my-chrome goto"]),
             ancestor(1, "codex", &["codex"]),
         ];
-        assert_eq!(derived(container.clone()), "codex@1");
+        assert_eq!(name_of(container.clone()), "none");
+        // An orphan (`setsid -f my-chrome …`): its parent is init.
+        let orphan = [ancestor(1, "systemd", &["/sbin/init"])];
+        assert_eq!(name_of(orphan.clone()), "none");
+        // Through wrappers to init: still no one.
+        let wrapped = [
+            ancestor(13, "setsid", &["setsid", "-f", "my-chrome"]),
+            ancestor(1, "init", &["init"]),
+        ];
+        assert_eq!(name_of(wrapped.clone()), "none");
     }
 
     #[test]
@@ -173,35 +190,36 @@ mod tests {
             ancestor(700, "bash", &script),
             ancestor(10, "tmux: server", &["tmux"]),
         ];
-        assert_eq!(derived(substitution.clone()), "bash@700");
+        assert_eq!(name_of(substitution.clone()), "bash@700");
         let through_xargs = [
             ancestor(703, "xargs", &["xargs", "my-chrome"]),
             ancestor(702, "bash", &script),
             ancestor(700, "bash", &script),
         ];
-        assert_eq!(derived(through_xargs.clone()), "bash@700");
+        assert_eq!(name_of(through_xargs.clone()), "bash@700");
         // A script that starts another script is that script's agent: only
         // an exact copy of the parent passes through.
         let nested = [
             ancestor(801, "bash", &["bash", "inner.sh"]),
             ancestor(800, "bash", &script),
         ];
-        assert_eq!(derived(nested.clone()), "bash@801");
+        assert_eq!(name_of(nested.clone()), "bash@801");
         // An interactive shell started from another is its own.
         let terminal = [
             ancestor(901, "bash", &["bash"]),
             ancestor(900, "zsh", &["-zsh"]),
         ];
-        assert_eq!(derived(terminal.clone()), "bash@901");
+        assert_eq!(name_of(terminal.clone()), "bash@901");
     }
 
     #[test]
-    fn odd_process_names_are_cleaned_and_an_empty_chain_still_names_someone() {
+    fn odd_process_names_are_cleaned_and_an_empty_chain_names_no_one() {
         let chain = [ancestor(500, "weird name/: x", &["x"])];
-        assert_eq!(derived(chain.clone()), "weirdnamex@500");
+        assert_eq!(name_of(chain.clone()), "weirdnamex@500");
         let only_wrappers = [ancestor(600, "env", &["env"])];
-        assert_eq!(derived(only_wrappers.clone()), "env@600");
-        assert!(derived([]).starts_with("session@"));
+        assert_eq!(name_of(only_wrappers.clone()), "env@600");
+        assert_eq!(name_of([]), "none", "an unreadable ancestry names no one");
+        assert_eq!(derived(chain.clone()).map(|(_, pid)| pid), Some(500));
     }
 
     /// The ancestry is read only as far as the agent: past a pass-through,
@@ -211,7 +229,7 @@ mod tests {
         let read = std::cell::Cell::new(0);
         let counted = |chain: Vec<Ancestor>| {
             read.set(0);
-            let name = derived(chain.into_iter().inspect(|_| read.set(read.get() + 1)));
+            let name = name_of(chain.into_iter().inspect(|_| read.set(read.get() + 1)));
             (name, read.get())
         };
         let host = vec![
