@@ -169,8 +169,11 @@ pub fn establish(
         .unwrap_or_else(|| Registry::empty(session));
     registry.expire(now, gone_after);
     let name = asker.name().to_string();
-    let (registration, key) = match judge(&asker, &registry)? {
-        Verdict::Proven(registration) => (registration, None),
+    let (registration, key, changed) = match judge(&asker, &registry)? {
+        // A derived name's entry never changes while its process lives: no
+        // write (a chosen name's records its last command, for the gone
+        // time).
+        Verdict::Proven(registration) => (registration, None, matches!(asker, Asker::Chosen(_))),
         Verdict::Free => {
             if !registry.names.contains_key(&name) && registry.names.len() >= registry::MAX_NAMES {
                 // Names whose process is gone hold nothing: room is made
@@ -205,13 +208,15 @@ pub fn establish(
                     last: now,
                 },
             );
-            (registration, key)
+            (registration, key, true)
         }
     };
-    if let Some(entry) = registry.names.get_mut(&name) {
-        entry.last = now;
+    if changed {
+        if let Some(entry) = registry.names.get_mut(&name) {
+            entry.last = now;
+        }
+        registry::write(runtime, &registry)?;
     }
-    registry::write(runtime, &registry)?;
     if let Some(key) = key {
         tell_key(&name, &key, gone_after);
     }
