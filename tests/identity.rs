@@ -367,3 +367,115 @@ fn namespaced(b: &Browser, args: &[&str]) -> Command {
     wrapper.extend(["--pid", "--fork", "--mount-proc"]);
     b.sandbox().command_through(&wrapper, args)
 }
+
+/// A PID namespace of its own whose /proc is still the host's (`unshare
+/// --pid` without `--mount-proc`): a pid read there names another process
+/// (a kernel thread, or whichever host process a caller made its pid name
+/// by `ns_last_pid`), so no name is derived there: asked for one, for
+/// both agents.
+#[test]
+fn a_namespace_that_reads_the_hosts_process_table_derives_no_name() {
+    let b = browser();
+    let key = ann_registered(&b);
+    let mut wrapper = vec!["/usr/bin/unshare"];
+    if !nix::unistd::Uid::effective().is_root() {
+        wrapper.extend(["--user", "--map-root-user"]);
+    }
+    // A process first, so that my-chrome's pid in the namespace is not 1.
+    wrapper.extend([
+        "--pid",
+        "--fork",
+        "/bin/bash",
+        "-c",
+        "/bin/true; \"$@\"",
+        "bash",
+    ]);
+    for args in [
+        &["goto", &b.page("bob")][..],
+        &["snapshot"],
+        &["agents", "--json"],
+    ] {
+        let run = Run::from_output(
+            b.sandbox()
+                .command_through(&wrapper, args)
+                .output()
+                .unwrap(),
+        );
+        run.expect(2, "is not its own PID namespace's");
+        assert!(!shows_ann(&run.stdout, &key) && !shows_ann(&run.stderr, &key));
+    }
+    assert_eq!(ann_tabs(&b).len(), 1);
+    let title = b.ok("ann", &["eval", "document.title"]);
+    assert!(title.stdout.contains("Agent ann"), "{}", title.stdout);
+}
+
+/// An orphan on a desktop is adopted by `systemd --user`, a subreaper, not
+/// by pid 1: every orphaned call would derive its name. Here a process
+/// that makes itself a subreaper and goes by `systemd` (as the user's
+/// manager does) runs a host whose call orphans itself (`setsid -f`); the
+/// call is asked for a name.
+#[test]
+fn an_orphan_adopted_by_the_users_service_manager_derives_no_name() {
+    let b = browser();
+    let key = ann_registered(&b);
+    let dir = b.sandbox().home.path().join("adopted");
+    std::fs::create_dir(&dir).unwrap();
+    // PR_SET_CHILD_SUBREAPER (36), PR_SET_NAME (15); then the host: it
+    // orphans `my-chrome` and lives on, as an agent host would.
+    let manager = r#"
+import ctypes, subprocess, sys
+libc = ctypes.CDLL(None)
+assert libc.prctl(36, 1, 0, 0, 0) == 0
+assert libc.prctl(15, b"systemd", 0, 0, 0) == 0
+out = sys.argv[1]
+host = ("setsid -f /bin/bash -c 'sleep 1; echo $PPID > \"$0/ppid\"; "
+        "\"$@\" > \"$0/stdout\" 2> \"$0/stderr\"; echo $? > \"$0/code\"' \"$0\" \"$@\"; "
+        "sleep 30")
+subprocess.Popen(["/bin/bash", "-c", host, out] + sys.argv[2:])
+import time
+time.sleep(30)
+"#;
+    let script = dir.join("manager.py");
+    std::fs::write(&script, manager).unwrap();
+    let mut cmd = b.sandbox().command_through(
+        &[
+            "/usr/bin/python3",
+            script.to_str().unwrap(),
+            dir.to_str().unwrap(),
+        ],
+        &["snapshot"],
+    );
+    let mut running = {
+        use std::os::unix::process::CommandExt;
+        cmd.process_group(0).spawn().unwrap()
+    };
+    let manager_pid = running.id();
+    let code = common::wait::until(
+        "the adopted call to finish",
+        std::time::Duration::from_secs(30),
+        || match std::fs::read_to_string(dir.join("code")) {
+            Ok(code) if code.ends_with('\n') => Ok(code),
+            other => Err(format!("{other:?}")),
+        },
+    );
+    let stderr = std::fs::read_to_string(dir.join("stderr")).unwrap();
+    // The manager, its host and what they left.
+    let group = nix::unistd::Pid::from_raw(manager_pid as i32);
+    let _ = nix::sys::signal::killpg(group, nix::sys::signal::Signal::SIGKILL);
+    let _ = running.wait();
+    // It was the manager's orphan, not init's.
+    let ppid = std::fs::read_to_string(dir.join("ppid")).unwrap();
+    assert_eq!(
+        ppid.trim(),
+        manager_pid.to_string(),
+        "adopted by the manager"
+    );
+    assert_eq!(code.trim(), "2", "{stderr}");
+    assert!(stderr.contains("adopts orphans"), "{stderr}");
+    assert!(stderr.contains("--agent NAME"), "{stderr}");
+    let stdout = std::fs::read_to_string(dir.join("stdout")).unwrap_or_default();
+    assert!(
+        !shows_ann(&stdout, &key) && !shows_ann(&stderr, &key),
+        "{stdout}"
+    );
+}

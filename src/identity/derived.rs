@@ -41,6 +41,27 @@ pub const DEPTH: usize = 32;
 /// The init of the caller's PID namespace (the whole system's, or a
 /// sandbox's): whoever it is, it is everyone's ancestor.
 const INIT: u32 = 1;
+/// Service managers and container inits that adopt the orphans below them
+/// (Linux's child subreapers: `systemd --user` on a desktop, a
+/// container's init, a supervisor): like init, each is the parent of
+/// every orphaned call under it. Nothing in /proc says a process is a
+/// subreaper, so they are known by name.
+const ADOPTERS: [&str; 14] = [
+    "systemd",
+    "init",
+    "tini",
+    "dumb-init",
+    "catatonit",
+    "docker-init",
+    "s6-svscan",
+    "s6-supervise",
+    "runsv",
+    "runsvdir",
+    "supervisord",
+    "conmon",
+    "containerd-shim",
+    "launchd",
+];
 
 /// The agent's process in an ancestry (parent first) and the name derived
 /// from it, read only as far as the agent: each ancestor read costs a few
@@ -50,7 +71,7 @@ pub fn derived(chain: impl IntoIterator<Item = Ancestor>) -> Option<(String, u32
     let mut chain = chain.into_iter().peekable();
     let mut last = None;
     while let Some(ancestor) = chain.next() {
-        if ancestor.pid == INIT {
+        if ancestor.pid == INIT || adopts_orphans(&ancestor.name) {
             return None;
         }
         // Only a shell needs its parent read (is it a subshell, a copy of
@@ -65,6 +86,10 @@ pub fn derived(chain: impl IntoIterator<Item = Ancestor>) -> Option<(String, u32
     // Every ancestor is a pass-through (the walk ended at the table's top
     // or its depth): the outermost one seen.
     last.map(|last| named(&last))
+}
+
+fn adopts_orphans(name: &str) -> bool {
+    ADOPTERS.contains(&name) || name.starts_with("containerd-shim")
 }
 
 fn named(ancestor: &Ancestor) -> (String, u32) {
@@ -178,6 +203,15 @@ mod tests {
             ancestor(1, "init", &["init"]),
         ];
         assert_eq!(name_of(wrapped.clone()), "none");
+        // An orphan on a desktop: adopted by `systemd --user`, a subreaper,
+        // not pid 1; and by a supervisor known by name.
+        let adopted = [
+            ancestor(14, "bash", &["bash", "-c", "exec my-chrome snapshot"]),
+            ancestor(900, "systemd", &["/lib/systemd/systemd", "--user"]),
+        ];
+        assert_eq!(name_of(adopted.clone()), "none");
+        let supervised = [ancestor(15, "tini", &["tini", "--", "x"])];
+        assert_eq!(name_of(supervised.clone()), "none");
     }
 
     #[test]

@@ -91,11 +91,19 @@ impl Asker {
         if let Some(claim) = &config.agent {
             return Ok(Asker::Chosen(claim.clone()));
         }
+        if !procs::table_is_ours() {
+            return Err(IdentityError::Nameless {
+                why: "the process table it sees (/proc) is not its own PID namespace's, so its \
+                      ancestry cannot be read"
+                    .into(),
+            });
+        }
         let lineage = procs::lineage(std::process::id(), derived::DEPTH);
         let Some((name, pid)) = derived::derived(lineage) else {
             return Err(IdentityError::Nameless {
-                why: "its ancestry ends at pid 1 (an orphaned process, or a sandbox with a \
-                      process namespace of its own), which is every such command's"
+                why: "its ancestry ends at pid 1 or at a process that adopts orphans (an \
+                      orphaned process, a sandbox with a process namespace of its own), which is \
+                      every such command's"
                     .into(),
             });
         };
