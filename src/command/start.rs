@@ -378,7 +378,15 @@ impl Started {
         let entry = turn.session(need)?;
         turn.identity = match proven {
             Some(identity) => identity,
-            None => turn.establish(&entry)?,
+            None => match turn.establish(&entry) {
+                Ok(identity) => identity,
+                Err(refused) => {
+                    // Refused under the turn: its end is logged, but as no
+                    // agent's (the name was not proven).
+                    turn.lease.agent = "(a name not proven)".into();
+                    return Err(refused);
+                }
+            },
         };
         Ok((turn, entry))
     }
