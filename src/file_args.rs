@@ -41,8 +41,8 @@ impl Denied {
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum FileRefusal {
     #[error(
-        "the file root {} the user set is or passes a symbolic link; the user names its real \
-         path (`my-chrome setup --file-root PATH`)",
+        "the file root {} the user set is or passes a symbolic link; ask the user to name its \
+         real path instead",
         .0.display()
     )]
     LinkedRoot(PathBuf),
@@ -83,7 +83,7 @@ pub enum FileRefusal {
     HiddenInRoot { name: String, root: PathBuf },
     #[error(
         "it lies outside the allowed roots ({}); save or pick files there, or ask the user to \
-         add a root (`my-chrome setup --file-root PATH`, the user's step)",
+         allow the folder (a file root is the user's setting)",
         .0.iter().map(|r| r.display().to_string()).collect::<Vec<_>>().join(", ")
     )]
     OutsideRoots(Vec<PathBuf>),
@@ -550,7 +550,8 @@ mod tests {
                 .refused(line)
                 .unwrap_or_else(|| panic!("{line:?} passed"));
             assert!(why.contains(needle), "{line:?}: {why}");
-            assert!(why.contains("`my-chrome setup --file-root`"), "{why}");
+            assert!(why.contains("ask the user"), "{why}");
+            assert!(!why.contains("my-chrome setup"), "{why}");
         }
         for line in [
             &["screenshot", &format!("--filename={home}/work/x.png")][..],
@@ -778,7 +779,7 @@ mod tests {
         let via = place.path("via");
         let rules = rules_for(&[("HOME", Path::new(&home)), (ROOT, Path::new(&via))], None);
         let why = rules.says(&place.path("via/x.png")).unwrap_err();
-        assert!(why.contains("names its real path"), "{why}");
+        assert!(why.contains("name its real path"), "{why}");
         // Nor does a working directory of `/` open the whole system.
         let rules = rules_for(&[("HOME", Path::new(&home))], Some(Path::new("/")));
         let why = rules.says("/etc/hostname").unwrap_err();

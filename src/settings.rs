@@ -121,9 +121,9 @@ impl Default for Settings {
 #[derive(Debug, thiserror::Error)]
 pub enum SettingsError {
     #[error(
-        "{path}: is not my-chrome's settings file ({detail}); nothing was run. Write it again \
-         with `my-chrome setup` and the settings you want (`--agent-gone`, `--file-root`, \
-         `--idle-limit`, `--lifetime-limit`), or remove it for the defaults"
+        "{path}: is not my-chrome's settings file ({detail}); nothing was run. Ask the user to \
+         write it again (README, \"Configuration\": the settings are theirs) or to remove it \
+         for the defaults"
     )]
     Malformed { path: PathBuf, detail: String },
     #[error("{what}: {problem}. Accepted: {accepted}; nothing was recorded or installed")]

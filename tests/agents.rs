@@ -488,10 +488,19 @@ fn ids_of_an_earlier_session_and_a_broken_book_are_refused_with_the_way_out() {
         write_private(&book, &content);
         let run = run_as(b.sandbox(), "ann", &["snapshot"]);
         run.expect(6, said);
-        assert!(run.stderr.contains(&format!("rm {}", book.display())));
+        // The way back is the user's (every agent's tabs go with it): the
+        // agent is told to ask, and handed no command for it.
         assert!(
+            run.stderr.contains("Ask the user to recover it"),
+            "{}",
             run.stderr
-                .contains("`my-chrome disconnect` and `my-chrome connect`")
+        );
+        assert!(run.stderr.contains("A broken tab book"), "{}", run.stderr);
+        assert!(!run.stderr.contains("rm "), "{}", run.stderr);
+        assert!(
+            !run.stderr.contains("my-chrome disconnect"),
+            "{}",
+            run.stderr
         );
         assert!(!run.stderr.contains("CANARY"));
         assert_eq!(std::fs::read(&book).unwrap(), content, "left as it was");

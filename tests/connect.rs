@@ -684,7 +684,7 @@ fn forwarded_commands_cannot_write_into_the_runtime_or_through_a_link() {
     for attack in &attacks {
         let line: Vec<&str> = attack.iter().map(String::as_str).collect();
         let refused = w.sandbox.run(&line);
-        refused.expect(2, "my-chrome setup --file-root");
+        refused.expect(2, "ask the user to allow the folder");
     }
     assert_eq!(
         fs::read(&helper).unwrap(),

@@ -48,10 +48,10 @@ const SECRET_NAMES: [&str; 1] = ["krb5cc"];
 
 /// What no root can open.
 pub const NEVER: &str = "Files of forwarded commands must lie in the caller's working directory or \
-                     /tmp (more roots only through `my-chrome setup --file-root`, the user's), given \
-                     as an absolute path with no symbolic link on the way, outside hidden \
-                     folders, browser profiles and my-chrome's runtime; an existing file must be \
-                     a plain, non-executable file";
+                     /tmp (more roots only where the user allows them: ask the user to allow \
+                     the folder), given as an absolute path with no symbolic link on the way, \
+                     outside hidden folders, browser profiles and my-chrome's runtime; an \
+                     existing file must be a plain, non-executable file";
 
 /// The file slots commands write to (`--filename` of what saves its
 /// result, `state-save`'s file, `video-start`'s), as the command table

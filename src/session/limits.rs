@@ -76,8 +76,7 @@ impl Left {
             None => "has no idle limit".to_string(),
         };
         format!(
-            "the session {idle}, and in {} at the latest (your limits: `my-chrome setup \
-             --idle-limit`, `--lifetime-limit`)",
+            "the session {idle}, and in {} at the latest (the user's limits)",
             round(self.lifetime)
         )
     }

@@ -82,8 +82,8 @@ pub enum TabsError {
     )]
     Withheld { own: String },
     #[error(
-        "agent {agent} has {}; nothing was run. It ends it itself; if agent {agent} is gone, the \
-         user can start afresh with `my-chrome disconnect` and `my-chrome connect`",
+        "agent {agent} has {}; nothing was run. It ends it itself; if agent {agent} is gone, ask \
+         the user (only the user ends the session for every agent)",
         .what.describe()
     )]
     Held { agent: String, what: book::HoldKind },
@@ -94,17 +94,16 @@ pub enum TabsError {
     LastTab(u64),
     #[error(
         "{path}: is not a tab book of my-chrome ({detail}); nothing was run. It records which \
-         agent owns which tab, so no command guesses without it. The user recovers: either \
-         `my-chrome disconnect` and `my-chrome connect` (a new session, a new book), or remove \
-         it (rm {path}): every tab is then the user's until the user gives it to an agent \
-         (`my-chrome tab-give <id> <agent>`), and ids go on from where they were"
+         agent owns which tab, so no command guesses without it. Ask the user to recover it \
+         (README, \"A broken tab book\"): a new session, or the book removed, after which every \
+         tab is the user's until the user gives it to an agent"
     )]
     Malformed { path: PathBuf, detail: String },
     #[error(
         "{path}: describes another session than the one attached (not the one the last \
-         `my-chrome connect` made); nothing was run. The user recovers: either \
-         `my-chrome disconnect` and `my-chrome connect`, or remove it (rm {path}): every tab is \
-         then the user's until the user gives it to an agent (`my-chrome tab-give <id> <agent>`)"
+         `my-chrome connect` made); nothing was run. Ask the user to recover it (README, \"A \
+         broken tab book\"): a new session, or the book removed, after which every tab is the \
+         user's until the user gives it to an agent"
     )]
     OtherSession { path: PathBuf },
     #[error(
@@ -162,6 +161,23 @@ impl TabsError {
     }
 }
 
+/// The command, if any, that a message an agent reads hands it of the
+/// user's steps: giving a tab, ending the session (every agent's holds
+/// and tabs with it), removing the book, changing a setting. Such a
+/// message says what to ask the user instead.
+#[cfg(test)]
+pub(crate) fn users_step_in(text: &str) -> Option<&'static str> {
+    [
+        "tab-give",
+        "my-chrome setup",
+        "my-chrome disconnect",
+        "rm ",
+        "release --tab",
+    ]
+    .into_iter()
+    .find(|step| text.contains(step))
+}
+
 fn refusal(agent: &str, refused: &Refused, own: &str) -> String {
     let why = match refused {
         Refused::Unknown(reference) => format!("no tab of agent {agent} has {reference}"),
@@ -178,8 +194,7 @@ fn refusal(agent: &str, refused: &Refused, own: &str) -> String {
             },
             match owner {
                 book::Owner::User => {
-                    "; only the user can give it to an agent (the user runs `my-chrome tab-give \
-                     <id> <agent>`)"
+                    "; only the user can give it to an agent: ask the user for it if you need it"
                 }
                 book::Owner::Spare | book::Owner::Agent(_) | book::Owner::Held(_) => "",
             }
@@ -191,12 +206,11 @@ fn refusal(agent: &str, refused: &Refused, own: &str) -> String {
         ),
         Refused::UsersToGive(id) => format!(
             "tab t{id} is the user's: an agent does not take it; only the user can give it to \
-             an agent (the user runs `my-chrome tab-give t{id} <agent>`)"
+             an agent: ask the user for it if you need it"
         ),
         Refused::Owned { id, agent: owner } => format!(
-            "tab t{id} is agent {owner}'s: it gives it back itself (`my-chrome release --tab \
-             t{id}`), or it is held for it once it has been quiet for the gone time; only a tab \
-             no agent has can be given"
+            "tab t{id} is agent {owner}'s: only that agent gives it back, or it is held for it \
+             once it has been quiet for the gone time; only a tab no agent has can be given"
         ),
         Refused::LabelTaken(label) => format!("agent {agent} already has a tab labelled {label}"),
     };
@@ -786,5 +800,75 @@ pub enum Listed {
 fn show_notes(notes: &[Notice]) {
     for note in notes {
         crate::output::notice(&format!("my-chrome: {note}"));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What an agent reads when it is refused a tab, when the book cannot
+    /// be read, or when another's browser-wide state keeps it out: what to
+    /// ask the user, never the user's command for it.
+    #[test]
+    fn no_refusal_hands_an_agent_the_users_step() {
+        let refusals = [
+            Refused::Unknown(TabRef::Id(4)),
+            Refused::Gone(4),
+            Refused::Earlier(4),
+            Refused::Foreign {
+                id: 4,
+                owner: book::Owner::User,
+            },
+            Refused::Foreign {
+                id: 4,
+                owner: book::Owner::Agent("ann".into()),
+            },
+            Refused::Foreign {
+                id: 4,
+                owner: book::Owner::Held("ann".into()),
+            },
+            Refused::HeldForYou(4),
+            Refused::UsersToGive(4),
+            Refused::Owned {
+                id: 4,
+                agent: "ann".into(),
+            },
+            Refused::LabelTaken("cart".into()),
+        ];
+        let mut said: Vec<String> = refusals
+            .iter()
+            .map(|r| refusal("bob", r, "  (none)\n"))
+            .collect();
+        let path = PathBuf::from("/run/user/1/my-chrome/tabs.json");
+        said.push(
+            TabsError::Malformed {
+                path: path.clone(),
+                detail: "it is empty".into(),
+            }
+            .to_string(),
+        );
+        said.push(TabsError::OtherSession { path }.to_string());
+        for what in [
+            book::HoldKind::Tracing,
+            book::HoldKind::Routes,
+            book::HoldKind::Network,
+        ] {
+            said.push(
+                TabsError::Held {
+                    agent: "ann".into(),
+                    what,
+                }
+                .to_string(),
+            );
+        }
+        for text in &said {
+            assert_eq!(users_step_in(text), None, "{text}");
+        }
+        assert!(said.iter().any(|t| t.contains("ask the user for it")));
+        assert!(
+            said.iter()
+                .any(|t| t.contains("Ask the user to recover it"))
+        );
     }
 }

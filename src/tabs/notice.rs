@@ -88,12 +88,11 @@ impl fmt::Display for Notice {
                  with it",
                 names(tabs, ", ")
             ),
-            Notice::AppearedDuring { tab, agent } => write!(
+            Notice::AppearedDuring { tab, agent: _ } => write!(
                 f,
                 "a tab appeared during your command (t{tab}), but other pages were open too \
                  (another agent's, the user's), any of which could have opened it: it is the \
-                 user's, who may give it to you (the user runs `my-chrome tab-give t{tab} \
-                 {agent}`)"
+                 user's; ask the user for it if you need it (giving a tab is the user's step)"
             ),
             Notice::Closed { tab } => {
                 write!(f, "tab {tab} was closed (by the user, or by its page)")
@@ -177,8 +176,8 @@ mod tests {
                     agent: "b".into(),
                 },
                 "a tab appeared during your command (t3), but other pages were open too (another \
-                 agent's, the user's), any of which could have opened it: it is the user's, who \
-                 may give it to you (the user runs `my-chrome tab-give t3 b`)",
+                 agent's, the user's), any of which could have opened it: it is the user's; ask \
+                 the user for it if you need it (giving a tab is the user's step)",
             ),
             (
                 Notice::Closed {
@@ -244,6 +243,8 @@ mod tests {
     fn each_notice_is_worded_as_before() {
         for (notice, words) in every_kind() {
             assert_eq!(notice.to_string(), words, "{notice:?}");
+            // What to ask the user, never the user's command.
+            assert_eq!(crate::tabs::users_step_in(words), None, "{words}");
         }
     }
 

@@ -223,7 +223,7 @@ impl Agents {
         if self.user_tabs.is_empty() {
             out.push_str("user's tabs: none\n");
         } else {
-            out.push_str("user's tabs (an agent gets one only when you give it: `my-chrome tab-give <id> <agent>`):\n");
+            out.push_str("user's tabs (an agent gets one only when the user gives it):\n");
             for t in &self.user_tabs {
                 out.push_str(&format!("  {} ({})\n", t.id, t.why));
             }
@@ -243,7 +243,7 @@ impl Agents {
         }
         out.push_str(&format!(
             "you: agent {}; an agent without a command for {} s is gone and its tabs are held \
-             for it (`my-chrome setup --agent-gone`, the user's setting)\n",
+             for it (the gone time is the user's setting)\n",
             self.you, self.gone_after_secs
         ));
         if let Some(limits) = &self.session_limits {

@@ -44,7 +44,7 @@ pub enum ConnectError {
     NoToken,
     #[error(
         "--for {}: more than your lifetime limit of {}; nothing was read or attached. Ask for at \
-         most that, or raise the limit with `my-chrome setup --lifetime-limit`",
+         most that, or ask the user to raise the limit (their setting)",
         humantime::format_duration(*.asked),
         humantime::format_duration(*.limit)
     )]
