@@ -85,28 +85,6 @@ impl ProcessId {
     }
 }
 
-/// Whether the process table read here is this process's own: in a PID
-/// namespace of its own whose /proc is still the host's (`unshare --pid`
-/// without `--mount-proc`), a pid read there names another process, so
-/// an ancestry read there is someone else's. On Linux, /proc must be a
-/// procfs whose `self` is this process; elsewhere the table comes from the
-/// kernel itself.
-pub fn table_is_ours() -> bool {
-    #[cfg(target_os = "linux")]
-    {
-        use nix::sys::statfs::{PROC_SUPER_MAGIC, statfs};
-        let procfs = statfs("/proc").is_ok_and(|s| s.filesystem_type() == PROC_SUPER_MAGIC);
-        let me = std::fs::read_link("/proc/self")
-            .ok()
-            .and_then(|link| link.to_str()?.parse::<u32>().ok());
-        procfs && me == Some(std::process::id())
-    }
-    #[cfg(not(target_os = "linux"))]
-    {
-        true
-    }
-}
-
 /// What [`lineage`] reports of each ancestor.
 #[derive(Clone, Debug)]
 pub struct Ancestor {

@@ -428,7 +428,7 @@ libc = ctypes.CDLL(None)
 assert libc.prctl(36, 1, 0, 0, 0) == 0
 assert libc.prctl(15, b"systemd", 0, 0, 0) == 0
 out = sys.argv[1]
-host = ("setsid -f /bin/bash -c 'sleep 1; echo $PPID > \"$0/ppid\"; "
+host = ("setsid -f /bin/bash -c 'sleep 1; cut -d\" \" -f4 /proc/$$/stat > \"$0/ppid\"; "
         "\"$@\" > \"$0/stdout\" 2> \"$0/stderr\"; echo $? > \"$0/code\"' \"$0\" \"$@\"; "
         "sleep 30")
 subprocess.Popen(["/bin/bash", "-c", host, out] + sys.argv[2:])
@@ -463,7 +463,8 @@ time.sleep(30)
     let group = nix::unistd::Pid::from_raw(manager_pid as i32);
     let _ = nix::sys::signal::killpg(group, nix::sys::signal::Signal::SIGKILL);
     let _ = running.wait();
-    // It was the manager's orphan, not init's.
+    // It was the manager's orphan, not init's (its parent now, read from
+    // /proc: bash's $PPID is the parent it started with).
     let ppid = std::fs::read_to_string(dir.join("ppid")).unwrap();
     assert_eq!(
         ppid.trim(),

@@ -91,7 +91,7 @@ impl Asker {
         if let Some(claim) = &config.agent {
             return Ok(Asker::Chosen(claim.clone()));
         }
-        if !procs::table_is_ours() {
+        if !crate::platform::process_table_is_ours() {
             return Err(IdentityError::Nameless {
                 why: "the process table it sees (/proc) is not its own PID namespace's, so its \
                       ancestry cannot be read"

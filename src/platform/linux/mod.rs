@@ -175,6 +175,19 @@ fn unescape_mount_field(field: &[u8]) -> Vec<u8> {
     out
 }
 
+/// Whether the process table read here is this process's own: in a PID
+/// namespace of its own whose /proc is still the host's (`unshare --pid`
+/// without `--mount-proc`), a pid read there names another process. /proc
+/// must be a procfs whose `self` is this process.
+pub fn process_table_is_ours() -> bool {
+    use nix::sys::statfs::{PROC_SUPER_MAGIC, statfs};
+    let procfs = statfs("/proc").is_ok_and(|s| s.filesystem_type() == PROC_SUPER_MAGIC);
+    let me = std::fs::read_link("/proc/self")
+        .ok()
+        .and_then(|link| link.to_str()?.parse::<u32>().ok());
+    procfs && me == Some(std::process::id())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

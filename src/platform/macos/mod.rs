@@ -121,3 +121,10 @@ mod tests {
         );
     }
 }
+
+/// Whether the process table read here is this process's own: the kernel
+/// answers for the caller itself (libproc, sysctl), there is no /proc to
+/// mount over and no PID namespace.
+pub fn process_table_is_ours() -> bool {
+    true
+}
