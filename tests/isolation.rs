@@ -436,8 +436,20 @@ fn popups_on_a_timer_go_to_nobody_but_the_user_gives_them() {
             .filter(|(url, title)| *url == popup_at && title == "Popup");
         popups.count() == 2
     });
-    b.ok("bob", &["tab-list"]);
-    assert_eq!(user_tabs(&b).len(), 2, "{}", b.agents());
+    // Chromium shows it before the session's daemon hears of it (the
+    // extension attaches a popup while it already runs): wait for the
+    // daemon's list, read as bob's commands read it.
+    common::wait::until(
+        "the session to list ann's second popup",
+        Duration::from_secs(20),
+        || {
+            b.ok("bob", &["tab-list"]);
+            match user_tabs(&b).len() {
+                2 => Ok(()),
+                _ => Err(b.agents().to_string()),
+            }
+        },
+    );
     // The user gives the first to ann: now hers, and bob still out.
     b.ok("person", &["tab-give", popup, "ann"]);
     let yaml = read_snapshot(
