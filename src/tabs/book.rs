@@ -994,6 +994,43 @@ mod tests {
     }
 
     #[test]
+    fn an_agent_registered_now_or_holding_state_outlives_the_sweep() {
+        let mut book = two_agents();
+        // Just registered: it counts as active now, so the gone time runs
+        // from here, and its registration is kept.
+        book.registered("c", 9, 1_000);
+        book.expire(1_500, 1_000);
+        assert_eq!(book.agents["c"].registration, Some(9));
+        // Gone, with nothing: its entry goes.
+        book.expire(2_000, 1_000);
+        assert!(!book.agents.contains_key("c"));
+        // Gone with no tab but browser-wide state it started: kept, so the
+        // hold stays its own to end.
+        book.registered("d", 4, 1_000);
+        book.start_hold("d", HoldKind::Routes);
+        book.expire(5_000, 1_000);
+        assert_eq!(book.agents["d"].registration, Some(4));
+        // A hold of another agent's keeps nobody else's entry.
+        book.registered("e", 5, 1_000);
+        book.expire(6_000, 1_000);
+        assert!(!book.agents.contains_key("e"));
+    }
+
+    #[test]
+    fn why_a_tab_is_the_users_is_said_in_words() {
+        assert_eq!(
+            Why::NameEnded.describe(),
+            "its agent's name ended and was registered anew"
+        );
+        assert_eq!(Why::Released.describe(), "its agent gave it back");
+        assert!(
+            Why::AppearedDuring("ann".into())
+                .describe()
+                .contains("agent ann's command")
+        );
+    }
+
+    #[test]
     fn the_blank_tab_goes_to_the_first_agent_and_a_popup_to_its_sole_opener() {
         // a alone: its click opened a popup, which only its page can have.
         let mut alone = Book::fresh("s", 1, &seen(&[BLANK], 0), true);
