@@ -111,7 +111,8 @@ printf '%s' "$token" | "$bin" token store --stdin >/dev/null
 # The stand-in: "the user's Chrome", whose extension accepts that token.
 cp target/release/chrome-standin "$work/standin/chrome"
 printf '%s' "$token" >"$work/standin/token" && chmod 600 "$work/standin/token"
-STANDIN_TOKEN_FILE=$work/standin/token "$work/standin/chrome" >"$work/standin/out" 2>/dev/null &
+# Its person confirms the connect my-chrome asks them for.
+STANDIN_PERSON=confirm STANDIN_TOKEN_FILE=$work/standin/token "$work/standin/chrome" >"$work/standin/out" 2>/dev/null &
 pids+=($!)
 for _ in $(seq 200); do grep -q READY "$work/standin/out" 2>/dev/null && break; sleep 0.05; done
 export MY_CHROME_CHROME=$work/standin/chrome MY_CHROME_USER_DATA_DIR=$HOME/.config/google-chrome
@@ -368,7 +369,7 @@ old() { HOME=$old_home MY_CHROME_RUNTIME_DIR=$old_runtime MY_CHROME_USER_DATA_DI
 old setup >/dev/null 2>&1
 cp target/release/chrome-standin "$work/old-standin/chrome"
 cp "$work/standin/token" "$work/old-standin/token"
-HOME=$old_home STANDIN_TOKEN_FILE=$work/old-standin/token "$work/old-standin/chrome" >"$work/old-standin/out" 2>/dev/null &
+HOME=$old_home STANDIN_PERSON=confirm STANDIN_TOKEN_FILE=$work/old-standin/token "$work/old-standin/chrome" >"$work/old-standin/out" 2>/dev/null &
 pids+=($!)
 for _ in $(seq 200); do grep -q READY "$work/old-standin/out" 2>/dev/null && break; sleep 0.05; done
 "$bin" connect >/dev/null 2>&1

@@ -53,7 +53,9 @@ chmod 600 "$work/standin/token"
 
 say "the sandbox browser (not your Chrome) and a local page"
 cp target/release/chrome-standin "$work/standin/chrome"
-STANDIN_TOKEN_FILE=$work/standin/token "$work/standin/chrome" >"$work/standin/out" 2>/dev/null &
+# Its "person at the keyboard" confirms what my-chrome asks in the browser
+# (you would click Confirm on the page my-chrome opens).
+STANDIN_PERSON=confirm STANDIN_TOKEN_FILE=$work/standin/token "$work/standin/chrome" >"$work/standin/out" 2>/dev/null &
 pids+=($!)
 for _ in $(seq 200); do grep -q READY "$work/standin/out" 2>/dev/null && break; sleep 0.05; done
 export MY_CHROME_CHROME=$work/standin/chrome MY_CHROME_USER_DATA_DIR=$HOME/.config/google-chrome
@@ -68,7 +70,7 @@ for _ in $(seq 100); do
   sleep 0.05
 done
 
-say "my-chrome connect (the token goes straight to the browser)"
+say "my-chrome connect (asks you in the browser first; the token goes straight to it)"
 "$bin" connect
 say "my-chrome goto + snapshot"
 "$bin" goto "http://127.0.0.1:$port/" >"$work/goto.out" || { cat "$work/goto.out"; echo "demo: goto failed (port ${port:-none})"; exit 1; }

@@ -46,6 +46,16 @@ pub struct SettingsArgs {
     /// does (10s to 7 days; default 8h).
     #[arg(long, value_name = "DURATION")]
     pub lifetime_limit: Option<String>,
+    /// Whether `connect` asks you in the browser first (`on`, the
+    /// default). Turning it off is itself asked of you there.
+    #[arg(long, value_name = "on|off")]
+    pub connect_consent: Option<OnOff>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum OnOff {
+    On,
+    Off,
 }
 
 #[derive(Debug, Subcommand)]

@@ -20,6 +20,10 @@ pub struct RuntimeLocation {
 #[derive(Clone, Debug)]
 pub struct Config {
     pub home: PathBuf,
+    /// The current user's home folder from the user database: `HOME` is
+    /// the caller's to set, so what guards the user's own files (file
+    /// rules, the registry another session is looked for in) looks here too.
+    pub account_home: PathBuf,
     /// The current user's name from the user database (not from `$USER`).
     pub user: String,
     pub runtime: RuntimeLocation,
@@ -45,6 +49,9 @@ pub struct Config {
     pub setup_timeout: Duration,
     /// Bound on `connect`'s attach (`MY_CHROME_ATTACH_TIMEOUT_SECS`, 1–600, default 60).
     pub attach_timeout: Duration,
+    /// How long a request waits for the user's answer on the consent page
+    /// (`MY_CHROME_CONSENT_WAIT_SECS`, 5–120, default 120): shorter only.
+    pub consent_wait: Duration,
     /// Bound on one forwarded browser command (`MY_CHROME_COMMAND_TIMEOUT_SECS`,
     /// 1–3600, default 120).
     pub command_timeout: Duration,
@@ -198,7 +205,7 @@ impl Config {
                 .get("HOME")?
                 .ok_or_else(|| invalid("HOME", "is not set"))?,
         )?;
-        let user = current_user_name()?;
+        let (user, account_home) = current_user()?;
         vars.refuse_user_settings()?;
         let runtime = vars.runtime(&home)?;
         let session = match vars.get("MY_CHROME_SESSION")? {
@@ -237,6 +244,7 @@ impl Config {
             proxy_vars: vars.passed(PROXY_VARS),
             my_chrome_vars: vars.passed(MY_CHROME_CHILD_VARS),
             home,
+            account_home,
             user,
             runtime,
             session,
@@ -254,6 +262,7 @@ impl Config {
                 DEFAULT_SETUP_TIMEOUT_SECS,
             )?,
             attach_timeout: vars.seconds("MY_CHROME_ATTACH_TIMEOUT_SECS", 1, 600, 60)?,
+            consent_wait: vars.seconds("MY_CHROME_CONSENT_WAIT_SECS", 5, 120, 120)?,
             command_timeout: vars.seconds("MY_CHROME_COMMAND_TIMEOUT_SECS", 1, 3600, 120)?,
             lock_wait: vars.seconds(
                 "MY_CHROME_LOCK_WAIT_SECS",
@@ -574,10 +583,10 @@ fn seconds_from(var: &str, raw: &str, min: u64, max: u64) -> Result<Duration, Co
     }
 }
 
-fn current_user_name() -> Result<String, ConfigError> {
+fn current_user() -> Result<(String, PathBuf), ConfigError> {
     let uid = nix::unistd::getuid();
     match nix::unistd::User::from_uid(uid) {
-        Ok(Some(user)) => Ok(user.name),
+        Ok(Some(user)) => Ok((user.name, user.dir)),
         _ => Err(invalid(
             "user",
             format!("uid {uid} has no entry in the user database"),

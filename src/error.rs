@@ -9,6 +9,7 @@ use crate::browser::BrowserError;
 use crate::child::ChildError;
 use crate::chrome::ChromeError;
 use crate::config::ConfigError;
+use crate::consent::ConsentError;
 use crate::daemon::DaemonError;
 use crate::exit::Exit;
 use crate::handoff::HandoffError;
@@ -77,6 +78,8 @@ pub enum Error {
     Outputs(#[from] OutputsError),
     #[error(transparent)]
     Identity(#[from] IdentityError),
+    #[error(transparent)]
+    Consent(#[from] ConsentError),
 }
 
 impl Error {
@@ -105,6 +108,7 @@ impl Error {
             Error::Settings(e) => e.exit(),
             Error::Outputs(e) => e.exit(),
             Error::Identity(e) => e.exit(),
+            Error::Consent(e) => e.exit(),
         }
     }
 }
@@ -136,7 +140,9 @@ macro_rules! lifts_core {
             $crate::tabs::TabsError,
             $crate::policy::tabs::TabArgError,
             $crate::settings::SettingsError,
-            $crate::outputs::OutputsError
+            $crate::outputs::OutputsError,
+            $crate::identity::IdentityError,
+            $crate::consent::ConsentError
         );
     };
     (@each $command:ident: $($core:ty),*) => {

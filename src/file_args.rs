@@ -13,6 +13,7 @@ use crate::config::Config;
 use crate::minimist::Parsed;
 use crate::policy::Refusal;
 use crate::policy::files::{self, PROFILE_MARKERS, SYSTEM_TMP, hidden_below, resolve};
+use crate::runtime::CLAIM_FILE;
 use crate::settings::Settings;
 
 /// A folder no forwarded command's file may be in, whatever the roots.
@@ -106,7 +107,8 @@ pub struct FileRules {
     /// The runtime as configured (the daemon's working directory is its
     /// real path).
     runtime: PathBuf,
-    home: PathBuf,
+    /// `HOME` as given, and the user's own from the user database.
+    homes: Vec<PathBuf>,
     /// The roots, as real paths.
     roots: Vec<PathBuf>,
     /// Configured roots that are, or pass, a symbolic link: every file is
@@ -142,7 +144,18 @@ impl FileRules {
                 Err(_) => roots.push(root.clone()),
             }
         }
+        let mut homes = vec![config.home.clone()];
+        if config.account_home != config.home {
+            homes.push(config.account_home.clone());
+        }
         let mut denied = vec![(config.runtime.path.clone(), Denied::Runtime)];
+        // The user's default runtime, whichever this call is configured with.
+        denied.push((
+            config
+                .account_home
+                .join(crate::platform::DEFAULT_RUNTIME_UNDER_HOME),
+            Denied::Runtime,
+        ));
         // Every browser's profile, whichever one is the user's.
         for dir in crate::browser::every_user_data(&config.user_data_base)
             .into_iter()
@@ -151,11 +164,13 @@ impl FileRules {
             denied.push((dir, Denied::Profile));
         }
         for name in crate::platform::APP_DATA_UNDER_HOME {
-            denied.push((config.home.join(name), Denied::AppData));
+            for home in &homes {
+                denied.push((home.join(name), Denied::AppData));
+            }
         }
         FileRules {
             runtime: config.runtime.path.clone(),
-            home: config.home.clone(),
+            homes,
             roots,
             linked_roots,
             denied,
@@ -283,6 +298,11 @@ impl FileRules {
             if meta.is_dir() && looks_like_a_profile(&prefix) {
                 return Err(FileRefusal::LooksLikeProfile(prefix));
             }
+            // Any runtime of my-chrome's, not only this call's: another
+            // (`MY_CHROME_RUNTIME_DIR`) holds settings of its own.
+            if meta.is_dir() && fs::symlink_metadata(prefix.join(CLAIM_FILE)).is_ok() {
+                return Err(FileRefusal::InRuntime(prefix));
+            }
             if meta.is_dir() && others_can_change(meta.uid(), meta.mode(), me) {
                 return Err(FileRefusal::OthersCanChange {
                     path: prefix,
@@ -298,10 +318,15 @@ impl FileRules {
     /// Nothing hidden under the home directory (as given or as its real
     /// path), where programs keep settings, keys and code.
     fn not_hidden_in_home(&self, path: &Path) -> Result<(), FileRefusal> {
-        let real_home = fs::canonicalize(&self.home).ok();
-        match [Some(&self.home), real_home.as_ref()]
-            .into_iter()
-            .flatten()
+        let real_homes: Vec<PathBuf> = self
+            .homes
+            .iter()
+            .filter_map(|home| fs::canonicalize(home).ok())
+            .collect();
+        match self
+            .homes
+            .iter()
+            .chain(&real_homes)
             .find_map(|home| hidden_below(path, home))
         {
             Some(hidden) => Err(FileRefusal::HiddenInHome(hidden)),
@@ -369,6 +394,43 @@ mod tests {
     }
 
     #[test]
+    fn a_home_of_the_callers_choosing_uncovers_nothing_of_the_users_own() {
+        let elsewhere = tempfile::tempdir().unwrap();
+        let rules = rules_for(&[("HOME", elsewhere.path())], None);
+        let account = nix::unistd::User::from_uid(nix::unistd::getuid())
+            .unwrap()
+            .unwrap()
+            .dir;
+        assert_eq!(
+            rules.not_hidden_in_home(&account.join(".bashrc")),
+            Err(FileRefusal::HiddenInHome(".bashrc".into()))
+        );
+        assert!(
+            rules.denied.iter().any(|(dir, why)| *why == Denied::Runtime
+                && *dir == account.join(crate::platform::DEFAULT_RUNTIME_UNDER_HOME)),
+            "{:?}",
+            rules.denied
+        );
+    }
+
+    #[test]
+    fn any_runtime_of_my_chromes_is_refused_not_only_the_calls_own() {
+        let other = tempfile::tempdir_in("/tmp").unwrap();
+        let runtime = other.path().join("rt");
+        fs::create_dir(&runtime).unwrap();
+        fs::write(runtime.join(CLAIM_FILE), crate::runtime::CLAIM).unwrap();
+        let rules = rules_for(&[("HOME", Path::new("/home/nobody-here"))], None);
+        let planted = runtime.join("settings.json");
+        assert_eq!(
+            rules.walk(&planted, &[]).err(),
+            Some(FileRefusal::InRuntime(runtime.clone()))
+        );
+        // Without the claim it is a folder like any other.
+        fs::remove_file(runtime.join(CLAIM_FILE)).unwrap();
+        assert!(rules.walk(&planted, &[]).is_ok());
+    }
+
+    #[test]
     fn each_step_decides_alone() {
         let place = Place::new();
         let rules = &place.rules;
@@ -392,11 +454,11 @@ mod tests {
         ));
         // Hidden under the home directory.
         assert_eq!(
-            rules.not_hidden_in_home(&rules.home.join(".ssh/id_ed25519")),
+            rules.not_hidden_in_home(&rules.homes[0].join(".ssh/id_ed25519")),
             Err(FileRefusal::HiddenInHome(".ssh".into()))
         );
         assert_eq!(
-            rules.not_hidden_in_home(&rules.home.join("work/a.png")),
+            rules.not_hidden_in_home(&rules.homes[0].join("work/a.png")),
             Ok(())
         );
         // The file itself.

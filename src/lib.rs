@@ -9,6 +9,7 @@ pub mod chrome;
 pub mod cli;
 pub mod command;
 pub mod config;
+pub(crate) mod consent;
 pub mod daemon;
 pub(crate) mod error;
 pub mod exit;

@@ -65,7 +65,7 @@ fn browser_command(config: &Config, args: &[std::ffi::OsString]) -> Result<(), F
 fn run(command: Command, config: &Config) -> Result<(), Failure> {
     match command {
         Command::Setup { browser, settings } => {
-            let change = setup::settings_change(&settings)?;
+            let change = setup::settings_change(config, &settings)?;
             setup::run(config, browser.as_deref(), &change)?
         }
         Command::Doctor { json } => doctor::doctor(config, json),

@@ -44,6 +44,13 @@ struct Stored {
     idle_limit_secs: u64,
     #[serde(default = "default_lifetime_secs")]
     lifetime_limit_secs: u64,
+    /// Absent in files written before connect asked the user.
+    #[serde(default = "asked")]
+    connect_consent: bool,
+}
+
+fn asked() -> bool {
+    true
 }
 
 fn default_idle_secs() -> u64 {
@@ -68,6 +75,9 @@ pub struct Settings {
     pub idle_limit: Option<Duration>,
     /// How long after `connect` a session ends, whatever it does.
     pub lifetime_limit: Duration,
+    /// Whether `connect` asks the user in the browser first (the default;
+    /// turned off only with the user's consent).
+    pub connect_consent: bool,
     /// Whether they come from the user's `setup` (else: the defaults).
     pub recorded: bool,
 }
@@ -94,9 +104,14 @@ impl Settings {
         format!(
             "an agent is gone after {} without a command; file roots beside the working \
              directory and /tmp: {roots}; a session ends {idle}, and {} after connect at the \
-             latest ({})",
+             latest; connect {} ({})",
             humantime::format_duration(self.agent_gone),
             humantime::format_duration(self.lifetime_limit),
+            if self.connect_consent {
+                "asks you in the browser first"
+            } else {
+                "runs without asking you"
+            },
             if self.recorded {
                 "from `my-chrome setup`"
             } else {
@@ -113,6 +128,7 @@ impl Default for Settings {
             file_roots: Vec::new(),
             idle_limit: Some(DEFAULT_IDLE_LIMIT),
             lifetime_limit: DEFAULT_LIFETIME_LIMIT,
+            connect_consent: true,
             recorded: false,
         }
     }
@@ -178,6 +194,7 @@ pub fn load(runtime: &Runtime) -> Result<Settings, SettingsError> {
         file_roots: stored.file_roots,
         idle_limit,
         lifetime_limit,
+        connect_consent: stored.connect_consent,
         recorded: true,
     })
 }
@@ -200,6 +217,7 @@ pub struct Change {
     /// `Some(None)`: never.
     pub idle_limit: Option<Option<Duration>>,
     pub lifetime_limit: Option<Duration>,
+    pub connect_consent: Option<bool>,
 }
 
 impl Change {
@@ -208,6 +226,58 @@ impl Change {
             && self.file_roots.is_none()
             && self.idle_limit.is_none()
             && self.lifetime_limit.is_none()
+            && self.connect_consent.is_none()
+    }
+
+    /// What of `self` would let agents do more, or a session live longer,
+    /// than `now` does: one row per setting, as the user is asked about it
+    /// (empty: it only tightens, and needs no consent).
+    pub fn widening(&self, now: &Settings) -> Vec<(String, String)> {
+        let format = |d: Duration| humantime::format_duration(d).to_string();
+        let mut rows = Vec::new();
+        if let Some(roots) = &self.file_roots {
+            for added in roots.iter().filter(|r| !now.file_roots.contains(r)) {
+                rows.push((
+                    "Agents may read and write files in".into(),
+                    added.display().to_string(),
+                ));
+            }
+        }
+        if let Some(gone) = self.agent_gone
+            && gone < now.agent_gone
+        {
+            rows.push((
+                "An agent's held tabs may go to others after".into(),
+                format!("{} (now {})", format(gone), format(now.agent_gone)),
+            ));
+        }
+        let idle_now = now.idle_limit.map_or("never".to_string(), &format);
+        match self.idle_limit {
+            Some(None) if now.idle_limit.is_some() => rows.push((
+                "A session ends when idle".into(),
+                format!("never (now after {idle_now})"),
+            )),
+            Some(Some(idle)) if now.idle_limit.is_some_and(|n| idle > n) => rows.push((
+                "A session ends when idle after".into(),
+                format!("{} (now {idle_now})", format(idle)),
+            )),
+            _ => {}
+        }
+        if let Some(lifetime) = self.lifetime_limit
+            && lifetime > now.lifetime_limit
+        {
+            rows.push((
+                "A session ends at the latest after".into(),
+                format!("{} (now {})", format(lifetime), format(now.lifetime_limit)),
+            ));
+        }
+        if self.connect_consent == Some(false) && now.connect_consent {
+            rows.push((
+                "`my-chrome connect`".into(),
+                "runs without asking you first (now it asks)".into(),
+            ));
+        }
+        rows
     }
 }
 
@@ -227,12 +297,16 @@ pub fn record(runtime: &Runtime, change: &Change) -> Result<Settings, SettingsEr
     if let Some(lifetime) = change.lifetime_limit {
         settings.lifetime_limit = lifetime;
     }
+    if let Some(consent) = change.connect_consent {
+        settings.connect_consent = consent;
+    }
     let stored = Stored {
         version: VERSION,
         agent_gone_secs: settings.agent_gone.as_secs(),
         file_roots: settings.file_roots.clone(),
         idle_limit_secs: settings.idle_limit.map_or(0, |idle| idle.as_secs()),
         lifetime_limit_secs: settings.lifetime_limit.as_secs(),
+        connect_consent: settings.connect_consent,
     };
     let bytes = serde_json::to_vec_pretty(&stored).expect("the settings serialise");
     runtime.write_state(StateFile::Settings, &bytes)?;
@@ -309,6 +383,28 @@ pub fn duration(
     Ok(Duration::from_secs(value.as_secs()))
 }
 
+/// `--file-root` as `setup` takes it: a [`file_root`], and neither the
+/// home folder itself nor a folder above it (a root is a folder of the
+/// user's work, not everything they have: their keys, their mail).
+pub fn new_file_root(path: &Path, home: &Path) -> Result<PathBuf, SettingsError> {
+    let root = file_root(path)?;
+    let home: PathBuf = home.components().collect();
+    // Through links too: a link to the home folder is the home folder.
+    let real = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    if home.starts_with(&root) || real(&home).starts_with(real(&root)) {
+        return Err(SettingsError::Invalid {
+            what: "--file-root",
+            problem: format!(
+                "{}: is your home folder or a folder above it, where every file of yours is",
+                root.display()
+            ),
+            accepted: "an absolute path of a folder of your work inside your home folder or \
+                       elsewhere (not /, not the home folder itself), without '.' or '..'",
+        });
+    }
+    Ok(root)
+}
+
 /// `--file-root`: an absolute path without `.`, `..` or control
 /// characters, not `/` (a root is a folder of the user's work).
 pub fn file_root(path: &Path) -> Result<PathBuf, SettingsError> {
@@ -339,6 +435,98 @@ pub fn file_root(path: &Path) -> Result<PathBuf, SettingsError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_new_root_is_never_the_home_folder_or_above_it() {
+        let home = Path::new("/home/ann");
+        for bad in ["/home/ann", "/home/ann/", "/home", "/"] {
+            assert!(new_file_root(Path::new(bad), home).is_err(), "{bad:?}");
+        }
+        for good in ["/home/ann/work", "/srv/data", "/home/annex"] {
+            assert_eq!(
+                new_file_root(Path::new(good), home).unwrap(),
+                Path::new(good)
+            );
+        }
+    }
+
+    #[test]
+    fn only_a_change_that_lets_agents_do_more_asks_the_user() {
+        let now = Settings {
+            file_roots: vec![PathBuf::from("/work")],
+            ..Settings::default()
+        };
+        let asks = |change: Change| change.widening(&now);
+        let secs = Duration::from_secs;
+        // Tightening, or the same again: nobody is asked.
+        for tighter in [
+            Change {
+                agent_gone: Some(secs(3600)),
+                idle_limit: Some(Some(secs(60))),
+                lifetime_limit: Some(secs(3600)),
+                file_roots: Some(vec![]),
+                connect_consent: Some(true),
+            },
+            Change {
+                file_roots: Some(vec![PathBuf::from("/work")]),
+                agent_gone: Some(now.agent_gone),
+                ..Change::default()
+            },
+        ] {
+            assert_eq!(asks(tighter), Vec::<(String, String)>::new());
+        }
+        // Each widening is one row the user reads.
+        let widened = [
+            Change {
+                file_roots: Some(vec![PathBuf::from("/work"), PathBuf::from("/data")]),
+                ..Change::default()
+            },
+            Change {
+                agent_gone: Some(secs(10)),
+                ..Change::default()
+            },
+            Change {
+                idle_limit: Some(None),
+                ..Change::default()
+            },
+            Change {
+                idle_limit: Some(Some(secs(7200))),
+                ..Change::default()
+            },
+            Change {
+                lifetime_limit: Some(secs(86400)),
+                ..Change::default()
+            },
+            Change {
+                connect_consent: Some(false),
+                ..Change::default()
+            },
+        ];
+        let said: Vec<String> = widened
+            .into_iter()
+            .map(|c| {
+                let rows = asks(c);
+                assert_eq!(rows.len(), 1, "{rows:?}");
+                format!("{}: {}", rows[0].0, rows[0].1)
+            })
+            .collect();
+        assert!(said[0].ends_with("/data"), "{said:?}");
+        assert!(said[1].contains("10s (now 30m)"), "{said:?}");
+        assert!(said[2].contains("never (now after 30m)"), "{said:?}");
+        assert!(said[3].contains("2h (now 30m)"), "{said:?}");
+        assert!(said[4].contains("1day (now 8h)"), "{said:?}");
+        assert!(said[5].contains("without asking you"), "{said:?}");
+        // An idle limit raised from never is no wider.
+        let never = Settings {
+            idle_limit: None,
+            ..Settings::default()
+        };
+        let back = Change {
+            idle_limit: Some(Some(secs(60))),
+            ..Change::default()
+        };
+        assert!(back.widening(&never).is_empty());
+    }
 
     #[test]
     fn the_gone_time_is_a_duration_in_range() {

@@ -9,7 +9,8 @@
 //! - the profile's `SingletonCookie` equals the one beside the socket;
 //! - the process at the other end of the socket is that Chrome, run by us.
 //!
-//! Then `START\0<cwd>\0<argv0>\0<url>` is sent and only `ACK` counts.
+//! Then `START\0<cwd>\0<argv0>\0[--new-window\0]<url>` is sent and only
+//! `ACK` counts.
 
 use std::fs;
 use std::io::{ErrorKind, Read, Write};
@@ -65,6 +66,17 @@ impl DeliveryError {
     }
 }
 
+/// Where the browser opens the URL.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Opened {
+    /// A new tab of its front window, as a link the user opens: its
+    /// opener is that window's active tab.
+    InFrontWindow,
+    /// A window of its own (`--new-window`): a tab no other tab opened,
+    /// in no tab group.
+    InNewWindow,
+}
+
 /// Hands `url` to the Chrome main process `chrome_pid` whose profile is
 /// `user_data`. `argv0` is what Chrome is told it was started as. The
 /// answer must come within `timeout` of sending.
@@ -73,6 +85,7 @@ pub fn deliver(
     chrome_pid: u32,
     argv0: &Path,
     url: &[u8],
+    opened: Opened,
     timeout: Duration,
 ) -> Result<(), DeliveryError> {
     // A NUL would split it into more arguments; a leading '-' makes a switch.
@@ -97,6 +110,9 @@ pub fn deliver(
     message.extend_from_slice(b"START\0/\0");
     message.extend_from_slice(argv0.as_os_str().as_encoded_bytes());
     message.push(0);
+    if opened == Opened::InNewWindow {
+        message.extend_from_slice(b"--new-window\0");
+    }
     message.extend_from_slice(url);
     let deadline = Instant::now() + timeout;
     let failed = |e: std::io::Error| DeliveryError::Refused(e.to_string());

@@ -15,7 +15,7 @@ use common::site::Site;
 use common::standin::{Options, Standin};
 use common::{Sandbox, fresh_token};
 use my_chrome::exit::Exit;
-use my_chrome::singleton::{DeliveryError, deliver};
+use my_chrome::singleton::{DeliveryError, Opened, deliver};
 
 const BOUND: Duration = Duration::from_secs(8);
 
@@ -24,7 +24,14 @@ fn profile(sandbox: &Sandbox) -> PathBuf {
 }
 
 fn send(sandbox: &Sandbox, chrome: &Standin, pid: u32, url: &str) -> Result<(), DeliveryError> {
-    deliver(&profile(sandbox), pid, &chrome.exe(), url.as_bytes(), BOUND)
+    deliver(
+        &profile(sandbox),
+        pid,
+        &chrome.exe(),
+        url.as_bytes(),
+        Opened::InFrontWindow,
+        BOUND,
+    )
 }
 
 /// Points `SingletonSocket` at a socket of the test's own, in a directory
@@ -259,6 +266,7 @@ fn anything_but_ack_fails_closed() {
             chrome.pid,
             &exe,
             b"about:blank#x",
+            Opened::InFrontWindow,
             Duration::from_secs(1),
         );
         match result {

@@ -308,3 +308,45 @@ fn what_is_printed_carries_no_token_and_no_terminal_sequence() {
     let all: Vec<&Run> = runs.iter().collect();
     assert_nowhere(&w.token, w.sandbox.home.path(), &all);
 }
+
+/// What a call configures for itself opens nothing of the user's: a file
+/// never lands in another runtime of my-chrome's (one `MY_CHROME_RUNTIME_DIR`
+/// made holds settings of its own, which would widen the roots and turn off
+/// the user's consent), and a `HOME` of the caller's choosing uncovers no
+/// hidden file of the user's own home (from the user database).
+#[test]
+fn another_runtime_or_a_home_of_the_callers_choosing_opens_nothing() {
+    let (w, _chrome, _site) = connected_at("/");
+    let other = tempfile::Builder::new()
+        .prefix("mc-rt")
+        .tempdir_in("/tmp")
+        .unwrap();
+    fs::write(
+        other.path().join(my_chrome::runtime::CLAIM_FILE),
+        my_chrome::runtime::CLAIM,
+    )
+    .unwrap();
+    let planted = other.path().join("settings.json");
+    run(
+        &w,
+        &["screenshot", &format!("--filename={}", planted.display())],
+    )
+    .expect(2, "my-chrome's private runtime");
+    assert!(!planted.exists());
+
+    let account = nix::unistd::User::from_uid(nix::unistd::getuid())
+        .unwrap()
+        .unwrap()
+        .dir;
+    let probe = account.join(format!(".my-chrome-probe-{}.png", std::process::id()));
+    let elsewhere = tempfile::tempdir().unwrap();
+    let mut cmd = w
+        .sandbox
+        .command(&["screenshot", &format!("--filename={}", probe.display())]);
+    cmd.env("HOME", elsewhere.path()).current_dir(&account);
+    let refused = common::Running::start(cmd).wait();
+    let written = probe.exists();
+    let _ = fs::remove_file(&probe);
+    refused.expect(2, "hidden");
+    assert!(!written, "{} was written", probe.display());
+}

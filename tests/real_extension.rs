@@ -11,7 +11,7 @@ use std::path::Path;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use common::real_extension::{self, RealWorld};
+use common::real_extension::{self, Answer, RealWorld};
 use common::sampler::sampler;
 use common::site::{HOME_TEXT, SECOND_TEXT, Site, agent_text};
 use common::{Run, assert_nowhere_but, fresh_token, read_snapshot, reference};
@@ -76,6 +76,17 @@ fn scenario(version: &str) {
         "{}",
         connected.stdout
     );
+    // Only after the person confirmed it, in Chromium itself.
+    assert!(
+        connected.stderr.contains("asked the user in Chromium"),
+        "{}",
+        connected.stderr
+    );
+    assert_eq!(
+        real.person.answered(),
+        1,
+        "the person confirmed the connect"
+    );
     assert!(rounds > 0);
     assert!(seen.is_empty(), "the token was visible in: {seen:?}");
     runs.push(connected);
@@ -87,6 +98,7 @@ fn scenario(version: &str) {
     agents_side_by_side(&real, version, &mut runs);
     a_misled_agent_reaches_nothing_of_another(&real, &mut runs);
     what_a_page_asks_for_is_refused(&real, &mut runs);
+    the_consent_page_is_the_users_alone(&real, &mut runs);
 
     // Disconnect leaves Chrome running; connecting again does not pile up
     // connect tabs in the session.
@@ -327,6 +339,53 @@ fn tab_ids(real: &RealWorld, agent: &str) -> Vec<String> {
         .iter()
         .map(|t| t["id"].as_str().unwrap().to_string())
         .collect()
+}
+
+/// my-chrome's consent page opens in the user's Chromium, and is no tab of
+/// the session: while it waits, the daemon's own list of every tab does
+/// not have it. Nothing changes until the person's keys confirm it; their
+/// refusal changes nothing.
+fn the_consent_page_is_the_users_alone(real: &RealWorld, runs: &mut Vec<Run>) {
+    let lifetime = || real.sandbox().doctor()["settings"].to_string();
+    let before = lifetime();
+    real.person.will(Answer::Away);
+    let asking = common::Running::start(real.sandbox().command(&[
+        "--agent",
+        "bob",
+        "setup",
+        "--lifetime-limit",
+        "2d",
+    ]));
+    real_extension::eventually("the consent page never showed in Chromium", || real.asks());
+    let every = real.sandbox().daemon_says(&["tab-list"]);
+    assert!(!every.contains("my-chrome asks you"), "{every}");
+    let agents = real.sandbox().run(&["agents", "--json"]);
+    assert!(
+        !agents.stdout.contains("127.0.0.1") && !agents.stdout.contains("asks you"),
+        "{}",
+        agents.stdout
+    );
+    assert_eq!(lifetime(), before, "nothing changed while asked");
+    real.person.will(Answer::Confirm);
+    let confirmed = asking.wait();
+    confirmed.expect(0, "");
+    assert!(confirmed.stdout.contains("2days"), "{}", confirmed.stdout);
+    assert!(
+        !confirmed.stderr.contains("http://"),
+        "{}",
+        confirmed.stderr
+    );
+    real.person.will(Answer::Refuse);
+    let refused = real
+        .sandbox()
+        .run(&["--agent", "bob", "setup", "--lifetime-limit", "3d"]);
+    refused.expect(7, "the user refused in the browser");
+    let now = lifetime();
+    assert!(now.contains("172800"), "{now}");
+    real.person.will(Answer::Confirm);
+    // Tightening asks nobody.
+    ok(real, runs, &["setup", "--lifetime-limit", "8h"]);
+    runs.extend([confirmed, refused, agents]);
 }
 
 /// Three agents at once, each in its own tabs: every read, fill and click

@@ -4,6 +4,7 @@
 
 mod common;
 
+use common::standin::{Options, Standin};
 use common::{Display, FakeChrome, Keyring, Run, Sandbox, assert_nowhere, fresh_token};
 
 const SERVICE: &str = "my-chrome.extension-token";
@@ -31,6 +32,20 @@ impl Setup {
         self.keyring.lookup(SERVICE, &self.account)
     }
 
+    /// The user's browser, where the user is asked; `person` is what they
+    /// do with the question (`confirm`, `refuse`, `close`, `away`).
+    fn browser(&mut self, person: &str) -> Standin {
+        let chrome = Standin::start(
+            self.sandbox.home.path(),
+            Options {
+                person,
+                ..Default::default()
+            },
+        );
+        self.sandbox.browser_at(chrome.exe());
+        chrome
+    }
+
     fn store(&self, token: &str) -> Run {
         let run = self
             .sandbox
@@ -42,7 +57,7 @@ impl Setup {
 
 #[test]
 fn store_replace_and_forget_for_real() {
-    let s = setup();
+    let mut s = setup();
     let (first, second) = (fresh_token(), fresh_token());
     let report = s.sandbox.doctor();
     assert_eq!(report["token"]["status"], "missing");
@@ -56,8 +71,18 @@ fn store_replace_and_forget_for_real() {
     );
     assert_eq!(s.stored().as_deref(), Some(first.as_str()));
     assert_eq!(s.sandbox.doctor()["token"]["status"], "stored");
+    // The first token replaces nothing: nobody is asked.
+    assert!(!one.stderr.contains("asked the user"), "{}", one.stderr);
 
+    // Replacing and forgetting are the user's: confirmed in the browser.
+    let _browser = s.browser("confirm");
     let two = s.store(&format!("PLAYWRIGHT_MCP_EXTENSION_TOKEN={second}"));
+    assert!(
+        two.stderr
+            .contains("asked the user in the browser MY_CHROME_CHROME names"),
+        "{}",
+        two.stderr
+    );
     assert_eq!(s.stored().as_deref(), Some(second.as_str()));
     assert_eq!(
         s.keyring.count(SERVICE, &s.account),
@@ -67,6 +92,11 @@ fn store_replace_and_forget_for_real() {
 
     let forget = s.sandbox.run(&["token", "forget"]);
     assert_eq!(forget.code, 0, "{}", forget.stderr);
+    assert!(
+        forget.stderr.contains("asked the user"),
+        "{}",
+        forget.stderr
+    );
     assert_eq!(s.stored(), None);
     let again = s.sandbox.run(&["token", "forget"]);
     assert!(
@@ -84,6 +114,57 @@ fn store_replace_and_forget_for_real() {
             &[&one, &two, &forget, &again, &doctor],
         );
     }
+}
+
+/// An agent runs the token's steps: each is a request the user answers in
+/// the browser. Refused, closed, unanswered or with no browser to ask in,
+/// the stored token stays exactly as it was.
+#[test]
+fn replacing_or_forgetting_the_token_asks_the_user_and_nothing_else_changes_it() {
+    let mut s = setup();
+    let users = fresh_token();
+    s.store(&users);
+    let planted = fresh_token();
+    s.keyring.store("agents.item", &s.account, &planted);
+    let steps: [&[&str]; 3] = [
+        &["token", "store", "--stdin"],
+        &["token", "forget"],
+        &["token", "migrate", "--from-service", "agents.item"],
+    ];
+    let mut runs = Vec::new();
+    // No browser running: nobody can be asked.
+    s.sandbox.browser_at("/nonexistent/chrome");
+    for step in steps {
+        let run = s.sandbox.run_input(step, &planted);
+        run.expect(5, "nothing was asked and nothing changed");
+        assert_eq!(s.stored().as_deref(), Some(users.as_str()), "{step:?}");
+        runs.push(run);
+    }
+    for (person, said) in [
+        ("refuse", "the user refused in the browser"),
+        (
+            "close",
+            "the user closed the consent page without answering",
+        ),
+        ("away", "the user did not confirm within 5 s"),
+    ] {
+        let _browser = s.browser(person);
+        s.sandbox.set("MY_CHROME_CONSENT_WAIT_SECS", "5");
+        for step in steps {
+            let run = s.sandbox.run_input(step, &planted);
+            run.expect(7, said);
+            assert!(run.stderr.contains("Nothing changed"), "{}", run.stderr);
+            assert_eq!(
+                s.stored().as_deref(),
+                Some(users.as_str()),
+                "{person}: {step:?}"
+            );
+            runs.push(run);
+        }
+    }
+    let refs: Vec<&Run> = runs.iter().collect();
+    assert_nowhere(&users, s.sandbox.home.path(), &refs);
+    assert_nowhere(&planted, s.sandbox.home.path(), &refs);
 }
 
 #[test]
@@ -173,9 +254,10 @@ fn migrate_copies_without_printing_or_deleting_the_source() {
 
 #[test]
 fn a_locked_keyring_is_an_error_never_a_prompt_or_a_fallback() {
-    let s = setup();
+    let mut s = setup();
     let token = fresh_token();
     s.store(&token);
+    let _browser = s.browser("confirm");
     s.keyring.lock();
     let store = s
         .sandbox
@@ -341,8 +423,9 @@ fn the_rotation_walk_through_with_real_processes() {
         .run(&["mark-token-regenerated"])
         .expect(3, "still the one recorded");
 
-    // Forgotten mid-way, then the regenerated one stored.
-    assert_eq!(s.sandbox.run(&["token", "forget"]).code, 0);
+    // Deleted mid-way (in the keyring's own app), then the regenerated
+    // one stored.
+    s.keyring.clear(SERVICE, &s.account);
     assert_eq!(rotation(&s), state("token-missing", 3));
     s.store(&new);
     assert_eq!(rotation(&s), state("regenerated-unmarked", 0));
@@ -481,7 +564,10 @@ fn rotation_state_files_are_believed_only_when_sound() {
     assert_eq!(s.sandbox.run(&["begin-token-rotation"]).code, 0);
     assert_eq!(rotation(&s), state("pending", 0));
 
-    // The marker gets the same scrutiny.
+    // The marker gets the same scrutiny. (The old token deleted in the
+    // keyring's own app first: replacing it would ask the user in a
+    // browser, and this one is a fake.)
+    s.keyring.clear(SERVICE, &s.account);
     s.store(&fresh_token());
     let pid = chrome.start(&[]);
     assert_eq!(s.sandbox.run(&["mark-token-regenerated"]).code, 0);

@@ -9,6 +9,7 @@ use crate::lease::log::Event;
 use crate::policy::tabs::{TabRef, label};
 use crate::runtime::Runtime;
 use crate::session::SessionError;
+use crate::tabs::book::{Owner, Tab};
 use crate::tabs::view::Agents;
 use crate::tabs::{Desk, TabsError, listing};
 
@@ -76,16 +77,42 @@ pub fn claim(config: &Config, raw: &str, name: Option<&str>) -> Result<(), Error
     Ok(())
 }
 
-/// `my-chrome tab-give <id> <agent>`: the user's step. It gives a tab no
-/// agent has (the user's, one held for an agent, the blank one) to an
-/// agent; never one another agent has.
+/// `my-chrome tab-give <id> <agent>`: the user's step, asked of the user
+/// in the browser whoever runs it. It gives a tab no agent has (the
+/// user's, one held for an agent, the blank one) to an agent; never one
+/// another agent has. No turn is held while the user is asked: the tab
+/// must be as it was shown to them when the answer comes.
 pub fn give(config: &Config, raw: &str, to: &str) -> Result<(), Error> {
     let TabRef::Id(id) = TabRef::parse(raw)? else {
         return Err(crate::policy::tabs::TabArgError::BadRef(raw.into()).into());
     };
     let to = crate::config::agent_name("AGENT", to)?;
     // No session: nothing to give, and no turn taken for it.
-    let (mut turn, mut desk) = turn(config, "tab-give")?;
+    let (asked, shown, config) = {
+        let (first, desk) = turn(config, "tab-give")?;
+        // What would be refused after the answer is refused before asking.
+        let refused = desk.book.clone().give(id, &to).err();
+        desk.save()?;
+        if let Some(refused) = refused {
+            return Err(TabsError::NotGiven { refused }.into());
+        }
+        let tab = desk.book.tab(id).cloned().expect("give found it");
+        (
+            asking_to_give(&tab, &to, &desk.agent),
+            tab,
+            first.config_again(),
+        )
+    };
+    crate::consent::ask(&config, asked, || crate::signals::pending().is_some())?;
+    let (mut turn, mut desk) = turn(&config, "tab-give")?;
+    let unchanged = desk
+        .book
+        .tab(id)
+        .is_some_and(|now| now.owner == shown.owner && now.header == shown.header);
+    if !unchanged {
+        desk.save()?;
+        return Err(TabsError::ChangedWhileAsked { id }.into());
+    }
     if let Err(refused) = desk.book.give(id, &to) {
         desk.save()?;
         return Err(TabsError::NotGiven { refused }.into());
@@ -96,9 +123,35 @@ pub fn give(config: &Config, raw: &str, to: &str) -> Result<(), Error> {
     held.on_tab(id);
     held.log(None, &[Event::Given { tab: id, to: &to }])?;
     crate::output::line(&format!(
-        "my-chrome: gave t{id} to agent {to}; its commands name it with `--tab t{id}`"
+        "my-chrome: the user gave t{id} to agent {to}; its commands name it with `--tab t{id}`"
     ));
     Ok(())
+}
+
+/// What the user is shown for a tab to give: its page as last seen (the
+/// page's own words, labelled so), whose it is now, and who asks.
+fn asking_to_give(tab: &Tab, to: &str, asker: &str) -> crate::consent::Asked {
+    use crate::consent::page::shown;
+    let (title, address) = crate::tabs::align::split_header(&tab.header);
+    let now = match &tab.owner {
+        Owner::User => "yours (no agent has it)".to_string(),
+        Owner::Spare => "the blank tab my-chrome opened at connect".to_string(),
+        Owner::Held(agent) => format!("held for agent {agent}, which would lose it"),
+        Owner::Agent(agent) => format!("agent {agent}'s"),
+    };
+    crate::consent::Asked {
+        heading: format!("give tab t{} to agent {to}?", tab.id),
+        rows: vec![
+            ("Agent that gets it".into(), shown(to)),
+            ("Tab title (the page's own words)".into(), shown(title)),
+            (
+                "Site".into(),
+                crate::tabs::align::origin(&tab.header).unwrap_or_else(|| shown(address)),
+            ),
+            ("The tab is now".into(), now),
+            ("Asked by".into(), format!("agent {}", shown(asker))),
+        ],
+    }
 }
 
 /// `my-chrome release [--tab TAB] [--keep]`.

@@ -63,6 +63,8 @@ pub struct SettingsReport {
     /// 0: never.
     pub idle_limit_secs: Option<u64>,
     pub lifetime_limit_secs: Option<u64>,
+    /// Whether `connect` asks the user in the browser first.
+    pub connect_consent: Option<bool>,
 }
 
 #[derive(Debug, Serialize)]
@@ -358,6 +360,7 @@ fn settings_report(config: &Config) -> SettingsReport {
                 .collect(),
             idle_limit_secs: Some(settings.idle_limit.map_or(0, |d| d.as_secs())),
             lifetime_limit_secs: Some(settings.lifetime_limit.as_secs()),
+            connect_consent: Some(settings.connect_consent),
         },
         Err(e) => SettingsReport {
             status: format!("error: {e}"),
@@ -365,6 +368,7 @@ fn settings_report(config: &Config) -> SettingsReport {
             file_roots: Vec::new(),
             idle_limit_secs: None,
             lifetime_limit_secs: None,
+            connect_consent: None,
         },
     }
 }

@@ -165,6 +165,7 @@ mod tests {
             TokenCommandError::Argument,
             TokenCommandError::OwnItem,
             TokenCommandError::NoSource("service other, account me".into()),
+            TokenCommandError::StoredMeanwhile,
         ];
         let disconnect = vec![
             DisconnectError::Core(core()),
@@ -243,6 +244,10 @@ mod tests {
                 path: path(),
                 detail: "not JSON".into(),
             }),
+            SetupError::Consent(crate::consent::ConsentError::Refused(
+                "let agents do more?".into(),
+            )),
+            SetupError::ChangedWhileAsked,
         ];
         let top = vec![
             Failure::Config(ConfigError {
@@ -308,6 +313,7 @@ mod tests {
                 TokenCommandError::Argument => 2,
                 TokenCommandError::OwnItem => 3,
                 TokenCommandError::NoSource(_) => 4,
+                TokenCommandError::StoredMeanwhile => 5,
             },
             Failure::Disconnect(e) => match e {
                 DisconnectError::Core(_) => 0,
@@ -345,6 +351,8 @@ mod tests {
                 SetupError::UnknownBrowser(_) => 12,
                 SetupError::Browser(_) => 13,
                 SetupError::Settings(_) => 14,
+                SetupError::Consent(_) => 15,
+                SetupError::ChangedWhileAsked => 16,
             },
             Failure::Config(_) => 0,
             Failure::Ensure(_) => 1,

@@ -17,7 +17,7 @@ use nix::sys::signal::Signal;
 use crate::browser::How;
 use crate::browser::name::Browser;
 use crate::child::{ChildCommand, ChildEnv, ChildError, Output};
-use crate::cli::SettingsArgs;
+use crate::cli::{self, SettingsArgs};
 use crate::config::Config;
 use crate::exit::Exit;
 use crate::helper::check::Fault;
@@ -86,6 +86,13 @@ pub enum SetupError {
     Browser(#[from] crate::browser::BrowserError),
     #[error(transparent)]
     Settings(#[from] settings::SettingsError),
+    #[error("{0}")]
+    Consent(#[from] crate::consent::ConsentError),
+    #[error(
+        "the settings changed while the user was asked, so what they confirmed is not what \
+         this change would do now; nothing was recorded. Ask the user again if it is still wanted"
+    )]
+    ChangedWhileAsked,
 }
 
 impl SetupError {
@@ -99,6 +106,8 @@ impl SetupError {
             SetupError::UnknownBrowser(_) => Exit::Usage,
             SetupError::Browser(e) => e.exit(),
             SetupError::Settings(e) => e.exit(),
+            SetupError::Consent(e) => e.exit(),
+            SetupError::ChangedWhileAsked => Exit::Busy,
             SetupError::Processes(_)
             | SetupError::SessionOpen { .. }
             | SetupError::SessionUnreadable { .. }
@@ -117,11 +126,14 @@ pub enum Outcome {
 
 /// The settings `setup` was asked to record, checked before anything is
 /// done (a value that is not one is refused with the accepted forms).
-pub fn settings_change(asked: &SettingsArgs) -> Result<settings::Change, SetupError> {
+pub fn settings_change(
+    config: &Config,
+    asked: &SettingsArgs,
+) -> Result<settings::Change, SetupError> {
     let roots = asked
         .file_root
         .iter()
-        .map(|root| settings::file_root(root))
+        .map(|root| settings::new_file_root(root, &config.home))
         .collect::<Result<Vec<_>, _>>()?;
     Ok(settings::Change {
         agent_gone: asked
@@ -140,6 +152,7 @@ pub fn settings_change(asked: &SettingsArgs) -> Result<settings::Change, SetupEr
             .as_deref()
             .map(settings::lifetime_limit)
             .transpose()?,
+        connect_consent: asked.connect_consent.map(|on| on == cli::OnOff::On),
     })
 }
 
@@ -153,7 +166,24 @@ pub fn run(
 ) -> Result<(), SetupError> {
     if !change.is_empty() {
         let runtime = Runtime::open(&config.runtime)?;
+        // Asked with no lock held: the user's answer may take minutes.
+        let widening = change.widening(&settings::load(&runtime)?);
+        if !widening.is_empty() {
+            let mut rows = widening.clone();
+            rows.push(crate::consent::asked_by(config));
+            crate::consent::ask(
+                config,
+                crate::consent::Asked {
+                    heading: "let agents do more: change my-chrome's settings?".into(),
+                    rows,
+                },
+                || signals::pending().is_some(),
+            )?;
+        }
         let _lock = runtime.wrapper_lock(config.lock_wait, &crate::output::waiting_for_another)?;
+        if change.widening(&settings::load(&runtime)?) != widening {
+            return Err(SetupError::ChangedWhileAsked);
+        }
         let now = settings::record(&runtime, change)?;
         crate::output::line(&format!("my-chrome: your settings now: {}", now.describe()));
     }

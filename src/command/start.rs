@@ -89,6 +89,7 @@ impl<'a> Start<'a> {
             Kind::Watcher => Identity {
                 name: "my-chrome".into(),
                 registration: None,
+                issued: None,
             },
             _ => identity::verified(
                 config,
@@ -371,6 +372,7 @@ impl Started {
             identity: Identity {
                 name,
                 registration: None,
+                issued: None,
             },
         };
         turn.recover(Wait::ForLock)?;
@@ -463,6 +465,19 @@ impl Turn {
     /// The turn itself: what the command ran, on which tab, and its log.
     pub fn lease(&mut self) -> &mut HeldLease {
         &mut self.lease
+    }
+
+    /// The configuration a later turn of this same command runs with: the
+    /// key, if this turn registered the name (it was printed, not given).
+    pub fn config_again(&self) -> Config {
+        let mut config = self.config().clone();
+        if let Some(key) = &self.identity.issued {
+            config.agent = Some(crate::config::Claim {
+                name: self.identity.name.clone(),
+                key: Some(key.clone()),
+            });
+        }
+        config
     }
 
     /// When the last command's turn before this one ended.

@@ -45,6 +45,12 @@ pub enum TokenCommandError {
         redact_runs(.0)
     )]
     NoSource(String),
+    /// A token appeared while this command checked there was none.
+    #[error(
+        "a token was stored meanwhile, by another command; nothing was changed. Replacing or \
+         deleting it is the user's step: run the command again to ask them"
+    )]
+    StoredMeanwhile,
 }
 
 impl TokenCommandError {
@@ -53,6 +59,7 @@ impl TokenCommandError {
             TokenCommandError::Core(e) => e.exit(),
             TokenCommandError::Token(e) => e.exit(),
             TokenCommandError::NoSource(_) => Exit::Token,
+            TokenCommandError::StoredMeanwhile => Exit::Busy,
             TokenCommandError::Argument | TokenCommandError::OwnItem => Exit::Usage,
         }
     }
@@ -75,7 +82,7 @@ pub fn store(
     extra: &[OsString],
 ) -> Result<(), TokenCommandError> {
     refuse_arguments(extra)?;
-    let (runtime, _lock) = locked_runtime(config)?;
+    let runtime = Runtime::open(&config.runtime)?;
     let env = ChildEnv::new(config, &runtime.tmp_dir());
     let (raw, source) = if from_stdin {
         (read_stdin()?, "standard input")
@@ -85,6 +92,7 @@ pub fn store(
     let token = Token::parse(&raw, source).map_err(TokenCommandError::Token)?;
     drop(raw);
     let ours = keyring::configured(config);
+    let _lock = replacing(config, &ours, &format!("the token from {source}"))?;
     ours.write(&token)?;
     crate::output::line(&format!(
         "my-chrome: stored the token in {}",
@@ -120,12 +128,12 @@ pub fn migrate(
     if service == config.keychain_service && account == config.keychain_account {
         return Err(TokenCommandError::OwnItem);
     }
-    let _lock = locked_runtime(config)?;
     let source = keyring::item(config, &service, &account);
     let token = source
         .read()?
         .ok_or_else(|| TokenCommandError::NoSource(source.describe()))?;
     let ours = keyring::configured(config);
+    let _lock = replacing(config, &ours, &redact_runs(&source.describe()))?;
     ours.write(&token)?;
     crate::output::line(&redact_runs(&format!(
         "my-chrome: copied {} into {}; the source was left as it is",
@@ -137,8 +145,19 @@ pub fn migrate(
 
 /// `token forget`.
 pub fn forget(config: &Config) -> Result<(), TokenCommandError> {
-    let _lock = locked_runtime(config)?;
     let ours = keyring::configured(config);
+    let asked = ours.exists()?;
+    if asked {
+        ask(
+            config,
+            "delete the token my-chrome connects with?",
+            vec![("Deleted from".into(), ours.describe())],
+        )?;
+    }
+    let _lock = locked_runtime(config)?;
+    if !asked && ours.exists()? {
+        return Err(TokenCommandError::StoredMeanwhile);
+    }
     if ours.delete()? {
         crate::output::line(&format!("my-chrome: deleted {}", ours.describe()));
     } else {
@@ -150,6 +169,45 @@ pub fn forget(config: &Config) -> Result<(), TokenCommandError> {
     Ok(())
 }
 
+/// The token's own steps are the user's: asked in the browser.
+fn ask(config: &Config, heading: &str, mut rows: Vec<(String, String)>) -> Result<(), Error> {
+    rows.push(crate::consent::asked_by(config));
+    let asked = crate::consent::Asked {
+        heading: heading.into(),
+        rows,
+    };
+    Ok(crate::consent::ask(config, asked, || {
+        crate::signals::pending().is_some()
+    })?)
+}
+
+/// The lock to write the token under: a token already stored is replaced
+/// only once the user confirmed it (asked before the lock is taken: the
+/// answer may take minutes); the first one needs no one's consent (there
+/// is nothing to lose, and `connect` asks anyway).
+fn replacing(
+    config: &Config,
+    ours: &crate::token::store::Store,
+    from: &str,
+) -> Result<crate::runtime::FileLock, TokenCommandError> {
+    let asked = ours.exists()?;
+    if asked {
+        ask(
+            config,
+            "replace the token my-chrome connects with?",
+            vec![
+                ("Replaced in".into(), ours.describe()),
+                ("The new token comes from".into(), from.to_string()),
+            ],
+        )?;
+    }
+    let (_, lock) = locked_runtime(config)?;
+    if !asked && ours.exists()? {
+        return Err(TokenCommandError::StoredMeanwhile);
+    }
+    Ok(lock)
+}
+
 fn locked_runtime(
     config: &Config,
 ) -> Result<(Runtime, crate::runtime::FileLock), TokenCommandError> {
@@ -159,6 +217,9 @@ fn locked_runtime(
 }
 
 /// `begin-token-rotation`.
+///
+/// It and `mark-token-regenerated` change no token (the new one comes
+/// with `token store`, which asks the user): they ask nobody.
 pub fn begin_rotation(config: &Config) -> Result<(), TokenCommandError> {
     let (runtime, _lock) = locked_runtime(config)?;
     rotation::begin(&runtime, &keyring::configured(config))?;

@@ -142,6 +142,20 @@ pub fn uninstall(config: &Config, asked: Asked) -> Result<(), UninstallError> {
         output::line(&dry_run(config, &plan, asked, &token));
         return Ok(());
     }
+    // Deleting the token is the user's step (as `token forget`): asked
+    // before anything is removed, so a refusal leaves everything.
+    let user_asked = asked.forget_token && token.exists()?;
+    if user_asked {
+        let asked = crate::consent::Asked {
+            heading: "uninstall my-chrome and delete the token it connects with?".into(),
+            rows: vec![
+                ("Deleted from".into(), token.describe()),
+                crate::consent::asked_by(config),
+            ],
+        };
+        crate::consent::ask(config, asked, || crate::signals::pending().is_some())
+            .map_err(Error::from)?;
+    }
     if plan.is_empty() {
         output::line(&nothing_to_remove(config));
     } else {
@@ -165,7 +179,15 @@ pub fn uninstall(config: &Config, asked: Asked) -> Result<(), UninstallError> {
         remove(config, plan)?;
         drop(held);
     }
-    if asked.forget_token {
+    if asked.forget_token && !user_asked && token.exists()? {
+        // Stored while uninstall ran, after it found none: the user was not
+        // asked about this one, so it stays.
+        output::line(&format!(
+            "my-chrome: a token was stored while uninstall ran ({}); it was left: deleting it \
+             is the user's step (`my-chrome token forget` asks them)",
+            token.describe()
+        ));
+    } else if asked.forget_token {
         let deleted = match token.delete() {
             Ok(deleted) => deleted,
             Err(e) => {

@@ -28,6 +28,9 @@ pub struct Identity {
     /// The name's registration in the session (none: not registered, for
     /// a command that registers nothing).
     pub registration: Option<u64>,
+    /// The key this command registered the name with (and printed): what
+    /// a second turn of the same command proves the name with.
+    pub issued: Option<AgentKey>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -225,12 +228,13 @@ pub fn establish(
         }
         registry::write(runtime, &registry)?;
     }
-    if let Some(key) = key {
-        tell_key(&name, &key, gone_after);
+    if let Some(key) = &key {
+        tell_key(&name, key, gone_after);
     }
     Ok(Identity {
         name,
         registration: Some(registration),
+        issued: key,
     })
 }
 
@@ -254,6 +258,7 @@ pub fn verified(
             _ => Ok(Identity {
                 name,
                 registration: None,
+                issued: None,
             }),
         };
     };
@@ -262,7 +267,11 @@ pub fn verified(
         Verdict::Proven(registration) => Some(registration),
         Verdict::Free => None,
     };
-    Ok(Identity { name, registration })
+    Ok(Identity {
+        name,
+        registration,
+        issued: None,
+    })
 }
 
 /// `release` gave back everything of the agent's: its name ends with it

@@ -257,6 +257,16 @@ fn address(header: &str) -> Option<&str> {
     splits.next().is_none().then(|| &inner[at + 2..])
 }
 
+/// A header's title and address, split at its first `](` (for showing
+/// only: a title may itself hold `](`).
+pub fn split_header(header: &str) -> (&str, &str) {
+    let inner = header
+        .strip_prefix('[')
+        .and_then(|h| h.strip_suffix(')'))
+        .unwrap_or(header);
+    inner.split_once("](").unwrap_or((inner, ""))
+}
+
 /// The site of a header's address, when the header reads one way only.
 pub fn origin(header: &str) -> Option<String> {
     let url = address(header)?;

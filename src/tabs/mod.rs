@@ -69,6 +69,12 @@ pub enum TabsError {
     #[error("{}", given(.refused))]
     NotGiven { refused: Refused },
     #[error(
+        "tab t{id} changed (its page or who holds it) while the user was asked, so what they \
+         confirmed is not what it is now; nothing was given. Ask the user again if it is still \
+         wanted"
+    )]
+    ChangedWhileAsked { id: u64 },
+    #[error(
         "the session's tabs changed while this command was choosing its tab (a tab closed or \
          opened meanwhile); nothing was run. Run it again"
     )]
@@ -146,7 +152,7 @@ impl TabsError {
                 | Refused::UsersToGive(_)
                 | Refused::LabelTaken(_) => Exit::Usage,
             },
-            TabsError::OthersHaveTabs { .. } => Exit::Busy,
+            TabsError::OthersHaveTabs { .. } | TabsError::ChangedWhileAsked { .. } => Exit::Busy,
             TabsError::Moved | TabsError::Unlisted(_) => Exit::Failure,
             TabsError::LastTab(_) => Exit::Usage,
             TabsError::Malformed { .. }

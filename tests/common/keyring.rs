@@ -147,6 +147,16 @@ impl Keyring {
         super::run::run_with_stdin(cmd, value.as_bytes());
     }
 
+    /// Deletes the item, as the user can in their keyring's own app.
+    pub fn clear(&self, service: &str, account: &str) {
+        let status = self
+            .tool("/usr/bin/secret-tool")
+            .args(["clear", "service", service, "account", account])
+            .status()
+            .unwrap();
+        assert!(status.success(), "secret-tool clear failed");
+    }
+
     /// Locks the login collection, as a screen lock or a timeout would.
     pub fn lock(&self) {
         let reply = self.dbus_call(&[

@@ -369,11 +369,127 @@ impl Cdp {
     }
 }
 
+/// What the person at the keyboard does with a consent page.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Answer {
+    Confirm,
+    Refuse,
+    /// Nobody at the keyboard: it stays unanswered.
+    Away,
+}
+
+/// The person at the real Chromium's keyboard: when my-chrome's consent
+/// page is the front tab of a window (the window's title is the page's),
+/// they read it, press Tab to reach Confirm (or Tab twice for Refuse) and
+/// Enter, as X delivers a real keyboard's keys (xdotool); once the page
+/// says what happened they close the tab (ctrl+w).
+pub struct Person {
+    answer: std::sync::Arc<Mutex<Answer>>,
+    answered: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+/// The consent page's title (Chromium titles the window after its front tab).
+const ASKING: &str = "my-chrome asks you";
+
+fn xdotool(display: &str, args: &[&str]) -> String {
+    let out = Command::new("/usr/bin/xdotool")
+        .env_clear()
+        .env("DISPLAY", display)
+        .args(args)
+        .output()
+        .expect("xdotool is missing: scripts/test.sh installs it");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+impl Person {
+    fn at(display: &str) -> Person {
+        use std::sync::atomic::Ordering;
+        let answer = std::sync::Arc::new(Mutex::new(Answer::Confirm));
+        let answered = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let (display, their_answer, count, stopped) = (
+            display.to_string(),
+            answer.clone(),
+            answered.clone(),
+            stop.clone(),
+        );
+        let thread = std::thread::spawn(move || {
+            while !stopped.load(Ordering::SeqCst) {
+                std::thread::sleep(Duration::from_millis(200));
+                let choice = *their_answer.lock().unwrap();
+                if choice == Answer::Away {
+                    continue;
+                }
+                let found = xdotool(&display, &["search", "--name", &format!("^{ASKING}")]);
+                let Some(window) = found.lines().next().map(str::to_string) else {
+                    continue;
+                };
+                // Read it first: the buttons take keys a moment after it shows.
+                std::thread::sleep(Duration::from_millis(1500));
+                xdotool(&display, &["windowfocus", &window]);
+                let keys: &[&str] = match choice {
+                    Answer::Refuse => &["Tab", "Tab", "Return"],
+                    _ => &["Tab", "Return"],
+                };
+                let mut args = vec!["key", "--clearmodifiers"];
+                args.extend_from_slice(keys);
+                xdotool(&display, &args);
+                let deadline = Instant::now() + Duration::from_secs(10);
+                while Instant::now() < deadline {
+                    let title = xdotool(&display, &["getwindowname", &window]);
+                    if title.starts_with("Confirmed") || title.starts_with("Refused") {
+                        count.fetch_add(1, Ordering::SeqCst);
+                        xdotool(&display, &["key", "--clearmodifiers", "ctrl+w"]);
+                        break;
+                    }
+                    std::thread::sleep(Duration::from_millis(100));
+                }
+            }
+        });
+        Person {
+            answer,
+            answered,
+            stop,
+            thread: Some(thread),
+        }
+    }
+
+    /// What they do with the next consent pages.
+    pub fn will(&self, answer: Answer) {
+        *self.answer.lock().unwrap() = answer;
+    }
+
+    /// Whether a consent page is the front tab of a window now.
+    pub fn sees_a_question(&self, display: &str) -> bool {
+        !xdotool(display, &["search", "--name", &format!("^{ASKING}")])
+            .trim()
+            .is_empty()
+    }
+
+    /// How many consent pages they answered.
+    pub fn answered(&self) -> usize {
+        self.answered.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+impl Drop for Person {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::SeqCst);
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
 /// What a user of the real extension has after `setup` and `token store`:
 /// an installed runtime, a keyring holding the extension's own token, and
 /// their Chromium running with the extension (or without it).
 pub struct RealWorld {
-    /// Dropped first: Chromium quits before its display and HOME go.
+    /// Dropped first: nobody is at the keyboard once the world goes.
+    pub person: Person,
+    /// Then Chromium quits, before its display and HOME go.
     pub chrome: RealChrome,
     _display: Display,
     pub world: World,
@@ -421,7 +537,9 @@ impl RealWorld {
         sandbox.set("MY_CHROME_ATTACH_TIMEOUT_SECS", "30");
         sandbox.set("MY_CHROME_COMMAND_TIMEOUT_SECS", "60");
         chrome.start();
+        let person = Person::at(&display.name);
         RealWorld {
+            person,
             chrome,
             _display: display,
             world: World {
@@ -435,6 +553,12 @@ impl RealWorld {
 
     pub fn sandbox(&self) -> &Sandbox {
         &self.world.sandbox
+    }
+
+    /// Whether my-chrome's consent page is in front in a window of the
+    /// user's Chromium.
+    pub fn asks(&self) -> bool {
+        self.person.sees_a_question(&self._display.name)
     }
 
     /// The user presses `keys` (`ctrl+w`) at the keyboard: X sends them to

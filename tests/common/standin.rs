@@ -92,6 +92,10 @@ pub struct Options<'a> {
     pub hide_helper: bool,
     /// `STANDIN_FAULTS`.
     pub faults: &'a str,
+    /// `STANDIN_PERSON`: what the person at the keyboard does with a
+    /// consent page; empty is `confirm` (the user approves what the test
+    /// asks, as a user who asked for it does).
+    pub person: &'a str,
 }
 
 pub struct Standin {
@@ -143,6 +147,13 @@ pub fn env(dir: &Path, home: &Path, options: &Options) -> Vec<(String, String)> 
             dir.join("standin.log").display().to_string(),
         ),
         ("STANDIN_FAULTS".to_string(), options.faults.to_string()),
+        (
+            "STANDIN_PERSON".to_string(),
+            match options.person {
+                "" => "confirm".to_string(),
+                person => person.to_string(),
+            },
+        ),
         // Its singleton socket directory and Chromium's temporary files stay
         // inside the fixture, and go with it.
         ("TMPDIR".to_string(), dir.join("tmp").display().to_string()),
@@ -153,6 +164,10 @@ pub fn env(dir: &Path, home: &Path, options: &Options) -> Vec<(String, String)> 
             chromium().display().to_string(),
         ),
     ];
+    env.push((
+        "STANDIN_PERSON_FILE".into(),
+        dir.join("person").display().to_string(),
+    ));
     if options.hide_helper {
         env.push(("STANDIN_HELPER_TAB".into(), "hidden".into()));
     }
@@ -279,6 +294,12 @@ impl Standin {
             .unwrap_or_else(|| panic!("no page at {suffix} in {body}"));
         let id = target["id"].as_str().unwrap();
         http_get(&self.devtools(), &format!("/json/close/{id}"));
+    }
+
+    /// What the person at the keyboard does with the next consent pages
+    /// (`confirm`, `refuse`, `close`, `away`; `,read-ms=N`).
+    pub fn person_will(&self, spec: &str) {
+        fs::write(self.dir().join("person"), spec).unwrap();
     }
 
     /// The page targets of the real Chromium, as (url, title).

@@ -125,9 +125,8 @@ impl Preflight {
     /// The user's browser: exactly one normal main process of it,
     /// recognised by an executable no other user can replace, whose
     /// singleton is in the user data directory named; no other session
-    /// attached. Only then the token, and its fingerprint recorded for the
-    /// redactor.
-    pub(super) fn check(config: &Config, started: &Turn) -> Result<Preflight, ConnectError> {
+    /// attached. Only then ([`Checked::with_token`]) the token.
+    pub(super) fn check(config: &Config, started: &Turn) -> Result<Checked, ConnectError> {
         let runtime = &started.runtime;
         let browser = browser::resolve(config)?;
         let name = browser.display();
@@ -167,21 +166,52 @@ impl Preflight {
                 },
             }
         })?;
-        let other = registry::other_attached(&config.home, runtime.root(), &config.session)
-            .map_err(|e| SessionError::Registry(e.to_string()))?;
-        if let Some(other) = other {
-            return Err(SessionError::OtherAttached(other).into());
+        // Under the user's own home too: a caller's `HOME` moves where the
+        // CLI keeps its registry, not which browser is attached.
+        let mut homes = vec![&config.home];
+        if config.account_home != config.home {
+            homes.push(&config.account_home);
         }
+        for home in homes {
+            let other = registry::other_attached(home, runtime.root(), &config.session)
+                .map_err(|e| SessionError::Registry(e.to_string()))?;
+            if let Some(other) = other {
+                return Err(SessionError::OtherAttached(other).into());
+            }
+        }
+        Ok(Checked {
+            browser,
+            before,
+            chrome_pid,
+        })
+    }
+}
+
+/// The browser checked, before the token is read (and before the user is
+/// asked, so that a browser that cannot be used is said as connect says it).
+pub(super) struct Checked {
+    browser: Chosen,
+    before: Vec<u32>,
+    chrome_pid: u32,
+}
+
+impl Checked {
+    /// The token, and its fingerprint recorded for the redactor.
+    pub(super) fn with_token(
+        self,
+        config: &Config,
+        started: &Turn,
+    ) -> Result<Preflight, ConnectError> {
         let token = keyring::configured(config)
             .read()?
             .ok_or(ConnectError::NoToken)?;
         // While the token is held anyway: what lets the redactor hide its
         // bare value in every later command's output.
-        crate::token::fingerprint::record(runtime, &token)?;
+        crate::token::fingerprint::record(&started.runtime, &token)?;
         Ok(Preflight {
-            browser,
-            before,
-            chrome_pid,
+            browser: self.browser,
+            before: self.before,
+            chrome_pid: self.chrome_pid,
             token,
         })
     }
@@ -490,6 +520,7 @@ fn attach_and_check(
         chrome_pid,
         &browser.executable,
         &url,
+        singleton::Opened::InFrontWindow,
         DELIVERY_TIMEOUT,
     );
     drop(url);

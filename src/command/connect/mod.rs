@@ -174,7 +174,11 @@ pub fn connect(config: &Config, asked_for: Option<&str>) -> Result<(), ConnectEr
     crate::session::leftovers::remove_recorded(runtime)?;
     crate::session::leftovers::remove_dead_socket(runtime, &config.home, &config.session);
 
-    let preflight = Preflight::check(config, &started)?;
+    let checked = Preflight::check(config, &started)?;
+    if started.settings.connect_consent {
+        ask_the_user(config, lifetime)?;
+    }
+    let preflight = checked.with_token(config, &started)?;
     let mut attempt = Attempt::start(&started, &cli, &preflight)?;
     let (browser, chrome_pid) = attempt.browser();
     let name = browser.display();
@@ -188,6 +192,44 @@ pub fn connect(config: &Config, asked_for: Option<&str>) -> Result<(), ConnectEr
         config.session,
         limits.left(None, false, limits.connected_at).describe()
     ));
+    Ok(())
+}
+
+/// "Only after the user approved", made true: the person confirms this
+/// connect in the browser itself (they may turn this off, with consent).
+fn ask_the_user(config: &Config, lifetime: Duration) -> Result<(), ConnectError> {
+    let browser = browser::resolve(config)?;
+    let asked = crate::consent::Asked {
+        heading: format!("let agents drive {}?", browser.display()),
+        rows: vec![
+            (
+                "my-chrome connects to".into(),
+                format!("{}, signed in as you", browser.display()),
+            ),
+            (
+                "For at most".into(),
+                humantime::format_duration(lifetime).to_string(),
+            ),
+            (
+                "Its settings and session are kept in".into(),
+                crate::consent::page::shown(&config.runtime.path.display().to_string()),
+            ),
+            crate::consent::asked_by(config),
+        ],
+    };
+    let mut asked = asked;
+    if config.home != config.account_home {
+        asked.rows.push((
+            "Warning".into(),
+            format!(
+                "this command runs with a home folder that is not yours ({}); confirm only if \
+                 you set that up",
+                crate::consent::page::shown(&config.home.display().to_string())
+            ),
+        ));
+    }
+    crate::consent::ask(config, asked, || crate::signals::pending().is_some())
+        .map_err(Error::from)?;
     Ok(())
 }
 

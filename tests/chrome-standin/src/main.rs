@@ -9,6 +9,7 @@ mod cdp;
 mod chromium;
 mod faults;
 mod link;
+mod person;
 mod singleton;
 
 use std::fs::OpenOptions;
@@ -24,10 +25,13 @@ use std::time::Duration;
 use cdp::Cdp;
 use chromium::Chromium;
 use faults::{Faults, SingletonFault};
+use person::Person;
 use singleton::{Existing, Server};
 
 pub const EXTENSION_ID: &str = "mmlmfjhmonkocbjadbfplnigmagldckm";
 pub const CONNECT_PAGE: &str = "chrome-extension://mmlmfjhmonkocbjadbfplnigmagldckm/connect.html";
+/// Where my-chrome's consent pages are served (a random port).
+pub const CONSENT_PAGES: &str = "http://127.0.0.1:";
 
 /// Headless Chromium renders only the active tab of each window, so every
 /// tab gets a window of its own: the one Playwright drives is always
@@ -44,8 +48,13 @@ pub fn log(message: &str) {
     }
 }
 
-/// A URL for the log: scheme, host and path, never the query.
+/// A URL for the log: scheme, host and path, never the query; of a
+/// consent page (whose path is its secret), the port alone.
 fn shown(url: &str) -> String {
+    if let Some(rest) = url.strip_prefix(CONSENT_PAGES) {
+        let port = rest.split('/').next().unwrap_or_default();
+        return format!("{CONSENT_PAGES}{port}/ (a consent page)");
+    }
     url.split('?').next().unwrap_or_default().to_string()
 }
 
@@ -127,6 +136,7 @@ struct Main {
     token_file: Option<PathBuf>,
     hide_helper: bool,
     faults: Faults,
+    person: Person,
     stopping: Arc<AtomicBool>,
 }
 
@@ -153,6 +163,7 @@ fn run_main(profile: &std::path::Path, urls: &[String]) -> Result<(), String> {
         token_file: std::env::var_os("STANDIN_TOKEN_FILE").map(PathBuf::from),
         hide_helper: std::env::var("STANDIN_HELPER_TAB").is_ok_and(|v| v == "hidden"),
         faults: Faults::parse(&std::env::var("STANDIN_FAULTS").unwrap_or_default())?,
+        person: Person::parse(&std::env::var("STANDIN_PERSON").unwrap_or_default())?,
         stopping,
     });
     println!(
@@ -197,7 +208,10 @@ impl Main {
             log("main: malformed singleton message refused");
             return;
         };
-        match self.faults.singleton {
+        // Faults are for what a test delivers itself, or connect's URL: a
+        // consent page before it (which the person answers) is served.
+        let asking = argv.iter().any(|a| a.starts_with(CONSENT_PAGES));
+        match self.faults.singleton.filter(|_| !asking) {
             Some(SingletonFault::Shutdown) => {
                 log("fault: answering SHUTDOWN");
                 let _ = stream.write_all(b"SHUTDOWN");
@@ -237,7 +251,23 @@ impl Main {
         };
         if url.starts_with(CONNECT_PAGE) {
             self.extension(url, target);
+        } else if url.starts_with(CONSENT_PAGES) {
+            let (cdp, person) = (self.control.clone(), self.person_now());
+            thread::spawn(move || {
+                if let Err(e) = person::answer(&cdp, &target, person) {
+                    log(&format!("person: {e}"));
+                }
+            });
         }
+    }
+
+    /// What the person does now: `STANDIN_PERSON_FILE`'s word when that
+    /// file exists (a test changes their mind), else `STANDIN_PERSON`.
+    fn person_now(&self) -> Person {
+        std::env::var_os("STANDIN_PERSON_FILE")
+            .and_then(|f| std::fs::read_to_string(f).ok())
+            .and_then(|spec| Person::parse(spec.trim()).ok())
+            .unwrap_or(self.person)
     }
 
     /// The extension's connect page (open in tab `helper`): only the right
