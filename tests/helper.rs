@@ -236,6 +236,7 @@ fn doctor_json_is_stable() {
         keys(&report["settings"]),
         [
             "agent_gone_secs",
+            "connect_consent",
             "file_roots",
             "idle_limit_secs",
             "lifetime_limit_secs",

@@ -98,6 +98,9 @@ impl Script {
 struct Scripted {
     sandbox: Sandbox,
     script: Arc<Mutex<Script>>,
+    /// The browser the user confirms `tab-give` in (the stand-in; the
+    /// session itself is the scripted daemon's).
+    _browser: common::standin::Standin,
 }
 
 impl Scripted {
@@ -108,6 +111,8 @@ impl Scripted {
     fn start() -> Scripted {
         let mut sandbox = Sandbox::installed();
         sandbox.set("MY_CHROME_AGENT", "ann");
+        let browser = common::standin::Standin::start(sandbox.home.path(), Default::default());
+        sandbox.browser_at(browser.exe());
         let runtime = fs::canonicalize(&sandbox.runtime).unwrap();
         let dir = runtime.join("tmp/scripted-daemon");
         fs::create_dir_all(&dir).unwrap();
@@ -160,7 +165,11 @@ impl Scripted {
                 });
             }
         });
-        let scripted = Scripted { sandbox, script };
+        let scripted = Scripted {
+            sandbox,
+            script,
+            _browser: browser,
+        };
         let first = scripted.run(&["eval", "1"]);
         assert_eq!(first.code, 0, "{}{}", first.stdout, first.stderr);
         // The session's first tab is the user's: no reply stands in for

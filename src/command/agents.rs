@@ -87,8 +87,11 @@ pub fn give(config: &Config, raw: &str, to: &str) -> Result<(), Error> {
         return Err(crate::policy::tabs::TabArgError::BadRef(raw.into()).into());
     };
     let to = crate::config::agent_name("AGENT", to)?;
+    // Whom the user is asked to give it to: the name as the book knows it
+    // now (registered anew meanwhile, it is another agent).
+    let recipient = |desk: &Desk| desk.book.agents.get(&to).and_then(|a| a.registration);
     // No session: nothing to give, and no turn taken for it.
-    let (asked, shown, config) = {
+    let (asked, shown, whom, config) = {
         let (first, desk) = turn(config, "tab-give")?;
         // What would be refused after the answer is refused before asking.
         let refused = desk.book.clone().give(id, &to).err();
@@ -100,15 +103,17 @@ pub fn give(config: &Config, raw: &str, to: &str) -> Result<(), Error> {
         (
             asking_to_give(&tab, &to, &desk.agent),
             tab,
+            recipient(&desk),
             first.config_again(),
         )
     };
     crate::consent::ask(&config, asked, || crate::signals::pending().is_some())?;
     let (mut turn, mut desk) = turn(&config, "tab-give")?;
-    let unchanged = desk
-        .book
-        .tab(id)
-        .is_some_and(|now| now.owner == shown.owner && now.header == shown.header);
+    let unchanged = recipient(&desk) == whom
+        && desk
+            .book
+            .tab(id)
+            .is_some_and(|now| now.owner == shown.owner && now.header == shown.header);
     if !unchanged {
         desk.save()?;
         return Err(TabsError::ChangedWhileAsked { id }.into());
@@ -213,4 +218,62 @@ pub fn release(config: &Config, tab: Option<&str>, keep: bool) -> Result<(), Err
         )),
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_user_is_shown_the_tab_whose_it_is_and_who_gets_it() {
+        let tab = Tab {
+            id: 7,
+            owner: Owner::Held("ann".into()),
+            label: None,
+            header: "[Bank <b>statement</b>](https://bank.example/acct?id=1)".into(),
+            opened: true,
+            why: None,
+        };
+        let asked = asking_to_give(&tab, "bob", "carol");
+        assert_eq!(asked.heading, "give tab t7 to agent bob?");
+        let row = |label: &str| {
+            asked
+                .rows
+                .iter()
+                .find(|(l, _)| l == label)
+                .map(|(_, v)| v.clone())
+                .unwrap_or_else(|| panic!("no {label}: {:?}", asked.rows))
+        };
+        assert_eq!(row("Agent that gets it"), "bob");
+        assert_eq!(
+            row("Tab title (the page's own words)"),
+            "Bank <b>statement</b>"
+        );
+        assert_eq!(row("Site"), "https://bank.example");
+        assert_eq!(
+            row("The tab is now"),
+            "held for agent ann, which would lose it"
+        );
+        assert_eq!(row("Asked by"), "agent carol");
+        // A header that does not read one way shows its text, never a guess.
+        let odd = Tab {
+            header: "[a](b](https://x.example/)".into(),
+            owner: Owner::User,
+            ..tab
+        };
+        let asked = asking_to_give(&odd, "bob", "carol");
+        assert!(
+            asked.rows.iter().any(|(l, v)| l == "Site" && !v.is_empty()),
+            "{:?}",
+            asked.rows
+        );
+        assert!(
+            asked
+                .rows
+                .iter()
+                .any(|(_, v)| v == "yours (no agent has it)"),
+            "{:?}",
+            asked.rows
+        );
+    }
 }

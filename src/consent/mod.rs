@@ -144,12 +144,15 @@ pub fn ask(config: &Config, asked: Asked, stop: impl Fn() -> bool) -> Result<(),
     }
 }
 
-/// The row that says who asks: the name the caller gives or derives (a
-/// claim, for a command that proves none).
+/// The row that says who asks: the name the caller gives or derives, said
+/// as a claim (these commands prove no name).
 pub fn asked_by(config: &Config) -> (String, String) {
     (
         "Asked by".into(),
-        format!("agent {}", page::shown(&crate::identity::said(config))),
+        format!(
+            "a command that calls itself agent {} (a name it gives, not proven)",
+            page::shown(&crate::identity::said(config))
+        ),
     )
 }
 

@@ -69,9 +69,9 @@ pub enum TabsError {
     #[error("{}", given(.refused))]
     NotGiven { refused: Refused },
     #[error(
-        "tab t{id} changed (its page or who holds it) while the user was asked, so what they \
-         confirmed is not what it is now; nothing was given. Ask the user again if it is still \
-         wanted"
+        "tab t{id} changed (its page or who holds it), or the agent it was asked for is another \
+         now (its name registered anew), while the user was asked, so what they confirmed is not \
+         what it is now; nothing was given. Ask the user again if it is still wanted"
     )]
     ChangedWhileAsked { id: u64 },
     #[error(
