@@ -188,9 +188,20 @@ fn a_page_that_moves_its_own_tab_to_another_site_is_held_for_its_agent() {
             .any(|(url, title)| *url == moved && title == "Second")
             && !pages.iter().any(|(url, _)| url.ends_with("/mover"))
     });
-    // bob's command reads the change in.
-    let run = b.ok("bob", &["tab-list"]);
-    assert!(!run.stdout.contains("Mover"), "{}", run.stdout);
+    // bob's command reads the change in, once the session's daemon shows
+    // it (Chromium's own list can be ahead of the daemon's under load).
+    common::wait::until(
+        "bob's command to read ann's move in",
+        std::time::Duration::from_secs(20),
+        || {
+            let run = b.ok("bob", &["tab-list"]);
+            assert!(!run.stdout.contains("Mover"), "{}", run.stdout);
+            match held_for(&b, "ann").len() {
+                1 => Ok(()),
+                _ => Err(b.agents().to_string()),
+            }
+        },
+    );
     let held = held_for(&b, "ann");
     assert_eq!(held.len(), 1, "{}", b.agents());
     let held = &held[0];
