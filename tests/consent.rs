@@ -186,6 +186,30 @@ fn connect_attaches_only_after_the_users_click_unless_they_turned_that_off() {
     assert_eq!(settings(&b)["connect_consent"], true, "{}", settings(&b));
 }
 
+/// bob's `setup --lifetime-limit 2d`, under way, and the address of the
+/// consent page it opened (the test looks into Chromium for it: no output
+/// of my-chrome's names it), not one of `earlier`.
+fn bob_asks_for_a_longer_session(b: &Browser, earlier: &[String]) -> (Running, String) {
+    let asking = Running::start(as_agent(
+        b.sandbox(),
+        "bob",
+        &["setup", "--lifetime-limit", "2d"],
+    ));
+    let mut url = None;
+    common::wait::until("the consent page to open", Duration::from_secs(20), || {
+        url = b
+            .chrome
+            .pages()
+            .into_iter()
+            .find(|(u, title)| title == "my-chrome asks you" && !earlier.contains(u))
+            .map(|(u, _)| u);
+        url.as_ref()
+            .map(|_| ())
+            .ok_or_else(|| format!("{:?}", b.chrome.pages()))
+    });
+    (asking, url.unwrap())
+}
+
 /// A page of the session cannot answer the consent page, nor open it: its
 /// answer carries the page's own origin, and the page is served once. Even
 /// with the address (which only the test, looking into Chromium, knows),
@@ -212,24 +236,7 @@ fn a_page_of_the_session_can_neither_answer_nor_open_the_consent_page() {
     let mut earlier = Vec::new();
     for (what, attack) in attacks {
         b.chrome.person_will("away");
-        let asking = Running::start(as_agent(
-            b.sandbox(),
-            "bob",
-            &["setup", "--lifetime-limit", "2d"],
-        ));
-        let mut url = None;
-        common::wait::until("the consent page to open", Duration::from_secs(20), || {
-            url = b
-                .chrome
-                .pages()
-                .into_iter()
-                .find(|(u, title)| title == "my-chrome asks you" && !earlier.contains(u))
-                .map(|(u, _)| u);
-            url.as_ref()
-                .map(|_| ())
-                .ok_or_else(|| format!("{:?}", b.chrome.pages()))
-        });
-        let url = url.unwrap();
+        let (asking, url) = bob_asks_for_a_longer_session(&b, &earlier);
         earlier.push(url.clone());
         let listed = b.sandbox().daemon_says(&["tab-list"]);
         assert!(!listed.contains(&url), "{what}: in the session: {listed}");
@@ -251,24 +258,7 @@ fn a_page_of_the_session_can_neither_answer_nor_open_the_consent_page() {
     // the browser refuses to frame it (or it ends the request, opened a
     // second time); the person's click is the only answer that counts.
     b.chrome.person_will("confirm,read-ms=5000");
-    let asking = Running::start(as_agent(
-        b.sandbox(),
-        "bob",
-        &["setup", "--lifetime-limit", "2d"],
-    ));
-    let mut url = None;
-    common::wait::until("the consent page to open", Duration::from_secs(20), || {
-        url = b
-            .chrome
-            .pages()
-            .into_iter()
-            .find(|(u, title)| title == "my-chrome asks you" && !earlier.contains(u))
-            .map(|(u, _)| u);
-        url.as_ref()
-            .map(|_| ())
-            .ok_or_else(|| format!("{:?}", b.chrome.pages()))
-    });
-    let url = url.unwrap();
+    let (asking, url) = bob_asks_for_a_longer_session(&b, &earlier);
     let framed = bob(
         &b,
         &[
