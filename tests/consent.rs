@@ -285,3 +285,34 @@ fn a_page_of_the_session_can_neither_answer_nor_open_the_consent_page() {
         _ => panic!("{}", ended.stderr),
     }
 }
+
+/// What the person confirmed is what happens, or nothing: a setting that
+/// changed while they read (here, by another command that only tightened)
+/// makes bob's confirmed change something else, so it is not made.
+#[test]
+fn a_change_confirmed_for_settings_that_moved_meanwhile_is_not_made() {
+    let b = browser();
+    b.chrome.person_will("confirm,read-ms=4000");
+    let asking = Running::start(as_agent(
+        b.sandbox(),
+        "bob",
+        &["setup", "--agent-gone", "10s"],
+    ));
+    common::wait::until(
+        "the consent page to open",
+        Duration::from_secs(20),
+        || match b
+            .chrome
+            .pages()
+            .iter()
+            .any(|(_, t)| t == "my-chrome asks you")
+        {
+            true => Ok(()),
+            false => Err(format!("{:?}", b.chrome.pages())),
+        },
+    );
+    b.ok("person", &["setup", "--agent-gone", "1h"]);
+    let ended = asking.wait();
+    ended.expect(7, "the settings changed while the user was asked");
+    assert_eq!(settings(&b)["agent_gone_secs"], 3600, "{}", settings(&b));
+}
