@@ -316,3 +316,49 @@ fn a_change_confirmed_for_settings_that_moved_meanwhile_is_not_made() {
     ended.expect(7, "the settings changed while the user was asked");
     assert_eq!(settings(&b)["agent_gone_secs"], 3600, "{}", settings(&b));
 }
+
+/// What the person confirmed is given to the agent they were asked about,
+/// or to nobody: a tab of the user's was asked for bob, and his name ended and
+/// was registered anew (by another process, with another key) while the
+/// person read, so the tab is not given to the new holder of the name.
+#[test]
+fn a_tab_confirmed_for_an_agent_whose_name_was_registered_anew_is_not_given() {
+    let b = browser();
+    b.ok("ann", &["goto", &b.page("ann")]);
+    b.ok("bob", &["tab-list"]);
+    let tab = b.tabs("ann")[0].0.clone();
+    // Ann lets it go, open: the user's, to give.
+    b.ok("ann", &["release", "--tab", &tab, "--keep"]);
+    b.chrome.person_will("confirm,read-ms=4000");
+    // Ann asks for it to go to bob (any agent may ask).
+    let asking = Running::start(as_agent(b.sandbox(), "ann", &["tab-give", &tab, "bob"]));
+    common::wait::until(
+        "the consent page to open",
+        Duration::from_secs(20),
+        || match b
+            .chrome
+            .pages()
+            .iter()
+            .any(|(_, t)| t == "my-chrome asks you")
+        {
+            true => Ok(()),
+            false => Err(format!("{:?}", b.chrome.pages())),
+        },
+    );
+    b.ok("bob", &["release"]);
+    b.ok("bob", &["tab-list"]);
+    let ended = asking.wait();
+    ended.expect(7, "its name registered anew");
+    assert!(
+        ended.stderr.contains("nothing was given"),
+        "{}",
+        ended.stderr
+    );
+    assert!(
+        b.tabs("bob").iter().all(|t| t.0 != tab),
+        "{:?}",
+        b.tabs("bob")
+    );
+    let users = b.agents()["user_tabs"].to_string();
+    assert!(users.contains(&tab), "{users}");
+}
