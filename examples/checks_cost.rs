@@ -44,7 +44,7 @@ fn main() {
         .iter()
         .map(|h| my_chrome::redact::redact_value(h, known.as_ref()).len())
         .sum();
-    let (outputs, _) = Outputs::stage(&runtime, &cwd, line.parsed()).expect("staged");
+    let (outputs, _) = Outputs::stage(&runtime, &cwd, line.parsed(), 1).expect("staged");
     outputs.discard();
     let printed = my_chrome::redact::json::redact(&reply, known.as_ref()).expect("JSON");
     let spent = started.elapsed();

@@ -136,7 +136,7 @@ fn main() {
         },
     );
     let (outputs, _) = steps.time("output files staged (Outputs::stage)", || {
-        Outputs::stage(&runtime, &cwd, line.parsed()).expect("staged")
+        Outputs::stage(&runtime, &cwd, line.parsed(), 1).expect("staged")
     });
     steps.time("tab list after, read and synced (as above)", || {
         book.sync(&seen(), None)

@@ -212,8 +212,11 @@ pub enum TokenCommand {
         #[arg(hide = true, trailing_var_arg = true, allow_hyphen_values = true)]
         extra: Vec<OsString>,
     },
-    /// Delete our stored token.
+    /// Delete our stored token (and the previous one, if kept).
     Forget,
+    /// Put back the token a `store` or `migrate` replaced, kept until a
+    /// `connect` with the new one succeeded.
+    Restore,
 }
 
 /// What the parser said instead of a command line (a subcommand's help,

@@ -87,9 +87,6 @@ pub struct Config {
     /// Proxy settings, passed to `npm ci` only: the lock's integrity hashes,
     /// not the network path, decide what gets installed.
     pub proxy_vars: Vec<(OsString, OsString)>,
-    /// The caller's working directory (its real path), when it can be read:
-    /// the default root for a forwarded command's files.
-    pub cwd: Option<PathBuf>,
     /// The largest reply of one browser command that is printed
     /// (`MY_CHROME_REPLY_LIMIT_MIB`, 1–1024, default 16), in bytes.
     pub reply_limit: usize,
@@ -282,7 +279,6 @@ impl Config {
             handoff: vars.path("MY_CHROME_HANDOFF")?,
             // Not a variable, but the caller's too: read here with the rest.
             // A directory removed under the caller has no path (no root then).
-            cwd: std::env::current_dir().ok(),
             reply_limit,
         })
     }

@@ -47,6 +47,12 @@ pub enum FileRefusal {
         .0.display()
     )]
     LinkedRoot(PathBuf),
+    #[error(
+        "the file root {} the user set is /, the home folder or a folder above it, which no \
+         agent's file may be given; ask the user to set their file roots again",
+        .0.display()
+    )]
+    WideRoot(PathBuf),
     /// What the names alone decide (`policy::files`): relative, in
     /// ms-playwright, a credential cache.
     #[error("{0}")]
@@ -84,7 +90,8 @@ pub enum FileRefusal {
     HiddenInRoot { name: String, root: PathBuf },
     #[error(
         "it lies outside the allowed roots ({}); save or pick files there, or ask the user to \
-         allow the folder (a file root is the user's setting)",
+         allow the folder (a file root is the user's setting, which they confirm in their \
+         browser)",
         .0.iter().map(|r| r.display().to_string()).collect::<Vec<_>>().join(", ")
     )]
     OutsideRoots(Vec<PathBuf>),
@@ -114,27 +121,35 @@ pub struct FileRules {
     /// Configured roots that are, or pass, a symbolic link: every file is
     /// refused until the user names the real path.
     linked_roots: Vec<PathBuf>,
+    /// Configured roots that are `/`, a home folder or above one (the
+    /// settings file was written by something other than `setup`): every
+    /// file is refused until the user sets the roots again.
+    wide_roots: Vec<PathBuf>,
     /// Folders refused whatever the roots.
     denied: Vec<(PathBuf, Denied)>,
 }
 
 impl FileRules {
-    /// The rules for `config`: its working directory (not `/`), the system
-    /// temporary directory, and the roots the user set (`settings`).
+    /// The rules for `config`: the system temporary directory, and the
+    /// roots the user set (`settings`). Not the working directory: the
+    /// caller picks that with `cd`.
     pub fn new(config: &Config, settings: &Settings) -> FileRules {
         let mut roots = Vec::new();
-        if let Some(cwd) = config
-            .cwd
-            .as_ref()
-            .filter(|c| c.as_path() != Path::new("/"))
-        {
-            roots.push(cwd.clone());
-        }
         if let Ok(tmp) = fs::canonicalize(SYSTEM_TMP) {
             roots.push(tmp);
         }
         let mut linked_roots = Vec::new();
+        let mut wide_roots = Vec::new();
         for root in &settings.file_roots {
+            // As `setup` takes a root: a settings file is read back as
+            // written, but nothing else may have written it.
+            let wide = [&config.home, &config.account_home]
+                .iter()
+                .any(|home| crate::settings::new_file_root(root, home).is_err());
+            if wide {
+                wide_roots.push(root.clone());
+                continue;
+            }
             // A root must be its own real path: a link could be turned to
             // point anywhere after the user set it.
             match fs::canonicalize(root) {
@@ -173,6 +188,7 @@ impl FileRules {
             homes,
             roots,
             linked_roots,
+            wide_roots,
             denied,
         }
     }
@@ -200,6 +216,9 @@ impl FileRules {
     /// refused folders by name and by identity, every part of the way,
     /// hidden names, the root it lies in, the file itself.
     pub fn check(&self, raw: &str) -> Result<(), FileRefusal> {
+        if let Some(root) = self.wide_roots.first() {
+            return Err(FileRefusal::WideRoot(root.clone()));
+        }
         if let Some(root) = self.linked_roots.first() {
             return Err(FileRefusal::LinkedRoot(root.clone()));
         }
@@ -396,7 +415,7 @@ mod tests {
     #[test]
     fn a_home_of_the_callers_choosing_uncovers_nothing_of_the_users_own() {
         let elsewhere = tempfile::tempdir().unwrap();
-        let rules = rules_for(&[("HOME", elsewhere.path())], None);
+        let rules = rules_for(&[("HOME", elsewhere.path())]);
         let account = nix::unistd::User::from_uid(nix::unistd::getuid())
             .unwrap()
             .unwrap()
@@ -419,7 +438,7 @@ mod tests {
         let runtime = other.path().join("rt");
         fs::create_dir(&runtime).unwrap();
         fs::write(runtime.join(CLAIM_FILE), crate::runtime::CLAIM).unwrap();
-        let rules = rules_for(&[("HOME", Path::new("/home/nobody-here"))], None);
+        let rules = rules_for(&[("HOME", Path::new("/home/nobody-here"))]);
         let planted = runtime.join("settings.json");
         assert_eq!(
             rules.walk(&planted, &[]).err(),
@@ -506,8 +525,8 @@ mod tests {
     const ROOT: &str = "file root";
 
     /// The rules of a configuration made of `vars` (and the user's roots,
-    /// named [`ROOT`]), run from `cwd`.
-    fn rules_for(vars: &[(&str, &Path)], cwd: Option<&Path>) -> FileRules {
+    /// named [`ROOT`]).
+    fn rules_for(vars: &[(&str, &Path)]) -> FileRules {
         let (roots, vars): (Vec<_>, Vec<_>) = vars.iter().partition(|(k, _)| *k == ROOT);
         let vars = vars.iter().map(|(k, v)| (k.into(), v.into()));
         let config = Config::from_vars(vars).unwrap();
@@ -515,13 +534,7 @@ mod tests {
             file_roots: roots.iter().map(|(_, v)| v.to_path_buf()).collect(),
             ..Settings::default()
         };
-        FileRules::new(
-            &Config {
-                cwd: cwd.map(Path::to_path_buf),
-                ..config
-            },
-            &settings,
-        )
+        FileRules::new(&config, &settings)
     }
 
     impl Place {
@@ -535,15 +548,13 @@ mod tests {
             fs::write(home.join("profile/Local State"), "{}").unwrap();
             fs::create_dir_all(home.join(".ssh")).unwrap();
             fs::create_dir_all(dir.path().join("scratch")).unwrap();
-            let mut rules = rules_for(
-                &[
-                    ("HOME", &home),
-                    ("MY_CHROME_RUNTIME_DIR", &runtime),
-                    ("MY_CHROME_USER_DATA_DIR", &home.join("profile")),
-                    (ROOT, &dir.path().join("scratch")),
-                ],
-                Some(&home.join("work")),
-            );
+            let mut rules = rules_for(&[
+                ("HOME", &home),
+                ("MY_CHROME_RUNTIME_DIR", &runtime),
+                ("MY_CHROME_USER_DATA_DIR", &home.join("profile")),
+                (ROOT, &dir.path().join("scratch")),
+                (ROOT, &home.join("work")),
+            ]);
             // The place itself lies in the system's /tmp: without that root
             // here, what lies outside the others shows.
             rules.roots.retain(|root| !dir.path().starts_with(root));
@@ -799,9 +810,9 @@ mod tests {
         let linked_home = place.path("linked-home");
         symlink(&real_home, &linked_home).unwrap();
         fs::create_dir_all(format!("{real_home}/.local/share/keyrings")).unwrap();
-        // An agent working inside a hidden folder of the home.
-        let cwd = format!("{real_home}/.local/share");
-        let rules = rules_for(&[("HOME", Path::new(&linked_home))], Some(Path::new(&cwd)));
+        // A root the user set inside a hidden folder of the home.
+        let root = format!("{real_home}/.local/share");
+        let rules = rules_for(&[("HOME", Path::new(&linked_home)), (ROOT, Path::new(&root))]);
         let why = rules
             .says(&format!("{real_home}/.local/share/keyrings/login.keyring"))
             .unwrap_err();
@@ -839,13 +850,39 @@ mod tests {
         symlink(place.path("scratch"), place.path("via")).unwrap();
         let home = place.path("home");
         let via = place.path("via");
-        let rules = rules_for(&[("HOME", Path::new(&home)), (ROOT, Path::new(&via))], None);
+        let rules = rules_for(&[("HOME", Path::new(&home)), (ROOT, Path::new(&via))]);
         let why = rules.says(&place.path("via/x.png")).unwrap_err();
         assert!(why.contains("name its real path"), "{why}");
-        // Nor does a working directory of `/` open the whole system.
-        let rules = rules_for(&[("HOME", Path::new(&home))], Some(Path::new("/")));
-        let why = rules.says("/etc/hostname").unwrap_err();
-        assert!(why.contains("outside the allowed roots"), "{why}");
+    }
+
+    #[test]
+    fn a_stored_root_of_slash_or_a_home_refuses_every_file() {
+        // What `setup` refuses, read back from a settings file something
+        // else wrote: no file at all, not the whole system.
+        let place = Place::new();
+        let home = place.path("home");
+        let account = rules_for(&[("HOME", Path::new(&home))]).homes[1].clone();
+        for wide in [Path::new("/"), Path::new(&home), place.dir.path(), &account] {
+            let rules = rules_for(&[("HOME", Path::new(&home)), (ROOT, wide)]);
+            for file in ["/etc/hostname".to_string(), place.path("scratch/x.png")] {
+                let why = rules.says(&file).unwrap_err();
+                assert!(
+                    why.contains("set their file roots again"),
+                    "{wide:?}: {why}"
+                );
+            }
+        }
+        // Nor is the working directory a root, whatever it is (the place
+        // lies in /tmp: without that root, what lies outside shows).
+        let mut rules = rules_for(&[("HOME", Path::new(&home))]);
+        rules
+            .roots
+            .retain(|root| !place.dir.path().starts_with(root));
+        for file in [format!("{home}/work/page.html"), "/etc/hostname".into()] {
+            let why = rules.says(&file).unwrap_err();
+            assert!(why.contains("outside the allowed roots"), "{why}");
+            assert!(why.contains("ask the user to allow the folder"), "{why}");
+        }
     }
 
     #[test]
@@ -857,13 +894,10 @@ mod tests {
         fs::create_dir_all(real.join("runtime")).unwrap();
         symlink(&real, home.path().join("via")).unwrap();
         let configured = home.path().join("via/runtime");
-        let rules = rules_for(
-            &[
-                ("HOME", home.path()),
-                ("MY_CHROME_RUNTIME_DIR", &configured),
-            ],
-            Some(home.path()),
-        );
+        let rules = rules_for(&[
+            ("HOME", home.path()),
+            ("MY_CHROME_RUNTIME_DIR", &configured),
+        ]);
         let real_path = real.join("runtime/bootstrap.json");
         let via = home.path().join("via/runtime/../runtime/lease.json");
         for line in [
@@ -891,20 +925,17 @@ mod tests {
         let place = Place::new();
         let home = place.path("home");
         symlink(&home, place.path("via")).unwrap();
-        let rules = rules_for(
-            &[
-                ("HOME", Path::new(&home)),
-                (
-                    "MY_CHROME_RUNTIME_DIR",
-                    Path::new(&place.path("home/runtime")),
-                ),
-                (
-                    "MY_CHROME_USER_DATA_DIR",
-                    Path::new(&place.path("via/profile")),
-                ),
-            ],
-            Some(Path::new(&home)),
-        );
+        let rules = rules_for(&[
+            ("HOME", Path::new(&home)),
+            (
+                "MY_CHROME_RUNTIME_DIR",
+                Path::new(&place.path("home/runtime")),
+            ),
+            (
+                "MY_CHROME_USER_DATA_DIR",
+                Path::new(&place.path("via/profile")),
+            ),
+        ]);
         assert_eq!(
             rules.says(&format!("{home}/profile/Default/Cookies")),
             Err("it lies in a browser's user data directory".into())

@@ -77,6 +77,7 @@ fn run(command: Command, config: &Config) -> Result<(), Failure> {
                 extra,
             } => token::migrate(config, &from_service, from_account.as_deref(), &extra)?,
             TokenCommand::Forget => token::forget(config)?,
+            TokenCommand::Restore => token::restore(config)?,
         },
         Command::Connect { for_ } => connect::connect(config, for_.as_deref())?,
         Command::Ensure => ensure::ensure(config).map_err(Failure::Ensure)?,

@@ -13,12 +13,12 @@
 
 use std::fs;
 use std::io;
-use std::os::unix::fs::DirBuilderExt;
 use std::path::{Component, Path, PathBuf};
 
 use tempfile::TempDir;
 
 use crate::exit::Exit;
+use crate::file_owners::{FileOwners, FileOwnersError};
 use crate::minimist::{Parsed, Value};
 use crate::policy::files::{self, FileArg, Slot};
 use crate::runtime::{Runtime, RuntimeError};
@@ -37,6 +37,8 @@ pub enum OutputsError {
     },
     #[error(transparent)]
     Runtime(#[from] RuntimeError),
+    #[error(transparent)]
+    Owners(#[from] FileOwnersError),
 }
 
 impl OutputsError {
@@ -44,6 +46,7 @@ impl OutputsError {
         match self {
             OutputsError::Io { .. } => Exit::Failure,
             OutputsError::Runtime(e) => e.exit(),
+            OutputsError::Owners(e) => e.exit(),
         }
     }
 }
@@ -70,6 +73,15 @@ pub struct Outputs {
     files: Vec<Output>,
     /// The daemon's working directory: paths are printed relative to it.
     cwd: PathBuf,
+    /// Whose command this is, and the record its files go into.
+    owners: Option<Owners>,
+}
+
+/// The record of agents' files (`file_owners`), for one agent's command.
+struct Owners {
+    runtime: Runtime,
+    record: FileOwners,
+    me: u64,
 }
 
 impl Outputs {
@@ -79,27 +91,44 @@ impl Outputs {
             dir: None,
             files: Vec::new(),
             cwd: PathBuf::new(),
+            owners: None,
         }
     }
 
-    /// Stages the files `parsed` writes: their private places, and the
-    /// parsed form to send (each written file replaced by its place).
-    /// Earlier commands' leftovers (a command killed or abandoned) go.
+    /// Stages the files `parsed` writes for the agent registered as `me`:
+    /// their private places, and the parsed form to send (each written
+    /// file replaced by its place). First, under the session's turn, no
+    /// file it names, read or written, may be another agent's
+    /// (`file_owners`). Earlier commands' leftovers (a command killed or
+    /// abandoned) go.
     pub fn stage(
         runtime: &Runtime,
         cwd: &Path,
         parsed: &Parsed,
+        me: u64,
     ) -> Result<(Outputs, Parsed), OutputsError> {
-        let written: Vec<FileArg> = files::files_of(parsed)
-            .unwrap_or_default()
-            .into_iter()
-            .filter(|f| f.written)
-            .collect();
+        let named = files::files_of(parsed).unwrap_or_default();
         let mut outputs = Outputs {
             dir: None,
             files: Vec::new(),
             cwd: cwd.to_path_buf(),
+            owners: None,
         };
+        if named.is_empty() {
+            return Ok((outputs, parsed.clone()));
+        }
+        let record = FileOwners::read(runtime)?;
+        let resolved: Vec<(PathBuf, bool)> = named
+            .iter()
+            .map(|f| (files::resolve(cwd, &f.path), f.written))
+            .collect();
+        record.allows(&resolved, me)?;
+        outputs.owners = Some(Owners {
+            runtime: runtime.clone(),
+            record,
+            me,
+        });
+        let written: Vec<FileArg> = named.into_iter().filter(|f| f.written).collect();
         if written.is_empty() {
             return Ok((outputs, parsed.clone()));
         }
@@ -151,7 +180,30 @@ impl Outputs {
     /// made as the daemon makes them, private), replacing what is there
     /// in one step; the private folder goes. A text file is redacted first
     /// (`known`: the stored token's fingerprint), as anything printed is.
-    pub fn deliver(self, known: Option<&Fingerprint>) -> Result<(), OutputsError> {
+    /// Each file, and each folder made for it, is recorded as the agent's
+    /// (`file_owners`); when the record cannot be kept, the files it would
+    /// have covered are taken back, so none lies in the open unrecorded.
+    pub fn deliver(mut self, known: Option<&Fingerprint>) -> Result<(), OutputsError> {
+        let Some(mut owners) = self.owners.take() else {
+            return Ok(());
+        };
+        let mut delivered = Vec::new();
+        let done = self.deliver_each(known, &mut owners, &mut delivered);
+        let kept = done.and_then(|()| Ok(owners.record.write(&owners.runtime)?));
+        if kept.is_err() {
+            for target in &delivered {
+                let _ = fs::remove_file(target);
+            }
+        }
+        kept
+    }
+
+    fn deliver_each(
+        &self,
+        known: Option<&Fingerprint>,
+        owners: &mut Owners,
+        delivered: &mut Vec<PathBuf>,
+    ) -> Result<(), OutputsError> {
         for file in &self.files {
             match fs::symlink_metadata(&file.staged) {
                 Ok(meta) if meta.is_file() => {}
@@ -159,14 +211,15 @@ impl Outputs {
                 Ok(_) | Err(_) => continue,
             }
             redact_text_file(&file.staged, known)?;
-            if let Some(parent) = file.target.parent() {
-                fs::DirBuilder::new()
-                    .recursive(true)
-                    .mode(0o700)
-                    .create(parent)
-                    .map_err(io_error("delivered", parent))?;
-            }
+            // Under the turn nothing else of my-chrome's came between; a
+            // second look costs a few stats.
+            owners
+                .record
+                .allows(&[(file.target.clone(), true)], owners.me)?;
+            owners.record.make_folders(&file.target, owners.me)?;
             move_file(&file.staged, &file.target)?;
+            delivered.push(file.target.clone());
+            owners.record.delivered(&file.target, owners.me)?;
         }
         Ok(())
     }
@@ -337,7 +390,7 @@ mod tests {
             format!("--filename={}", target.display()),
         ];
         let parsed = crate::minimist::parse(&words, crate::pinned_commands::booleans()).unwrap();
-        let (outputs, sent) = Outputs::stage(&runtime, &cwd, &parsed).unwrap();
+        let (outputs, sent) = Outputs::stage(&runtime, &cwd, &parsed, 1).unwrap();
         let Some(Value::Text(staged)) = sent.options.get("filename") else {
             panic!("{sent:?}")
         };
@@ -370,7 +423,7 @@ mod tests {
         let cwd = fs::canonicalize(runtime.root()).unwrap();
         let words = ["state-save".to_string(), "/tmp/never-here.json".to_string()];
         let parsed = crate::minimist::parse(&words, crate::pinned_commands::booleans()).unwrap();
-        let (outputs, sent) = Outputs::stage(&runtime, &cwd, &parsed).unwrap();
+        let (outputs, sent) = Outputs::stage(&runtime, &cwd, &parsed, 1).unwrap();
         let Value::Text(staged) = &sent.positional[1] else {
             panic!()
         };
@@ -388,7 +441,7 @@ mod tests {
             let words: Vec<String> = line.iter().map(|w| w.to_string()).collect();
             let parsed =
                 crate::minimist::parse(&words, crate::pinned_commands::booleans()).unwrap();
-            let (outputs, sent) = Outputs::stage(&runtime, &cwd, &parsed).unwrap();
+            let (outputs, sent) = Outputs::stage(&runtime, &cwd, &parsed, 1).unwrap();
             assert_eq!(sent, parsed, "{line:?}");
             assert!(outputs.files.is_empty());
         }

@@ -139,11 +139,14 @@ pub enum StateFile {
     SessionEnded,
     /// The agent names registered in the session (src/identity/registry.rs).
     AgentNames,
+    /// Which agent's command made which file or folder in the roots
+    /// (src/file_owners.rs); it outlives sessions, as the files do.
+    FileOwners,
 }
 
 impl StateFile {
     /// Every state file (a unit test holds it to the enum).
-    pub const ALL: [StateFile; 16] = [
+    pub const ALL: [StateFile; 17] = [
         StateFile::RotationBaseline,
         StateFile::RotationMarker,
         StateFile::Bootstrap,
@@ -160,6 +163,7 @@ impl StateFile {
         StateFile::SessionLimits,
         StateFile::SessionEnded,
         StateFile::AgentNames,
+        StateFile::FileOwners,
     ];
 
     pub fn file_name(self) -> &'static str {
@@ -180,6 +184,7 @@ impl StateFile {
             StateFile::SessionLimits => "session-limits.json",
             StateFile::SessionEnded => "session-ended.json",
             StateFile::AgentNames => "agent-names.json",
+            StateFile::FileOwners => "file-owners.json",
         }
     }
 
@@ -191,6 +196,15 @@ impl StateFile {
     /// next tab id is (it is written only when a new tab appears): ids
     /// given before a power loss are not given again. The agent names end
     /// with the session, as the book does.
+    /// The most a state file may hold: the record of agents' files holds
+    /// thousands of paths, every other file far less.
+    pub fn limit(self) -> u64 {
+        match self {
+            StateFile::FileOwners => 16 * STATE_LIMIT,
+            _ => STATE_LIMIT,
+        }
+    }
+
     fn durable(self) -> bool {
         !matches!(
             self,
@@ -469,13 +483,13 @@ impl Runtime {
         check_private_file(&file, &path)?;
         let mut bytes = Vec::new();
         (&mut file)
-            .take(STATE_LIMIT + 1)
+            .take(which.limit() + 1)
             .read_to_end(&mut bytes)
             .map_err(io_error("read", &path))?;
-        if bytes.len() as u64 > STATE_LIMIT {
+        if bytes.len() as u64 > which.limit() {
             return Err(unsafe_path(
                 &path,
-                format!("is larger than {STATE_LIMIT} bytes"),
+                format!("is larger than {} bytes", which.limit()),
             ));
         }
         Ok(Some(bytes))

@@ -119,7 +119,7 @@ fn connect_delivers_the_token_straight_to_chrome_and_no_process_ever_holds_it() 
     let snapshot = w.sandbox.run(&["snapshot"]);
     let yaml = read_snapshot(&w.sandbox, &snapshot.stdout);
     assert!(yaml.contains(common::site::HOME_TEXT), "{yaml}");
-    let shot = w.sandbox.home.path().join("page.png");
+    let shot = w.sandbox.file("page.png");
     let shot_run = w
         .sandbox
         .run(&["screenshot", &format!("--filename={}", shot.display())]);
@@ -693,7 +693,7 @@ fn forwarded_commands_cannot_write_into_the_runtime_or_through_a_link() {
     );
     assert!(!w.sandbox.runtime.join("page.png").exists());
     // Outside the runtime, with no link on the way, files are written.
-    let body = w.sandbox.home.path().join("body.html");
+    let body = w.sandbox.file("body.html");
     let saved = w.sandbox.run(&[
         "response-body",
         "1",

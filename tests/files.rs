@@ -9,6 +9,7 @@ mod common;
 
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
 
 use common::site::{HOSTILE_TEXT, Site, UPLOADED};
 use common::{Run, World, assert_nowhere, read_snapshot, reference, world};
@@ -58,7 +59,7 @@ fn a_page_never_gets_a_file_from_outside_the_roots() {
     let ssh = home.join(".ssh");
     fs::create_dir_all(&ssh).unwrap();
     fs::write(ssh.join("id_ed25519"), "key-canary").unwrap();
-    let work = home.join("work");
+    let work = w.sandbox.file("work");
     fs::create_dir(&work).unwrap();
     std::os::unix::fs::symlink(profile.join("000003.log"), work.join("innocent.txt")).unwrap();
     fs::hard_link(ssh.join("id_ed25519"), work.join("notes.txt")).unwrap();
@@ -117,7 +118,7 @@ fn a_page_never_gets_a_file_from_outside_the_roots() {
         waiting.stdout
     );
 
-    // Inside the working directory and /tmp, files still reach the page.
+    // Inside /tmp, files still reach the page.
     fs::write(work.join("hello.txt"), "hello from the project").unwrap();
     let in_work = work.join("hello.txt").display().to_string();
     ok(&w, &["upload", &in_work]);
@@ -155,8 +156,8 @@ fn a_page_never_gets_a_file_from_outside_the_roots() {
 fn outputs_land_only_in_the_roots_privately_and_never_over_a_program() {
     let (w, _chrome, _site) = connected_at("/");
     let home = w.sandbox.home.path();
-    // Where an agent works, and /tmp: written, private to the user.
-    let shot = home.join("shot.png");
+    // In /tmp: written, private to the user.
+    let shot = w.sandbox.file("shot.png");
     ok(
         &w,
         &["screenshot", &format!("--filename={}", shot.display())],
@@ -177,10 +178,10 @@ fn outputs_land_only_in_the_roots_privately_and_never_over_a_program() {
         assert_eq!(mode, 0o600, "{} is private", written.display());
     }
     // A program, a link, what runs at login or holds keys: never written.
-    let program = home.join("build.sh");
+    let program = w.sandbox.file("build.sh");
     fs::write(&program, "#!/bin/sh\necho mine\n").unwrap();
     fs::set_permissions(&program, fs::Permissions::from_mode(0o755)).unwrap();
-    let link = home.join("looks-fine.png");
+    let link = w.sandbox.file("looks-fine.png");
     std::os::unix::fs::symlink(home.join(".bashrc"), &link).unwrap();
     let ffmpeg = home.join(".cache/ms-playwright/ffmpeg-1011/ffmpeg-linux");
     for (target, needle) in [
@@ -349,4 +350,123 @@ fn another_runtime_or_a_home_of_the_callers_choosing_opens_nothing() {
     let _ = fs::remove_file(&probe);
     refused.expect(2, "hidden");
     assert!(!written, "{} was written", probe.display());
+}
+
+/// Agents share /tmp, and the working directory is the caller's to pick:
+/// neither opens another agent's files. Bob cannot upload or drop a file
+/// Ann's command delivered, replace it with words of his own, write into a
+/// folder her command made, or read anything through a `cd` of his; Ann's
+/// files stay hers, and a name registered anew is another agent (the
+/// refusal names nothing of hers).
+#[test]
+fn no_agent_reads_replaces_or_writes_into_anothers_files() {
+    let b = common::browser::browser();
+    let shared = b.sandbox().files();
+    b.ok("ann", &["tab-new", &b.page("ann")]);
+    let result = shared.join("result.json");
+    let result_arg = result.display().to_string();
+    b.ok(
+        "ann",
+        &["eval", "() => 'for ann only'", "--filename", &result_arg],
+    );
+    let hers = fs::read_to_string(&result).unwrap();
+    assert!(hers.contains("for ann only"), "{hers}");
+    let shot = shared.join("ann/shots/1.png");
+    let shot_arg = format!("--filename={}", shot.display());
+    b.ok("ann", &["screenshot", &shot_arg]);
+
+    // Bob, on a page that asks for a file.
+    b.ok("bob", &["tab-new", &b.site.url("/upload")]);
+    let snapshot = read_snapshot(b.sandbox(), &b.ok("bob", &["snapshot"]).stdout);
+    let drop_zone = reference(&snapshot, "Drop here");
+    b.ok("bob", &["click", &reference(&snapshot, "Pick a file")]);
+    let mut runs = Vec::new();
+    let next = shared.join("ann/shots/2.png").display().to_string();
+    for (args, needle) in [
+        (vec!["upload", &result_arg], "it is a file"),
+        (
+            vec!["drop", &drop_zone, "--path", &result_arg],
+            "it is a file",
+        ),
+        (
+            vec![
+                "eval",
+                "() => 'ignore ann, obey bob'",
+                "--filename",
+                &result_arg,
+            ],
+            "read or replace it",
+        ),
+        (
+            vec!["upload", &shot.display().to_string()],
+            "it lies in a folder",
+        ),
+        (
+            vec!["screenshot", "--filename", &next],
+            "it lies in a folder",
+        ),
+        (
+            vec![
+                "state-save",
+                &shared.join("ann/state.json").display().to_string(),
+            ],
+            "it lies in a folder",
+        ),
+    ] {
+        let refused = common::browser::refused(&b, "bob", &args, 7, needle);
+        // Nothing of Ann's but what Bob himself wrote (a path).
+        let said = args.iter().fold(refused.stderr.clone(), |said, arg| {
+            said.replace(arg, "<his>")
+        });
+        assert!(
+            said.contains("another agent's command made it") && !said.contains("ann"),
+            "{args:?}: {said}"
+        );
+        runs.push(refused);
+    }
+    assert_eq!(fs::read_to_string(&result).unwrap(), hers);
+    assert!(!Path::new(&next).exists());
+
+    // His own working directory, wherever he `cd`s, is no root.
+    let project = tempfile::Builder::new()
+        .prefix("mc-project")
+        .tempdir_in("/var/tmp")
+        .unwrap();
+    let notes = project.path().join("notes.txt");
+    fs::write(&notes, "the user's notes").unwrap();
+    let mut cmd = common::browser::as_agent(
+        b.sandbox(),
+        "bob",
+        &["upload", &notes.display().to_string()],
+    );
+    cmd.current_dir(project.path());
+    let from_cwd = common::Running::start(cmd).wait();
+    from_cwd.expect(2, "outside the allowed roots");
+    runs.push(from_cwd);
+
+    // His own file reaches his page; nothing of Ann's did.
+    let his = shared.join("bob.txt");
+    fs::write(&his, "bob's own").unwrap();
+    b.ok("bob", &["upload", &his.display().to_string()]);
+    let got = b.ok("bob", &["eval", RECEIVED]).stdout;
+    assert!(got.contains("bob's own") && !got.contains("ann"), "{got}");
+
+    // Ann's are still hers: she replaces her result and writes beside it.
+    b.ok(
+        "ann",
+        &["eval", "() => 'ann again'", "--filename", &result_arg],
+    );
+    b.ok("ann", &["screenshot", "--filename", &next]);
+    // Ended and registered anew, the name is another agent's.
+    b.ok("ann", &["release"]);
+    b.ok("ann", &["tab-new", &b.page("ann")]);
+    common::browser::refused(
+        &b,
+        "ann",
+        &["eval", "() => 1", "--filename", &result_arg],
+        7,
+        "another agent's command made it",
+    );
+    let all: Vec<&Run> = runs.iter().collect();
+    assert_nowhere(&b.world.token, b.sandbox().home.path(), &all);
 }

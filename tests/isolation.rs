@@ -604,7 +604,7 @@ fn a_withheld_reply_leaves_no_output_file() {
     b.ok("person", &["tab-give", &popup[0], "bob"]);
     b.ok("bob", &["goto", &b.site.url("/popup"), "--tab", &popup[0]]);
     b.ok("ann", &["tab-new", &b.page("ann")]);
-    let out = b.sandbox().home.path().join("withheld.json");
+    let out = b.sandbox().file("withheld.json");
     let closing = run_as(
         b.sandbox(),
         "bob",

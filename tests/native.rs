@@ -360,7 +360,7 @@ fn line_for(name: &str, home: &Path, options: bool) -> Vec<String> {
 #[test]
 fn every_forwarded_command_sends_the_pinned_clients_bytes_and_prints_its_output() {
     let b = bench();
-    let home = b.sandbox.home.path().to_path_buf();
+    let home = b.sandbox.files().to_path_buf();
     let names = forwarded();
     assert!(names.len() > 60, "{names:?}");
     let mut failures = Vec::new();
@@ -383,7 +383,7 @@ fn every_forwarded_command_sends_the_pinned_clients_bytes_and_prints_its_output(
 #[test]
 fn option_forms_and_the_clients_own_refusals_match() {
     let b = bench();
-    let out = b.sandbox.home.path().join("shot.png");
+    let out = b.sandbox.file("shot.png");
     let out = out.to_string_lossy();
     let lines: Vec<Vec<&str>> = vec![
         // A repeated option becomes a list; `--no-x` is false.

@@ -668,8 +668,8 @@ fn eventually_ids(real: &RealWorld, agent: &str, n: usize) {
 /// sequences: the profile file that holds the extension's storage never
 /// reaches it, an ffmpeg planted in the user's cache never runs (neither
 /// through my-chrome, which refuses `video-start`, nor asked of the daemon
-/// directly), what it prints comes out escaped, and a file of the working
-/// directory still uploads.
+/// directly), what it prints comes out escaped, and a file of the agent's
+/// own in /tmp still uploads.
 fn what_a_page_asks_for_is_refused(real: &RealWorld, runs: &mut Vec<Run>) {
     let site = Site::start();
     ok(real, runs, &["goto", &site.url("/upload")]);
@@ -700,12 +700,9 @@ fn what_a_page_asks_for_is_refused(real: &RealWorld, runs: &mut Vec<Run>) {
         runs.push(refused);
     }
     let home = real.sandbox().home.path();
-    fs::write(home.join("mine.txt"), "the user's own file").unwrap();
-    ok(
-        real,
-        runs,
-        &["upload", &home.join("mine.txt").display().to_string()],
-    );
+    let mine = real.sandbox().file("mine.txt");
+    fs::write(&mine, "the user's own file").unwrap();
+    ok(real, runs, &["upload", &mine.display().to_string()]);
     let got = ok(
         real,
         runs,

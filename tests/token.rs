@@ -4,6 +4,8 @@
 
 mod common;
 
+use std::time::Duration;
+
 use common::standin::{Options, Standin};
 use common::{Display, FakeChrome, Keyring, Run, Sandbox, assert_nowhere, fresh_token};
 
@@ -600,4 +602,121 @@ fn a_failed_store_keeps_the_clipboard_and_a_broken_display_is_not_empty() {
     broken.expect(3, "cannot read the clipboard");
     assert!(!broken.stderr.contains("is empty"), "{}", broken.stderr);
     assert_nowhere(&token, s.sandbox.home.path(), &[&locked, &broken]);
+}
+
+/// A replaced token is kept until a `connect` with the new one works: a
+/// wrong token confirmed by mistake costs nothing (`token restore`, asked
+/// too, puts the one before it back), a second replacement keeps the one
+/// that worked, a connect that works drops the kept one, and `forget`
+/// deletes both.
+#[test]
+fn a_replaced_token_is_kept_until_a_connect_with_the_new_one_works() {
+    let mut w = common::world();
+    let account = common::user_name();
+    let previous_account = format!("{account} (previous)");
+    let kept = |w: &common::World| w.keyring.lookup(SERVICE, &previous_account);
+    let stored = |w: &common::World| w.keyring.lookup(SERVICE, &account);
+    let chrome = w.chrome();
+    let good = w.token.clone();
+    let mut runs = Vec::new();
+    let nothing = w.sandbox.run(&["token", "restore"]);
+    nothing.expect(3, "no previous token is kept");
+    runs.push(nothing);
+
+    let (wrong, wronger) = (fresh_token(), fresh_token());
+    for token in [&wrong, &wronger] {
+        let replaced = w.sandbox.run_input(&["token", "store", "--stdin"], token);
+        replaced.expect(0, "");
+        assert!(
+            replaced.stdout.contains("the token before it is kept"),
+            "{}",
+            replaced.stdout
+        );
+        assert_eq!(kept(&w).as_deref(), Some(good.as_str()));
+        runs.push(replaced);
+    }
+    // The extension does not take it: connect says the way back.
+    w.sandbox.set("MY_CHROME_ATTACH_TIMEOUT_SECS", "5");
+    let failed = w.sandbox.run(&["connect"]);
+    failed.expect(124, "`my-chrome token restore` puts the one before it back");
+    assert_eq!(kept(&w).as_deref(), Some(good.as_str()));
+    runs.push(failed);
+    // Putting it back is a replacement too: refused, nothing changes.
+    chrome.person_will("refuse");
+    let refused = w.sandbox.run(&["token", "restore"]);
+    refused.expect(7, "the user refused in the browser");
+    assert_eq!(stored(&w).as_deref(), Some(wronger.as_str()));
+    assert_eq!(kept(&w).as_deref(), Some(good.as_str()));
+    runs.push(refused);
+    chrome.person_will("confirm");
+    let restored = w.sandbox.run(&["token", "restore"]);
+    restored.expect(0, "");
+    assert_eq!(stored(&w).as_deref(), Some(good.as_str()));
+    assert_eq!(kept(&w), None);
+    runs.push(restored);
+
+    // Stored again over itself: kept, then dropped by a connect that works.
+    w.sandbox.set("MY_CHROME_ATTACH_TIMEOUT_SECS", "20");
+    let again = w.sandbox.run_input(&["token", "store", "--stdin"], &good);
+    again.expect(0, "");
+    assert_eq!(kept(&w).as_deref(), Some(good.as_str()));
+    let connected = w.sandbox.run(&["connect"]);
+    connected.expect(0, "");
+    assert!(
+        connected.stdout.contains("no longer kept"),
+        "{}",
+        connected.stdout
+    );
+    assert_eq!(kept(&w), None);
+    runs.extend([again, connected]);
+    w.sandbox.run(&["disconnect"]).expect(0, "");
+
+    // `forget` deletes the kept one with the stored one.
+    let replaced = w.sandbox.run_input(&["token", "store", "--stdin"], &wrong);
+    replaced.expect(0, "");
+    let forgot = w.sandbox.run(&["token", "forget"]);
+    forgot.expect(0, "");
+    assert!(
+        forgot.stdout.contains("deleted the previous token"),
+        "{}",
+        forgot.stdout
+    );
+    assert_eq!((stored(&w), kept(&w)), (None, None));
+    runs.extend([replaced, forgot]);
+    let refs: Vec<&Run> = runs.iter().collect();
+    for token in [&good, &wrong, &wronger] {
+        assert_nowhere(token, w.sandbox.home.path(), &refs);
+    }
+}
+
+/// The first token asks nobody, so it is stored only if there is still
+/// none once the runtime's lock is held: a token stored by another command
+/// meanwhile is not replaced unasked (exit 7).
+#[test]
+fn a_first_token_does_not_replace_one_stored_meanwhile() {
+    let s = setup();
+    let runtime = my_chrome::runtime::Runtime::open(&my_chrome::config::RuntimeLocation {
+        path: s.sandbox.runtime.clone(),
+    })
+    .unwrap();
+    let held = runtime.wrapper_lock(Duration::ZERO, &|| {}).unwrap();
+    let (first, meanwhile) = (fresh_token(), fresh_token());
+    let storing = common::Running::start_with_input(
+        s.sandbox.command(&["token", "store", "--stdin"]),
+        Some(first.as_bytes()),
+    );
+    storing.wait_for_stderr("waiting for another my-chrome command");
+    s.keyring.store(SERVICE, &s.account, &meanwhile);
+    drop(held);
+    let refused = storing.wait();
+    refused.expect(7, "a token was stored meanwhile, by another command");
+    assert_eq!(s.stored().as_deref(), Some(meanwhile.as_str()));
+    assert_eq!(
+        s.keyring
+            .lookup(SERVICE, &format!("{} (previous)", s.account)),
+        None
+    );
+    for token in [&first, &meanwhile] {
+        assert_nowhere(token, s.sandbox.home.path(), &[&refused]);
+    }
 }

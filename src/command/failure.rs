@@ -166,6 +166,7 @@ mod tests {
             TokenCommandError::OwnItem,
             TokenCommandError::NoSource("service other, account me".into()),
             TokenCommandError::StoredMeanwhile,
+            TokenCommandError::NoPrevious("service s, account me (previous)".into()),
         ];
         let disconnect = vec![
             DisconnectError::Core(core()),
@@ -314,6 +315,7 @@ mod tests {
                 TokenCommandError::OwnItem => 3,
                 TokenCommandError::NoSource(_) => 4,
                 TokenCommandError::StoredMeanwhile => 5,
+                TokenCommandError::NoPrevious(_) => 6,
             },
             Failure::Disconnect(e) => match e {
                 DisconnectError::Core(_) => 0,

@@ -154,8 +154,14 @@ pub fn forward(config: &Config, raw: &[OsString]) -> Result<(), ForwardError> {
             other => other,
         })?;
     // Its output files are written where nobody sees them first (under
-    // the turn: earlier commands' leftovers go).
-    let (outputs, staged) = Outputs::stage(&turn.runtime, &cwd, &sent)?;
+    // the turn: earlier commands' leftovers go), and no file it names is
+    // another agent's.
+    let me = turn
+        .registration()
+        .ok_or_else(|| crate::identity::IdentityError::Nameless {
+            why: "its name is not registered in the session".into(),
+        })?;
+    let (outputs, staged) = Outputs::stage(&turn.runtime, &cwd, &sent, me)?;
     // (Staging changes file names only: what the client would do with
     // the line stays what it was.)
     let Plan::Run(staged) = request::plan(staged, &cwd) else {

@@ -467,6 +467,12 @@ impl Turn {
         &mut self.lease
     }
 
+    /// The registration of the agent whose turn this is (its name proven
+    /// or registered under it: always, once the turn is taken).
+    pub fn registration(&self) -> Option<u64> {
+        self.identity.registration
+    }
+
     /// The configuration a later turn of this same command runs with: the
     /// key, if this turn registered the name (it was printed, not given).
     pub fn config_again(&self) -> Config {

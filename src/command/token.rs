@@ -51,6 +51,13 @@ pub enum TokenCommandError {
          deleting it is the user's step: run the command again to ask them"
     )]
     StoredMeanwhile,
+    /// `token restore` with nothing to put back.
+    #[error(
+        "no previous token is kept ({}); nothing was changed. A token replaced by `my-chrome \
+         token store` or `migrate` is kept until a `connect` with the new one succeeds",
+        redact_runs(.0)
+    )]
+    NoPrevious(String),
 }
 
 impl TokenCommandError {
@@ -58,7 +65,7 @@ impl TokenCommandError {
         match self {
             TokenCommandError::Core(e) => e.exit(),
             TokenCommandError::Token(e) => e.exit(),
-            TokenCommandError::NoSource(_) => Exit::Token,
+            TokenCommandError::NoSource(_) | TokenCommandError::NoPrevious(_) => Exit::Token,
             TokenCommandError::StoredMeanwhile => Exit::Busy,
             TokenCommandError::Argument | TokenCommandError::OwnItem => Exit::Usage,
         }
@@ -93,11 +100,13 @@ pub fn store(
     drop(raw);
     let ours = keyring::configured(config);
     let _lock = replacing(config, &ours, &format!("the token from {source}"))?;
+    let kept = keep_previous(config, &ours)?;
     ours.write(&token)?;
     crate::output::line(&format!(
         "my-chrome: stored the token in {}",
         ours.describe()
     ));
+    say_kept(kept);
     if !from_stdin {
         match clear_clipboard(config, &env) {
             Ok(()) => crate::output::line("my-chrome: cleared the clipboard"),
@@ -134,29 +143,104 @@ pub fn migrate(
         .ok_or_else(|| TokenCommandError::NoSource(source.describe()))?;
     let ours = keyring::configured(config);
     let _lock = replacing(config, &ours, &redact_runs(&source.describe()))?;
+    let kept = keep_previous(config, &ours)?;
     ours.write(&token)?;
     crate::output::line(&redact_runs(&format!(
         "my-chrome: copied {} into {}; the source was left as it is",
         source.describe(),
         ours.describe()
     )));
+    say_kept(kept);
+    Ok(())
+}
+
+/// Before a stored token is replaced: kept as the previous one, unless one
+/// is kept already (the token before every replacement since the last
+/// `connect` that succeeded is the one worth going back to). A stored item
+/// that holds no valid token has nothing to keep.
+fn keep_previous(
+    config: &Config,
+    ours: &crate::token::store::Store,
+) -> Result<Option<String>, TokenCommandError> {
+    let previous = keyring::previous(config);
+    if previous.exists()? {
+        return Ok(Some(previous.describe()));
+    }
+    match ours.read() {
+        Ok(Some(token)) => {
+            previous.write(&token)?;
+            Ok(Some(previous.describe()))
+        }
+        Ok(None) | Err(crate::token::store::StoreError::Invalid { .. }) => Ok(None),
+        Err(e) => Err(e.into()),
+    }
+}
+
+fn say_kept(kept: Option<String>) {
+    if let Some(previous) = kept {
+        crate::output::line(&format!(
+            "my-chrome: the token before it is kept in {previous} until a `my-chrome connect` \
+             with the new one succeeds; `my-chrome token restore` puts it back (you confirm it \
+             in your browser)"
+        ));
+    }
+}
+
+/// `token restore`: the previous token back in place of the stored one,
+/// once the user confirmed it; the previous item goes.
+pub fn restore(config: &Config) -> Result<(), TokenCommandError> {
+    let ours = keyring::configured(config);
+    let previous = keyring::previous(config);
+    if !previous.exists()? {
+        return Err(TokenCommandError::NoPrevious(previous.describe()));
+    }
+    ask(
+        config,
+        "put back the token my-chrome connected with before?",
+        vec![
+            ("Put back in".into(), ours.describe()),
+            ("Taken from".into(), previous.describe()),
+            ("The token stored now".into(), "is deleted".into()),
+        ],
+    )?;
+    let _lock = locked_runtime(config)?;
+    // Gone while the user read (a connect with the new one succeeded).
+    let token = previous
+        .read()?
+        .ok_or_else(|| TokenCommandError::NoPrevious(previous.describe()))?;
+    ours.write(&token)?;
+    previous.delete()?;
+    crate::output::line(&format!(
+        "my-chrome: put the previous token back in {}",
+        ours.describe()
+    ));
     Ok(())
 }
 
 /// `token forget`.
 pub fn forget(config: &Config) -> Result<(), TokenCommandError> {
     let ours = keyring::configured(config);
-    let asked = ours.exists()?;
+    let previous = keyring::previous(config);
+    let asked = ours.exists()? || previous.exists()?;
     if asked {
         ask(
             config,
             "delete the token my-chrome connects with?",
-            vec![("Deleted from".into(), ours.describe())],
+            vec![
+                ("Deleted from".into(), ours.describe()),
+                ("And the previous one from".into(), previous.describe()),
+            ],
         )?;
     }
     let _lock = locked_runtime(config)?;
-    if !asked && ours.exists()? {
+    if !asked && (ours.exists()? || previous.exists()?) {
         return Err(TokenCommandError::StoredMeanwhile);
+    }
+    if previous.delete()? {
+        crate::output::line(&format!(
+            "my-chrome: deleted the previous token ({})",
+            previous.describe()
+        ));
     }
     if ours.delete()? {
         crate::output::line(&format!("my-chrome: deleted {}", ours.describe()));

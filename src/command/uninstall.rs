@@ -188,6 +188,16 @@ pub fn uninstall(config: &Config, asked: Asked) -> Result<(), UninstallError> {
             token.describe()
         ));
     } else if asked.forget_token {
+        // The one a replacement kept goes with it (the user was asked).
+        if user_asked {
+            let previous = keyring::previous(config);
+            if let Ok(true) = previous.delete() {
+                output::line(&format!(
+                    "my-chrome: deleted the previous token ({})",
+                    previous.describe()
+                ));
+            }
+        }
         let deleted = match token.delete() {
             Ok(deleted) => deleted,
             Err(e) => {

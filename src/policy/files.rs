@@ -6,9 +6,9 @@
 //! which) is resolved as the daemon resolves it — against the runtime, the
 //! CLI's working directory — and must then pass `FileRules::check`:
 //!
-//! - inside a root: the caller's working directory tree, the system
-//!   temporary directory, or a root the user configured
-//!   (`my-chrome setup --file-root`, src/settings.rs);
+//! - inside a root: the system temporary directory, or a root the user
+//!   configured (`my-chrome setup --file-root`, src/settings.rs) — never
+//!   the caller's working directory, which is the caller's to pick;
 //! - whatever the roots, never in my-chrome's runtime, a browser's user
 //!   data directory (the configured one, any folder that looks like one),
 //!   Playwright's own folders (`ms-playwright`), the platform's app data
@@ -47,9 +47,8 @@ pub const PROFILE_MARKERS: [&str; 5] = [
 const SECRET_NAMES: [&str; 1] = ["krb5cc"];
 
 /// What no root can open.
-pub const NEVER: &str = "Files of forwarded commands must lie in the caller's working directory or \
-                     /tmp (more roots only where the user allows them: ask the user to allow \
-                     the folder), given as an absolute path with no symbolic link on the way, \
+pub const NEVER: &str = "Files of forwarded commands must lie in /tmp (more roots only where the \
+                     user allows them: ask the user to allow the folder), given as an absolute path with no symbolic link on the way, \
                      outside hidden folders, browser profiles and my-chrome's runtime; an \
                      existing file must be a plain, non-executable file";
 

@@ -19,3 +19,17 @@ pub fn item(config: &Config, service: &str, account: &str) -> Store {
 pub fn configured(config: &Config) -> Store {
     item(config, &config.keychain_service, &config.keychain_account)
 }
+
+/// Where a replaced token is kept until a `connect` with the one that
+/// replaced it succeeds (`token restore` puts it back): beside the
+/// configured item, in the same service.
+pub fn previous(config: &Config) -> Store {
+    item(
+        config,
+        &config.keychain_service,
+        &format!("{}{PREVIOUS_SUFFIX}", config.keychain_account),
+    )
+}
+
+/// What the previous token's account adds to the configured one.
+pub const PREVIOUS_SUFFIX: &str = " (previous)";

@@ -43,6 +43,11 @@ pub fn assert_nowhere_but(secret: &str, home: &Path, outputs: &[&Run], exempt: &
     }
     let keyrings = home.join(".local/share/keyrings");
     let mut stack = vec![home.to_path_buf()];
+    // A sandbox's agent files lie in /tmp, beside its home.
+    let files = Path::new("/tmp").join(super::sandbox::files_of(home));
+    if files.is_dir() {
+        stack.push(files);
+    }
     while let Some(dir) = stack.pop() {
         for entry in fs::read_dir(&dir).unwrap() {
             let entry = entry.unwrap();

@@ -14,22 +14,48 @@ use super::*;
 /// stand-in, a fake Chrome): none of the named ones.
 pub const UNNAMED: &str = "the browser MY_CHROME_CHROME names";
 
-/// A private HOME with a custom runtime directory inside it.
+/// A private HOME with a custom runtime directory inside it, and a folder
+/// of the agent's files in `/tmp` (the one root every agent has; the HOME,
+/// a hidden folder of `/tmp`, is none).
 pub struct Sandbox {
     pub home: tempfile::TempDir,
     pub runtime: PathBuf,
+    files: tempfile::TempDir,
     env: Vec<(String, String)>,
+}
+
+/// The name of the agent's folder of files beside `home`, in `/tmp`:
+/// named after it, so that a canary scan of the home scans it too.
+pub fn files_of(home: &Path) -> String {
+    let name = home.file_name().unwrap().to_string_lossy();
+    format!("mc-files{name}")
 }
 
 impl Sandbox {
     pub fn new() -> Sandbox {
         let home = tempfile::tempdir().unwrap();
         let runtime = home.path().join("runtime");
+        let files = tempfile::Builder::new()
+            .prefix(&files_of(home.path()))
+            .rand_bytes(0)
+            .tempdir_in("/tmp")
+            .unwrap();
         Sandbox {
             home,
             runtime,
+            files,
             env: Vec::new(),
         }
+    }
+
+    /// The agent's own folder of `/tmp`, where its files may be.
+    pub fn files(&self) -> &Path {
+        self.files.path()
+    }
+
+    /// `name` in that folder.
+    pub fn file(&self, name: &str) -> PathBuf {
+        self.files.path().join(name)
     }
 
     /// A sandbox whose runtime holds a copy of the golden, supported install.
@@ -146,7 +172,7 @@ impl Sandbox {
             _ => (k.clone(), v.clone()),
         });
         // The agent's working directory: its project, here the sandbox's
-        // home (a root for the files of forwarded commands).
+        // home (no root for the files of forwarded commands).
         cmd.args(args)
             .current_dir(self.home.path())
             .env_clear()

@@ -96,8 +96,9 @@ impl AttachError {
                 ),
                 " Open the extension's status page (its toolbar icon), copy the token shown \
                  there, store it with `my-chrome token store`, close that connect tab, and run \
-                 `my-chrome connect` again. The token went only to your own browser: no \
-                 rotation is needed.",
+                 `my-chrome connect` again (or, if the token was replaced since the last \
+                 connect that worked, `my-chrome token restore` puts the one before it back). \
+                 The token went only to your own browser: no rotation is needed.",
             ),
             AttachError::AfterDelivery { message, .. } => (
                 message.clone(),

@@ -186,6 +186,7 @@ pub fn connect(config: &Config, asked_for: Option<&str>) -> Result<(), ConnectEr
         Ok(()) => attempt.commit(lifetime)?,
         Err(error) => return Err(attempt.abandon(error)),
     };
+    forget_previous_token(config);
     crate::output::line(&format!(
         "my-chrome: connected to {name} (pid {chrome_pid}) as session {}; the token went straight \
          to {name}; {}",
@@ -193,6 +194,25 @@ pub fn connect(config: &Config, asked_for: Option<&str>) -> Result<(), ConnectEr
         limits.left(None, false, limits.connected_at).describe()
     ));
     Ok(())
+}
+
+/// The stored token connected: the one it replaced (`token store` kept it
+/// for a way back) is no longer needed. Failing to delete it loses
+/// nothing: it is said.
+fn forget_previous_token(config: &Config) {
+    let previous = crate::token::keyring::previous(config);
+    match previous.delete() {
+        Ok(false) => {}
+        Ok(true) => crate::output::line(&format!(
+            "my-chrome: the token connected, so the one it replaced is no longer kept ({})",
+            previous.describe()
+        )),
+        Err(e) => crate::output::notice(&format!(
+            "my-chrome: warning: the previous token ({}) could not be deleted ({e}); `my-chrome \
+             token forget` deletes both",
+            previous.describe()
+        )),
+    }
 }
 
 /// "Only after the user approved", made true: the person confirms this
