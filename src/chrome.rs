@@ -152,6 +152,28 @@ pub fn executable_is_trusted(chrome: &Path) -> Result<bool, ChromeError> {
     Ok(true)
 }
 
+/// The one normal main process of `browser` (what messages call it)
+/// running `executable`, which must be beyond other users' reach: its pid,
+/// and the set it is the only one of (to compare after). What `connect`
+/// and a consent request both check before they hand the browser anything.
+pub fn the_one_running(
+    table: &ProcessTable,
+    browser: &str,
+    executable: &Path,
+) -> Result<(u32, Vec<u32>), ChromeError> {
+    if !executable_is_trusted(executable)? {
+        // No file there: a process still running a deleted one is no
+        // browser whose executable was checked.
+        return Err(ChromeError::Missing {
+            browser: browser.into(),
+            path: executable.to_path_buf(),
+        });
+    }
+    let pids = normal_chrome_pids(table, executable);
+    let pid = require_single(&pids).single(browser, executable)?;
+    Ok((pid, pids))
+}
+
 impl ChromeState {
     /// The one PID, or the error that explains why there is not exactly
     /// one main process of `browser` (what messages call it) at `path`.

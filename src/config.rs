@@ -224,6 +224,15 @@ impl Config {
             None => DEFAULT_KEYCHAIN_SERVICE.to_string(),
         };
         let keychain_account = match vars.get("MY_CHROME_KEYCHAIN_ACCOUNT")? {
+            // Not the item a replaced token is kept in: a token stored
+            // there unasked would be the one `token restore` puts back.
+            Some(s) if s.ends_with(PREVIOUS_SUFFIX) => {
+                return Err(invalid(
+                    "MY_CHROME_KEYCHAIN_ACCOUNT",
+                    "must not end with \" (previous)\": that names the item my-chrome keeps a \
+                     replaced token in",
+                ));
+            }
             Some(s) => keychain_field("MY_CHROME_KEYCHAIN_ACCOUNT", &s)?,
             None => user.clone(),
         };
@@ -510,6 +519,10 @@ pub fn keychain_field(var: &str, raw: &str) -> Result<String, ConfigError> {
     Ok(raw.to_string())
 }
 
+/// What the account of the keyring item that keeps a replaced token adds
+/// to the configured one (`token::keyring::previous`).
+pub const PREVIOUS_SUFFIX: &str = " (previous)";
+
 /// The agent a command says it runs as: a chosen name and, after its
 /// first command, its key (`identity` decides whether it holds).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -720,6 +733,7 @@ mod tests {
             ("MY_CHROME_SESSION", "my session"),
             ("MY_CHROME_SESSION", "a/b"),
             ("MY_CHROME_KEYCHAIN_SERVICE", "a\nb"),
+            ("MY_CHROME_KEYCHAIN_ACCOUNT", "me (previous)"),
             ("MY_CHROME_SETUP_TIMEOUT_SECS", "0"),
             ("MY_CHROME_SETUP_TIMEOUT_SECS", "-5"),
             ("MY_CHROME_SETUP_TIMEOUT_SECS", "99999"),

@@ -85,16 +85,8 @@ impl ConsentError {
 fn running_browser(config: &Config) -> Result<(Chosen, u32), ConsentError> {
     let browser = browser::resolve(config)?;
     let name = browser.display();
-    if !chrome::executable_is_trusted(&browser.executable)? {
-        return Err(ChromeError::Missing {
-            browser: name,
-            path: browser.executable.clone(),
-        }
-        .into());
-    }
     let table = ProcessTable::read()?;
-    let pids = chrome::normal_chrome_pids(&table, &browser.executable);
-    let pid = chrome::require_single(&pids).single(&name, &browser.executable)?;
+    let (pid, _) = chrome::the_one_running(&table, &name, &browser.executable)?;
     singleton::precheck(&browser.user_data, pid)
         .map_err(|why| ConsentError::Delivery { browser: name, why })?;
     Ok((browser, pid))

@@ -2,7 +2,7 @@
 //! macOS login Keychain or the Linux Secret Service), as a [`Store`].
 
 use super::store::Store;
-use crate::config::Config;
+use crate::config::{Config, PREVIOUS_SUFFIX};
 
 /// The item for `service`/`account` in this platform's keyring (on Linux,
 /// reached through the configured D-Bus session).
@@ -30,6 +30,3 @@ pub fn previous(config: &Config) -> Store {
         &format!("{}{PREVIOUS_SUFFIX}", config.keychain_account),
     )
 }
-
-/// What the previous token's account adds to the configured one.
-pub const PREVIOUS_SUFFIX: &str = " (previous)";

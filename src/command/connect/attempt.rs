@@ -131,18 +131,8 @@ impl Preflight {
         let runtime = &started.runtime;
         let browser = browser::resolve(config)?;
         let name = browser.display();
-        if !chrome::executable_is_trusted(&browser.executable)? {
-            // No file there: a process still running a deleted one is no
-            // browser whose executable was checked.
-            return Err(chrome::ChromeError::Missing {
-                browser: name,
-                path: browser.executable.clone(),
-            }
-            .into());
-        }
         let table = ProcessTable::read()?;
-        let before = chrome::normal_chrome_pids(&table, &browser.executable);
-        let chrome_pid = chrome::require_single(&before).single(&name, &browser.executable)?;
+        let (chrome_pid, before) = chrome::the_one_running(&table, &name, &browser.executable)?;
         for (other, pids) in browser::others_running(&table, &browser) {
             crate::output::notice(&format!(
                 "my-chrome: {} is running too (pids {pids:?}) and was ignored: the session uses \
