@@ -142,6 +142,14 @@ impl FileOwners {
         Ok(runtime.write_state(StateFile::FileOwners, &bytes)?)
     }
 
+    /// How many files and folders of agents' commands are still there.
+    pub fn live(&self) -> usize {
+        self.entries
+            .iter()
+            .filter(|entry| identity_of(&entry.path) == Some((entry.dev, entry.ino)))
+            .count()
+    }
+
     /// Entries whose path no longer has their identity go.
     fn prune(&mut self) {
         self.entries

@@ -11,6 +11,7 @@ use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
+use common::browser::run_as;
 use common::site::{HOSTILE_TEXT, Site, UPLOADED};
 use common::{Run, World, assert_nowhere, read_snapshot, reference, world};
 
@@ -350,6 +351,15 @@ fn another_runtime_or_a_home_of_the_callers_choosing_opens_nothing() {
     let _ = fs::remove_file(&probe);
     refused.expect(2, "hidden");
     assert!(!written, "{} was written", probe.display());
+    // Nor can such a call ask for the user's own home as a file root.
+    let mut cmd = w
+        .sandbox
+        .command(&["setup", "--file-root", &account.display().to_string()]);
+    cmd.env("HOME", elsewhere.path());
+    let asked = common::Running::start(cmd).wait();
+    asked.expect(2, "is your home folder or a folder above it");
+    let roots = w.sandbox.doctor()["settings"]["file_roots"].clone();
+    assert_eq!(roots, serde_json::json!([]), "{roots}");
 }
 
 /// Agents share /tmp, and the working directory is the caller's to pick:
@@ -457,6 +467,16 @@ fn no_agent_reads_replaces_or_writes_into_anothers_files() {
         &["eval", "() => 'ann again'", "--filename", &result_arg],
     );
     b.ok("ann", &["screenshot", "--filename", &next]);
+    // Uninstalling forgets whose files are whose: the person is asked, and
+    // without their click everything stays (the attack: uninstall, setup
+    // and a routine connect, and Ann's files would be anyone's).
+    b.chrome.person_will("refuse");
+    let uninstall = run_as(b.sandbox(), "bob", &["uninstall"]);
+    uninstall.expect(7, "the user refused in the browser");
+    assert!(b.sandbox().runtime.join("file-owners.json").exists());
+    common::browser::refused(&b, "bob", &["upload", &result_arg], 7, "it is a file");
+    runs.push(uninstall);
+    b.chrome.person_will("confirm");
     // Ended and registered anew, the name is another agent's.
     b.ok("ann", &["release"]);
     b.ok("ann", &["tab-new", &b.page("ann")]);

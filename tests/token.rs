@@ -622,6 +622,16 @@ fn a_replaced_token_is_kept_until_a_connect_with_the_new_one_works() {
     let nothing = w.sandbox.run(&["token", "restore"]);
     nothing.expect(3, "no previous token is kept");
     runs.push(nothing);
+    // An agent cannot make the kept item its own item for one call, and
+    // store a token there unasked (the first token asks nobody): it would
+    // be what the user's next replacement keeps, and restore puts back.
+    let planter = fresh_token();
+    let mut cmd = w.sandbox.command(&["token", "store", "--stdin"]);
+    cmd.env("MY_CHROME_KEYCHAIN_ACCOUNT", &previous_account);
+    let planted = common::Running::start_with_input(cmd, Some(planter.as_bytes())).wait();
+    planted.expect(2, "names the item my-chrome keeps a replaced token in");
+    assert_eq!(kept(&w), None);
+    runs.push(planted);
 
     let (wrong, wronger) = (fresh_token(), fresh_token());
     for token in [&wrong, &wronger] {
@@ -684,7 +694,7 @@ fn a_replaced_token_is_kept_until_a_connect_with_the_new_one_works() {
     assert_eq!((stored(&w), kept(&w)), (None, None));
     runs.extend([replaced, forgot]);
     let refs: Vec<&Run> = runs.iter().collect();
-    for token in [&good, &wrong, &wronger] {
+    for token in [&good, &wrong, &wronger, &planter] {
         assert_nowhere(token, w.sandbox.home.path(), &refs);
     }
 }

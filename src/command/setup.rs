@@ -133,7 +133,12 @@ pub fn settings_change(
     let roots = asked
         .file_root
         .iter()
-        .map(|root| settings::new_file_root(root, &config.home))
+        // Neither the home given nor the account's own (a caller's `HOME`
+        // is its to pick).
+        .map(|root| {
+            settings::new_file_root(root, &config.account_home)
+                .and_then(|_| settings::new_file_root(root, &config.home))
+        })
         .collect::<Result<Vec<_>, _>>()?;
     Ok(settings::Change {
         agent_gone: asked

@@ -142,16 +142,36 @@ pub fn uninstall(config: &Config, asked: Asked) -> Result<(), UninstallError> {
         output::line(&dry_run(config, &plan, asked, &token));
         return Ok(());
     }
-    // Deleting the token is the user's step (as `token forget`): asked
-    // before anything is removed, so a refusal leaves everything.
+    // Deleting the token is the user's step (as `token forget`), and so is
+    // forgetting whose files are whose (after it, any agent reads what
+    // another's commands saved): asked before anything is removed, so a
+    // refusal leaves everything.
     let user_asked = asked.forget_token && token.exists()?;
-    if user_asked {
+    let agents_files = agents_files(&plan);
+    if user_asked || agents_files > 0 {
+        let mut rows = Vec::new();
+        if user_asked {
+            rows.push(("Deleted from".into(), token.describe()));
+        }
+        if agents_files > 0 {
+            rows.push((
+                "Forgotten".into(),
+                format!(
+                    "which agent's command wrote which of {agents_files} files and folders still \
+                     on disk (in /tmp and your file roots): any agent may read or replace them \
+                     after"
+                ),
+            ));
+        }
+        rows.push(crate::consent::asked_by(config));
+        let heading = if user_asked {
+            "uninstall my-chrome and delete the token it connects with?"
+        } else {
+            "uninstall my-chrome?"
+        };
         let asked = crate::consent::Asked {
-            heading: "uninstall my-chrome and delete the token it connects with?".into(),
-            rows: vec![
-                ("Deleted from".into(), token.describe()),
-                crate::consent::asked_by(config),
-            ],
+            heading: heading.into(),
+            rows,
         };
         crate::consent::ask(config, asked, || crate::signals::pending().is_some())
             .map_err(Error::from)?;
@@ -220,6 +240,15 @@ pub fn uninstall(config: &Config, asked: Asked) -> Result<(), UninstallError> {
     }
     output::line(&left("left", &plan, &token, asked).join("\n"));
     Ok(())
+}
+
+/// How many files and folders agents' commands made are on record and
+/// still there (a record that cannot be read counts as some: it is not
+/// forgotten unasked).
+fn agents_files(plan: &Plan) -> usize {
+    plan.runtime.as_ref().map_or(0, |(runtime, _)| {
+        crate::file_owners::FileOwners::read(runtime).map_or(1, |record| record.live())
+    })
 }
 
 /// Removes what `plan` surveyed, saying each step as it is done.
@@ -503,6 +532,13 @@ fn dry_run(config: &Config, plan: &Plan, asked: Asked, token: &Store) -> String 
         would.push(format!(
             "  forget {}, recorded by scripts/install.sh and gone since",
             copy.path.display()
+        ));
+    }
+    let agents_files = agents_files(plan);
+    if agents_files > 0 {
+        would.push(format!(
+            "  first ask you in your browser, since it forgets which agent's command wrote which \
+             of {agents_files} files and folders still on disk"
         ));
     }
     if asked.forget_token {

@@ -238,6 +238,19 @@ fn ask_the_user(config: &Config, lifetime: Duration) -> Result<(), ConnectError>
         ],
     };
     let mut asked = asked;
+    let usual = config
+        .account_home
+        .join(crate::platform::DEFAULT_RUNTIME_UNDER_HOME);
+    if config.runtime.path != usual {
+        asked.rows.push((
+            "Note".into(),
+            format!(
+                "that is not your usual place ({}): its settings, agent names and record of \
+                 whose files are whose are its own; confirm only if you set that up",
+                crate::consent::page::shown(&usual.display().to_string())
+            ),
+        ));
+    }
     if config.home != config.account_home {
         asked.rows.push((
             "Warning".into(),
