@@ -208,17 +208,16 @@ impl FileOwners {
             .take_while(|dir| fs::symlink_metadata(dir).is_err())
             .collect();
         for dir in missing.into_iter().rev() {
-            match fs::DirBuilder::new().mode(0o700).create(dir) {
-                Ok(()) => self.add(dir, me, true)?,
-                // Made meanwhile by something else: not ours to record.
-                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
-                Err(source) => {
-                    return Err(FileOwnersError::Io {
-                        path: dir.to_path_buf(),
-                        source,
-                    });
-                }
-            }
+            // One made meanwhile by something else is not ours to record,
+            // nor to deliver into: an error, like any other.
+            fs::DirBuilder::new()
+                .mode(0o700)
+                .create(dir)
+                .map_err(|source| FileOwnersError::Io {
+                    path: dir.to_path_buf(),
+                    source,
+                })?;
+            self.add(dir, me, true)?;
         }
         Ok(())
     }
@@ -354,6 +353,103 @@ mod tests {
         fs::remove_file(root.path().join("0")).unwrap();
         owners.delivered(&one_more, BOB).unwrap();
         assert_eq!(refused(&owners, &one_more, false, ANN), Some(false));
+    }
+
+    #[test]
+    fn a_folder_that_cannot_be_made_is_an_error_and_records_nothing() {
+        let root = tempfile::tempdir().unwrap();
+        let file = root.path().join("a-file");
+        fs::write(&file, "").unwrap();
+        let mut owners = FileOwners::default();
+        let through = file.join("sub/out.png");
+        assert!(matches!(
+            owners.make_folders(&through, ANN),
+            Err(FileOwnersError::Io { path, .. }) if path == file.join("sub")
+        ));
+        assert!(owners.entries.is_empty());
+    }
+
+    #[test]
+    fn a_record_holds_as_many_entries_as_it_may_and_no_more() {
+        let (_home, runtime) = crate::runtime::scratch();
+        let entry = r#"{"dev":1,"ino":2,"path":"/tmp/x","owner":3,"folder":false}"#;
+        let record = |n: usize| {
+            format!(
+                r#"{{"version":{VERSION},"entries":[{}]}}"#,
+                vec![entry; n].join(",")
+            )
+        };
+        runtime
+            .write_state(StateFile::FileOwners, record(MAX_ENTRIES).as_bytes())
+            .unwrap();
+        assert_eq!(
+            FileOwners::read(&runtime).unwrap().entries.len(),
+            MAX_ENTRIES
+        );
+        runtime
+            .write_state(StateFile::FileOwners, record(MAX_ENTRIES + 1).as_bytes())
+            .unwrap();
+        assert!(matches!(
+            FileOwners::read(&runtime),
+            Err(FileOwnersError::Malformed { .. })
+        ));
+    }
+
+    #[test]
+    fn a_record_as_large_as_its_file_may_be_is_written_and_one_byte_more_is_full() {
+        // Long paths fill the file before the count does. Real files (a
+        // write drops entries whose files are gone) in a folder with a long
+        // path, their names sized so that the record is exactly the bound.
+        let (_home, runtime) = crate::runtime::scratch();
+        let limit = StateFile::FileOwners.limit() as usize;
+        let root = tempfile::tempdir().unwrap();
+        let mut dir = root.path().to_path_buf();
+        for _ in 0..14 {
+            dir.push("d".repeat(250));
+        }
+        fs::create_dir_all(&dir).unwrap();
+        let size = |o: &FileOwners| serde_json::to_vec(o).unwrap().len();
+        let mut owners = FileOwners::default();
+        let mut n = 0u32;
+        // An entry whose file name is `len` long (8 to 250).
+        let mut add = |owners: &mut FileOwners, len: usize| {
+            n += 1;
+            let file = dir.join(format!("{n:0>len$}"));
+            fs::write(&file, "").unwrap();
+            owners.delivered(&file, ANN).unwrap();
+        };
+        let cost = |owners: &mut FileOwners, add: &mut dyn FnMut(&mut FileOwners, usize)| {
+            let before = size(owners);
+            add(owners, 8);
+            let cost = size(owners) - before;
+            owners.entries.pop();
+            cost
+        };
+        let base = cost(&mut owners, &mut add) - 8;
+        let entries = (limit - size(&owners)) / (base + 129);
+        for left in (1..=entries).rev() {
+            let gap = limit - size(&owners);
+            if left == 1 {
+                let len = gap - cost(&mut owners, &mut add) + 8;
+                assert!((8..=250).contains(&len), "{len}");
+                add(&mut owners, len);
+            } else {
+                add(&mut owners, (gap / left - base).clamp(8, 250));
+            }
+        }
+        assert_eq!(size(&owners), limit);
+        owners.write(&runtime).unwrap();
+        assert_eq!(FileOwners::read(&runtime).unwrap(), owners);
+        // The last name one character longer: one byte more.
+        let last = owners.entries.pop().unwrap();
+        let longer = last.path.with_file_name(format!(
+            "{}x",
+            last.path.file_name().unwrap().to_string_lossy()
+        ));
+        fs::write(&longer, "").unwrap();
+        owners.delivered(&longer, ANN).unwrap();
+        assert_eq!(size(&owners), limit + 1);
+        assert!(matches!(owners.write(&runtime), Err(FileOwnersError::Full)));
     }
 
     #[test]

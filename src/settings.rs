@@ -595,6 +595,45 @@ mod tests {
     }
 
     #[test]
+    fn a_file_written_before_connect_asked_asks_and_a_change_of_one_setting_is_one() {
+        // Read back without `connect_consent` (written before it existed):
+        // connect asks, as it does by default.
+        let (_home, runtime) = crate::runtime::scratch();
+        runtime
+            .write_state(
+                StateFile::Settings,
+                b"{\"version\":1,\"agent_gone_secs\":60,\"file_roots\":[]}",
+            )
+            .unwrap();
+        assert!(load(&runtime).unwrap().connect_consent);
+        assert!(Change::default().is_empty());
+        for change in [
+            Change {
+                agent_gone: Some(Duration::from_secs(60)),
+                ..Change::default()
+            },
+            Change {
+                file_roots: Some(Vec::new()),
+                ..Change::default()
+            },
+            Change {
+                idle_limit: Some(None),
+                ..Change::default()
+            },
+            Change {
+                lifetime_limit: Some(Duration::from_secs(60)),
+                ..Change::default()
+            },
+            Change {
+                connect_consent: Some(true),
+                ..Change::default()
+            },
+        ] {
+            assert!(!change.is_empty(), "{change:?}");
+        }
+    }
+
+    #[test]
     fn the_session_limits_are_the_users_with_never_only_for_idle() {
         assert_eq!(idle_limit("45m").unwrap(), Some(Duration::from_secs(2700)));
         assert_eq!(idle_limit("0").unwrap(), None);
