@@ -448,6 +448,16 @@ mod tests {
                 Path::new(good)
             );
         }
+        // A link to the home folder is the home folder, and so is a home
+        // given through a link to a root.
+        let place = tempfile::tempdir().unwrap();
+        let real_home = place.path().join("home");
+        std::fs::create_dir(&real_home).unwrap();
+        std::os::unix::fs::symlink(&real_home, place.path().join("via")).unwrap();
+        let via = place.path().join("via");
+        assert!(new_file_root(&via, &real_home).is_err());
+        assert!(new_file_root(&real_home, &via).is_err());
+        assert!(new_file_root(&real_home.join("work"), &via).is_ok());
     }
 
     #[test]
@@ -470,7 +480,9 @@ mod tests {
             Change {
                 file_roots: Some(vec![PathBuf::from("/work")]),
                 agent_gone: Some(now.agent_gone),
-                ..Change::default()
+                idle_limit: Some(now.idle_limit),
+                lifetime_limit: Some(now.lifetime_limit),
+                connect_consent: Some(now.connect_consent),
             },
         ] {
             assert_eq!(asks(tighter), Vec::<(String, String)>::new());
@@ -526,6 +538,12 @@ mod tests {
             ..Change::default()
         };
         assert!(back.widening(&never).is_empty());
+        // Nor is never, again.
+        let again = Change {
+            idle_limit: Some(None),
+            ..Change::default()
+        };
+        assert!(again.widening(&never).is_empty());
     }
 
     #[test]
