@@ -103,6 +103,14 @@ fn identity_of(path: &Path) -> Option<Identity> {
         .map(|meta| (meta.dev(), meta.ino()))
 }
 
+impl Entry {
+    /// Whether its path still has its identity: what it names is still
+    /// what the agent's command made.
+    fn still_there(&self) -> bool {
+        identity_of(&self.path) == Some((self.dev, self.ino))
+    }
+}
+
 impl Default for FileOwners {
     fn default() -> FileOwners {
         FileOwners {
@@ -146,14 +154,13 @@ impl FileOwners {
     pub fn live(&self) -> usize {
         self.entries
             .iter()
-            .filter(|entry| identity_of(&entry.path) == Some((entry.dev, entry.ino)))
+            .filter(|entry| entry.still_there())
             .count()
     }
 
     /// Entries whose path no longer has their identity go.
     fn prune(&mut self) {
-        self.entries
-            .retain(|entry| identity_of(&entry.path) == Some((entry.dev, entry.ino)));
+        self.entries.retain(Entry::still_there);
     }
 
     /// What other agents' commands made and still is: identities, with
@@ -162,7 +169,7 @@ impl FileOwners {
         self.entries
             .iter()
             .filter(|entry| entry.owner != me)
-            .filter(|entry| identity_of(&entry.path) == Some((entry.dev, entry.ino)))
+            .filter(|entry| entry.still_there())
             .map(|entry| ((entry.dev, entry.ino), entry.folder))
             .collect()
     }
