@@ -347,6 +347,36 @@ mod tests {
     }
 
     #[test]
+    fn an_answer_of_the_bound_counts_and_one_byte_more_ends_the_request() {
+        // The form padded with a field the server ignores.
+        let padded = |nonce: &str, len: usize| {
+            let form = format!("nonce={nonce}&answer=confirm&pad=");
+            format!("{form}{}", "x".repeat(len - form.len()))
+        };
+        let at_bound = asking(Duration::from_secs(30));
+        let nonce = at_bound.open_page();
+        at_bound.post(&at_bound.own_origin(), &padded(&nonce, MOST_BODY as usize));
+        assert_eq!(at_bound.ended().unwrap(), Answer::Confirmed);
+        for over in [MOST_BODY as usize + 1, 4 * MOST_BODY as usize] {
+            let oversized = asking(Duration::from_secs(30));
+            let nonce = oversized.open_page();
+            let said = oversized.post(&oversized.own_origin(), &padded(&nonce, over));
+            assert!(said.starts_with("HTTP/1.1 403"), "{over}: {said}");
+            assert!(matches!(oversized.ended(), Err(ServerError::Tampered(_))));
+        }
+    }
+
+    #[test]
+    fn equal_is_equal_at_every_byte() {
+        assert!(same(b"abc", b"abc"));
+        assert!(same(b"", b""));
+        // Differences that would cancel out if combined by exclusive or.
+        assert!(!same(b"ab", b"ba"));
+        assert!(!same(b"abc", b"abd"));
+        assert!(!same(b"abc", b"ab"));
+    }
+
+    #[test]
     fn an_unanswered_request_expires() {
         let asking = asking(Duration::from_secs(1));
         asking.open_page();
