@@ -313,6 +313,12 @@ mod tests {
             let free = root.path().join("bob.png");
             assert_eq!(refused(&owners, &free, written, BOB), None);
         }
+        // What uninstall would forget: three, then two once one goes.
+        assert_eq!(owners.live(), 3);
+        fs::remove_file(&flat).unwrap();
+        assert_eq!(owners.live(), 2);
+        fs::write(&flat, "{}").unwrap();
+        owners.delivered(&flat, ANN).unwrap();
         // Another spelling of the same folder is the same folder.
         let spelled = root.path().join("ann/./shots/../shots/a.png");
         assert_eq!(refused(&owners, &spelled, false, BOB), Some(true));

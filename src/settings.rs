@@ -657,6 +657,12 @@ mod tests {
         assert_eq!(idle_limit("0").unwrap(), None);
         assert_eq!(idle_limit("never").unwrap(), None);
         assert_eq!(lifetime_limit("8h").unwrap(), DEFAULT_LIFETIME_LIMIT);
+        // The longest of each is allowed.
+        assert_eq!(idle_limit("24h").unwrap(), Some(Duration::from_secs(86400)));
+        assert_eq!(
+            lifetime_limit("7days").unwrap(),
+            Duration::from_secs(7 * 86400)
+        );
         for bad in ["5s", "25h", "-1m", "later", ""] {
             let err = idle_limit(bad).unwrap_err().to_string();
             assert!(err.starts_with("--idle-limit: "), "{bad:?}: {err}");
@@ -687,6 +693,11 @@ mod tests {
         };
         record(&runtime, &never).unwrap();
         let now = load(&runtime).unwrap();
+        // What every command reads: the runtime's own.
+        let location = crate::config::RuntimeLocation {
+            path: runtime.root().to_path_buf(),
+        };
+        assert_eq!(of(&location).unwrap(), now);
         assert_eq!(
             (now.idle_limit, now.lifetime_limit, now.agent_gone),
             (None, Duration::from_secs(3600), Duration::from_secs(60))
