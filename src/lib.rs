@@ -14,7 +14,7 @@ pub mod daemon;
 pub(crate) mod error;
 pub mod exit;
 pub(crate) mod file_args;
-pub mod file_owners;
+pub(crate) mod file_owners;
 pub mod handoff;
 pub mod helper;
 pub mod identity;
