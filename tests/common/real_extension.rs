@@ -213,14 +213,24 @@ impl RealChrome {
         args.extend_from_slice(extra);
         let mut child = self.command(&args).spawn().unwrap();
         let mut endpoint = None;
-        eventually("Chromium never reported its debugging port", || {
+        // A Chromium restoring its last session on a busy machine can take
+        // longer than the usual wait; one that exited says so at once.
+        let deadline = Instant::now() + Duration::from_secs(90);
+        while endpoint.is_none() {
+            if let Ok(Some(status)) = child.try_wait() {
+                panic!("Chromium exited ({status}) before it reported its debugging port");
+            }
+            assert!(
+                Instant::now() < deadline,
+                "Chromium never reported its debugging port"
+            );
             let text = fs::read_to_string(&port_file).unwrap_or_default();
             let mut lines = text.lines();
             if let (Some(port), Some(path)) = (lines.next(), lines.next()) {
                 endpoint = Some(format!("ws://127.0.0.1:{port}{path}"));
             }
-            endpoint.is_some()
-        });
+            std::thread::sleep(Duration::from_millis(50));
+        }
         let mut cdp = Cdp::connect(&endpoint.unwrap());
         let result = work(&mut cdp);
         let _ = cdp.call("Browser.close", json!({}), None);
