@@ -445,6 +445,16 @@ fn passes(names: &[&str], k: &OsStr) -> bool {
 }
 
 impl Config {
+    /// `HOME` as given, and the account's own home when it is another:
+    /// what guards the user's files looks under both.
+    pub fn homes(&self) -> Vec<&Path> {
+        let mut homes = vec![self.home.as_path()];
+        if self.account_home != self.home {
+            homes.push(&self.account_home);
+        }
+        homes
+    }
+
     /// `--agent NAME[:KEY]` before the command: checked like
     /// `MY_CHROME_AGENT`, and it wins over it.
     pub fn with_agent_flag(mut self, flag: Option<&str>) -> Result<Config, ConfigError> {

@@ -143,9 +143,7 @@ impl FileRules {
         for root in &settings.file_roots {
             // As `setup` takes a root: a settings file is read back as
             // written, but nothing else may have written it.
-            let wide = [&config.home, &config.account_home]
-                .iter()
-                .any(|home| crate::settings::new_file_root(root, home).is_err());
+            let wide = crate::settings::new_file_root(root, &config.homes()).is_err();
             if wide {
                 wide_roots.push(root.clone());
                 continue;
@@ -159,10 +157,7 @@ impl FileRules {
                 Err(_) => roots.push(root.clone()),
             }
         }
-        let mut homes = vec![config.home.clone()];
-        if config.account_home != config.home {
-            homes.push(config.account_home.clone());
-        }
+        let homes: Vec<PathBuf> = config.homes().into_iter().map(Path::to_path_buf).collect();
         let mut denied = vec![(config.runtime.path.clone(), Denied::Runtime)];
         // The user's default runtime, whichever this call is configured with.
         denied.push((
@@ -376,10 +371,11 @@ fn existing_file(meta: Option<&fs::Metadata>) -> Result<(), FileRefusal> {
     }
 }
 
-/// A folder's device and inode: what it is, whatever its path's spelling.
-type Identity = (u64, u64);
+/// A file's or folder's device and inode: what it is, whatever its path's
+/// spelling.
+pub(crate) type Identity = (u64, u64);
 
-fn identity(meta: &fs::Metadata) -> Identity {
+pub(crate) fn identity(meta: &fs::Metadata) -> Identity {
     (meta.dev(), meta.ino())
 }
 

@@ -13,12 +13,13 @@
 use std::collections::HashSet;
 use std::fs;
 use std::io;
-use std::os::unix::fs::{DirBuilderExt, MetadataExt};
+use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
 use crate::exit::Exit;
+use crate::file_args::{Identity, identity};
 use crate::runtime::{Runtime, RuntimeError, StateFile};
 
 const VERSION: u32 = 1;
@@ -94,13 +95,9 @@ impl FileOwnersError {
     }
 }
 
-/// A file's or folder's device and inode.
-type Identity = (u64, u64);
-
+/// What lies at `path` (a link itself, never followed), if anything.
 fn identity_of(path: &Path) -> Option<Identity> {
-    fs::symlink_metadata(path)
-        .ok()
-        .map(|meta| (meta.dev(), meta.ino()))
+    fs::symlink_metadata(path).ok().map(|meta| identity(&meta))
 }
 
 impl Entry {

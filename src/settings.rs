@@ -383,15 +383,18 @@ pub fn duration(
     Ok(Duration::from_secs(value.as_secs()))
 }
 
-/// `--file-root` as `setup` takes it: a [`file_root`], and neither the
-/// home folder itself nor a folder above it (a root is a folder of the
-/// user's work, not everything they have: their keys, their mail).
-pub fn new_file_root(path: &Path, home: &Path) -> Result<PathBuf, SettingsError> {
+/// `--file-root` as `setup` takes it: a [`file_root`], and neither a home
+/// folder of `homes` itself nor a folder above one (a root is a folder of
+/// the user's work, not everything they have: their keys, their mail).
+pub fn new_file_root(path: &Path, homes: &[&Path]) -> Result<PathBuf, SettingsError> {
     let root = file_root(path)?;
-    let home: PathBuf = home.components().collect();
     // Through links too: a link to the home folder is the home folder.
     let real = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
-    if home.starts_with(&root) || real(&home).starts_with(real(&root)) {
+    let above = |home: &&Path| {
+        let home: PathBuf = home.components().collect();
+        home.starts_with(&root) || real(&home).starts_with(real(&root))
+    };
+    if homes.iter().any(above) {
         return Err(SettingsError::Invalid {
             what: "--file-root",
             problem: format!(
@@ -440,11 +443,11 @@ mod tests {
     fn a_new_root_is_never_the_home_folder_or_above_it() {
         let home = Path::new("/home/ann");
         for bad in ["/home/ann", "/home/ann/", "/home", "/"] {
-            assert!(new_file_root(Path::new(bad), home).is_err(), "{bad:?}");
+            assert!(new_file_root(Path::new(bad), &[home]).is_err(), "{bad:?}");
         }
         for good in ["/home/ann/work", "/srv/data", "/home/annex"] {
             assert_eq!(
-                new_file_root(Path::new(good), home).unwrap(),
+                new_file_root(Path::new(good), &[home]).unwrap(),
                 Path::new(good)
             );
         }
@@ -455,9 +458,9 @@ mod tests {
         std::fs::create_dir(&real_home).unwrap();
         std::os::unix::fs::symlink(&real_home, place.path().join("via")).unwrap();
         let via = place.path().join("via");
-        assert!(new_file_root(&via, &real_home).is_err());
-        assert!(new_file_root(&real_home, &via).is_err());
-        assert!(new_file_root(&real_home.join("work"), &via).is_ok());
+        assert!(new_file_root(&via, &[&real_home]).is_err());
+        assert!(new_file_root(&real_home, &[&via]).is_err());
+        assert!(new_file_root(&real_home.join("work"), &[&via]).is_ok());
     }
 
     #[test]

@@ -189,6 +189,23 @@ fn connect_attaches_only_after_the_users_click_unless_they_turned_that_off() {
 /// bob's `setup --lifetime-limit 2d`, under way, and the address of the
 /// consent page it opened (the test looks into Chromium for it: no output
 /// of my-chrome's names it), not one of `earlier`.
+/// Waits until a consent page shows in the stand-in browser.
+fn consent_page_opens(b: &Browser) {
+    common::wait::until(
+        "the consent page to open",
+        Duration::from_secs(20),
+        || match b
+            .chrome
+            .pages()
+            .iter()
+            .any(|(_, t)| t == "my-chrome asks you")
+        {
+            true => Ok(()),
+            false => Err(format!("{:?}", b.chrome.pages())),
+        },
+    );
+}
+
 fn bob_asks_for_a_longer_session(b: &Browser, earlier: &[String]) -> (Running, String) {
     let asking = Running::start(as_agent(
         b.sandbox(),
@@ -298,19 +315,7 @@ fn a_change_confirmed_for_settings_that_moved_meanwhile_is_not_made() {
         "bob",
         &["setup", "--agent-gone", "10s"],
     ));
-    common::wait::until(
-        "the consent page to open",
-        Duration::from_secs(20),
-        || match b
-            .chrome
-            .pages()
-            .iter()
-            .any(|(_, t)| t == "my-chrome asks you")
-        {
-            true => Ok(()),
-            false => Err(format!("{:?}", b.chrome.pages())),
-        },
-    );
+    consent_page_opens(&b);
     b.ok("person", &["setup", "--agent-gone", "1h"]);
     let ended = asking.wait();
     ended.expect(7, "the settings changed while the user was asked");
@@ -332,19 +337,7 @@ fn a_tab_confirmed_for_an_agent_whose_name_was_registered_anew_is_not_given() {
     b.chrome.person_will("confirm,read-ms=4000");
     // Ann asks for it to go to bob (any agent may ask).
     let asking = Running::start(as_agent(b.sandbox(), "ann", &["tab-give", &tab, "bob"]));
-    common::wait::until(
-        "the consent page to open",
-        Duration::from_secs(20),
-        || match b
-            .chrome
-            .pages()
-            .iter()
-            .any(|(_, t)| t == "my-chrome asks you")
-        {
-            true => Ok(()),
-            false => Err(format!("{:?}", b.chrome.pages())),
-        },
-    );
+    consent_page_opens(&b);
     b.ok("bob", &["release"]);
     b.ok("bob", &["tab-list"]);
     let ended = asking.wait();

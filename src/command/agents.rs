@@ -107,7 +107,7 @@ pub fn give(config: &Config, raw: &str, to: &str) -> Result<(), Error> {
             first.config_again(),
         )
     };
-    crate::consent::ask(&config, asked, || crate::signals::pending().is_some())?;
+    crate::consent::ask(&config, asked)?;
     let (mut turn, mut desk) = turn(&config, "tab-give")?;
     let unchanged = recipient(&desk) == whom
         && desk

@@ -135,10 +135,7 @@ pub fn settings_change(
         .iter()
         // Neither the home given nor the account's own (a caller's `HOME`
         // is its to pick).
-        .map(|root| {
-            settings::new_file_root(root, &config.account_home)
-                .and_then(|_| settings::new_file_root(root, &config.home))
-        })
+        .map(|root| settings::new_file_root(root, &config.homes()))
         .collect::<Result<Vec<_>, _>>()?;
     Ok(settings::Change {
         agent_gone: asked
@@ -182,7 +179,6 @@ pub fn run(
                     heading: "let agents do more: change my-chrome's settings?".into(),
                     rows,
                 },
-                || signals::pending().is_some(),
             )?;
         }
         let _lock = runtime.wrapper_lock(config.lock_wait, &crate::output::waiting_for_another)?;

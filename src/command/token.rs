@@ -221,21 +221,15 @@ pub fn restore(config: &Config) -> Result<(), TokenCommandError> {
 pub fn forget(config: &Config) -> Result<(), TokenCommandError> {
     let ours = keyring::configured(config);
     let previous = keyring::previous(config);
-    let asked = ours.exists()? || previous.exists()?;
-    if asked {
-        ask(
-            config,
-            "delete the token my-chrome connects with?",
-            vec![
-                ("Deleted from".into(), ours.describe()),
-                ("And the previous one from".into(), previous.describe()),
-            ],
-        )?;
-    }
-    let _lock = locked_runtime(config)?;
-    if !asked && (ours.exists()? || previous.exists()?) {
-        return Err(TokenCommandError::StoredMeanwhile);
-    }
+    let _lock = asked_then_locked(
+        config,
+        || Ok(ours.exists()? || previous.exists()?),
+        "delete the token my-chrome connects with?",
+        vec![
+            ("Deleted from".into(), ours.describe()),
+            ("And the previous one from".into(), previous.describe()),
+        ],
+    )?;
     if previous.delete()? {
         crate::output::line(&format!(
             "my-chrome: deleted the previous token ({})",
@@ -260,33 +254,44 @@ fn ask(config: &Config, heading: &str, mut rows: Vec<(String, String)>) -> Resul
         heading: heading.into(),
         rows,
     };
-    Ok(crate::consent::ask(config, asked, || {
-        crate::signals::pending().is_some()
-    })?)
+    Ok(crate::consent::ask(config, asked)?)
 }
 
 /// The lock to write the token under: a token already stored is replaced
-/// only once the user confirmed it (asked before the lock is taken: the
-/// answer may take minutes); the first one needs no one's consent (there
-/// is nothing to lose, and `connect` asks anyway).
+/// only once the user confirmed it; the first one needs no one's consent
+/// (there is nothing to lose, and `connect` asks anyway).
 fn replacing(
     config: &Config,
     ours: &crate::token::store::Store,
     from: &str,
 ) -> Result<crate::runtime::FileLock, TokenCommandError> {
-    let asked = ours.exists()?;
+    asked_then_locked(
+        config,
+        || ours.exists(),
+        "replace the token my-chrome connects with?",
+        vec![
+            ("Replaced in".into(), ours.describe()),
+            ("The new token comes from".into(), from.to_string()),
+        ],
+    )
+}
+
+/// The lock to change the stored token under. When there is a token to
+/// lose (`present`), the user is asked first, before the lock is taken
+/// (the answer may take minutes); when there is none, nobody is asked, so
+/// one that appeared meanwhile, by another command, stops the step.
+fn asked_then_locked(
+    config: &Config,
+    present: impl Fn() -> Result<bool, crate::token::store::StoreError>,
+    heading: &str,
+    rows: Vec<(String, String)>,
+) -> Result<crate::runtime::FileLock, TokenCommandError> {
+    let asked = present()?;
     if asked {
-        ask(
-            config,
-            "replace the token my-chrome connects with?",
-            vec![
-                ("Replaced in".into(), ours.describe()),
-                ("The new token comes from".into(), from.to_string()),
-            ],
-        )?;
+        ask(config, heading, rows)?;
     }
     let (_, lock) = locked_runtime(config)?;
-    if !asked && ours.exists()? {
+    if !asked && present()? {
         return Err(TokenCommandError::StoredMeanwhile);
     }
     Ok(lock)

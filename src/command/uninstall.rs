@@ -173,8 +173,7 @@ pub fn uninstall(config: &Config, asked: Asked) -> Result<(), UninstallError> {
             heading: heading.into(),
             rows,
         };
-        crate::consent::ask(config, asked, || crate::signals::pending().is_some())
-            .map_err(Error::from)?;
+        crate::consent::ask(config, asked).map_err(Error::from)?;
     }
     if plan.is_empty() {
         output::line(&nothing_to_remove(config));

@@ -93,8 +93,8 @@ fn running_browser(config: &Config) -> Result<(Chosen, u32), ConsentError> {
 }
 
 /// Asks the person, in their browser, and waits for the answer: `Ok` only
-/// when they confirmed. `stop` ends the wait early (a signal).
-pub fn ask(config: &Config, asked: Asked, stop: impl Fn() -> bool) -> Result<(), ConsentError> {
+/// when they confirmed. A pending signal ends the wait early.
+pub fn ask(config: &Config, asked: Asked) -> Result<(), ConsentError> {
     let (browser, pid) = running_browser(config)?;
     let what = asked.heading.clone();
     let mut pending = Pending::open(asked, config.consent_wait).map_err(ConsentError::Server)?;
@@ -122,7 +122,7 @@ pub fn ask(config: &Config, asked: Asked, stop: impl Fn() -> bool) -> Result<(),
         browser.display(),
         config.consent_wait.as_secs()
     ));
-    match pending.wait(stop) {
+    match pending.wait(|| crate::signals::pending().is_some()) {
         Ok(Answer::Confirmed) => Ok(()),
         Ok(Answer::Refused) => Err(ConsentError::Refused(what)),
         Ok(Answer::Closed) => Err(ConsentError::Closed(what)),

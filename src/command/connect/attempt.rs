@@ -159,11 +159,7 @@ impl Preflight {
         })?;
         // Under the user's own home too: a caller's `HOME` moves where the
         // CLI keeps its registry, not which browser is attached.
-        let mut homes = vec![&config.home];
-        if config.account_home != config.home {
-            homes.push(&config.account_home);
-        }
-        for home in homes {
+        for home in config.homes() {
             let other = registry::other_attached(home, runtime.root(), &config.session)
                 .map_err(|e| SessionError::Registry(e.to_string()))?;
             if let Some(other) = other {

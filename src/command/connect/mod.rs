@@ -261,8 +261,7 @@ fn ask_the_user(config: &Config, lifetime: Duration) -> Result<(), ConnectError>
             ),
         ));
     }
-    crate::consent::ask(config, asked, || crate::signals::pending().is_some())
-        .map_err(Error::from)?;
+    crate::consent::ask(config, asked).map_err(Error::from)?;
     Ok(())
 }
 
