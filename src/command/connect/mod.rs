@@ -219,12 +219,21 @@ fn forget_previous_token(config: &Config) {
 /// connect in the browser itself (they may turn this off, with consent).
 fn ask_the_user(config: &Config, lifetime: Duration) -> Result<(), ConnectError> {
     let browser = browser::resolve(config)?;
+    let asked = asking_to_connect(config, &browser.display(), lifetime);
+    crate::consent::ask(config, asked).map_err(Error::from)?;
+    Ok(())
+}
+
+/// What the person reads: the browser, for how long, where the session's
+/// state is kept, who asks, and when that place or the home folder is not
+/// the account's usual one.
+fn asking_to_connect(config: &Config, browser: &str, lifetime: Duration) -> crate::consent::Asked {
     let asked = crate::consent::Asked {
-        heading: format!("let agents drive {}?", browser.display()),
+        heading: format!("let agents drive {browser}?"),
         rows: vec![
             (
                 "my-chrome connects to".into(),
-                format!("{}, signed in as you", browser.display()),
+                format!("{browser}, signed in as you"),
             ),
             (
                 "For at most".into(),
@@ -261,8 +270,7 @@ fn ask_the_user(config: &Config, lifetime: Duration) -> Result<(), ConnectError>
             ),
         ));
     }
-    crate::consent::ask(config, asked).map_err(Error::from)?;
-    Ok(())
+    asked
 }
 
 /// The session as this connect finds it; one past the user's limits is
@@ -397,4 +405,37 @@ pub(super) fn start_watcher(started: &Started, mut limits: Limits) -> Result<Lim
     limits.watcher = Some(ProcessId::of(pid).map_err(|e| e.to_string())?);
     limits::write(runtime, &limits).map_err(|e| e.to_string())?;
     Ok(limits)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_person_is_told_when_the_runtime_or_the_home_is_not_the_usual_one() {
+        let account = nix::unistd::User::from_uid(nix::unistd::getuid())
+            .unwrap()
+            .unwrap()
+            .dir;
+        let notes = |vars: &[(&str, &std::path::Path)]| {
+            let vars = vars.iter().map(|(k, v)| (k.into(), v.into()));
+            let config = Config::from_vars(vars).unwrap();
+            asking_to_connect(&config, "Chromium", Duration::from_secs(3600))
+                .rows
+                .into_iter()
+                .filter(|(what, _)| what == "Note" || what == "Warning")
+                .map(|(what, _)| what)
+                .collect::<Vec<_>>()
+        };
+        assert!(notes(&[("HOME", &account)]).is_empty());
+        let elsewhere = tempfile::tempdir().unwrap();
+        assert_eq!(
+            notes(&[
+                ("HOME", &account),
+                ("MY_CHROME_RUNTIME_DIR", &elsewhere.path().join("rt")),
+            ]),
+            ["Note"]
+        );
+        assert_eq!(notes(&[("HOME", elsewhere.path())]), ["Note", "Warning"]);
+    }
 }
