@@ -183,22 +183,31 @@ impl RealChrome {
     }
 
     /// Quits the browser as a user does (SIGTERM: it saves its session and
-    /// local storage), then makes sure nothing of it is left.
-    pub fn quit(&mut self) {
+    /// local storage), then makes sure nothing of it is left. Says whether
+    /// it exited by itself: one killed after the wait may not have saved
+    /// its last session state (a busy machine has slowed a quit to many
+    /// seconds).
+    pub fn quit(&mut self) -> Quit {
         let Some(mut child) = self.child.take() else {
-            return;
+            return Quit::NotRunning;
         };
+        let started = Instant::now();
         let pid = nix::unistd::Pid::from_raw(child.id() as i32);
         let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM);
-        let deadline = Instant::now() + Duration::from_secs(20);
+        let deadline = Instant::now() + Duration::from_secs(60);
         while Instant::now() < deadline && matches!(child.try_wait(), Ok(None)) {
             std::thread::sleep(Duration::from_millis(50));
         }
+        let quit = match child.try_wait() {
+            Ok(Some(_)) => Quit::ByItself(started.elapsed()),
+            _ => Quit::Killed,
+        };
         let _ = nix::sys::signal::killpg(pid, nix::sys::signal::Signal::SIGKILL);
         let _ = child.wait();
         while nix::sys::signal::killpg(pid, None).is_ok() && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(50));
         }
+        quit
     }
 
     /// A throw-away debugging session: starts the browser with a debugging
@@ -304,9 +313,17 @@ impl RealChrome {
     }
 }
 
+/// How [`RealChrome::quit`] ended the browser.
+#[derive(Debug, PartialEq)]
+pub enum Quit {
+    NotRunning,
+    ByItself(Duration),
+    Killed,
+}
+
 impl Drop for RealChrome {
     fn drop(&mut self) {
-        self.quit();
+        let _ = self.quit();
     }
 }
 
