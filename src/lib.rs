@@ -31,6 +31,7 @@ pub mod redact;
 pub(crate) mod removal;
 pub mod runtime;
 pub mod session;
+pub(crate) mod session_output;
 pub mod settings;
 pub mod signals;
 pub mod singleton;

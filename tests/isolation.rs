@@ -581,9 +581,10 @@ fn an_agent_gone_quiet_keeps_its_tabs_from_the_others() {
 
 /// bob's output file, when his reply is withheld (his tab closed during
 /// his command), is written nowhere: not where he named it, not in the
-/// runtime.
+/// runtime; and ann's file in the session's output folder, which his
+/// page's words name in that reply, stays as the daemon wrote it.
 #[test]
-fn a_withheld_reply_leaves_no_output_file() {
+fn a_withheld_reply_leaves_no_output_file_and_removes_none_of_anothers() {
     let b = two_agents();
     // A popup of bob's own page (the user gives it to him: ann's page is
     // open too), which closes itself during his command; ann's tab after
@@ -604,6 +605,29 @@ fn a_withheld_reply_leaves_no_output_file() {
     b.ok("person", &["tab-give", &popup[0], "bob"]);
     b.ok("bob", &["goto", &b.site.url("/popup"), "--tab", &popup[0]]);
     b.ok("ann", &["tab-new", &b.page("ann")]);
+    // Ann's snapshot after an action, which the daemon keeps in the
+    // session's output folder: bob's page names it in the reply that is
+    // withheld.
+    let anns = b.ok("ann", &["goto", &b.page("ann")]).stdout;
+    let start = anns.find("[Snapshot](").unwrap() + "[Snapshot](".len();
+    let anns = anns[start..start + anns[start..].find(')').unwrap()].to_string();
+    let anns_file = b.sandbox().runtime.join(&anns);
+    let anns_yaml = std::fs::read_to_string(&anns_file).unwrap();
+    // bob's first tab takes that name for its title: the reply's list of
+    // the session's tabs shows it.
+    let bobs_first = ids(&b, "bob")
+        .into_iter()
+        .find(|id| *id != popup[0])
+        .unwrap();
+    b.ok(
+        "bob",
+        &[
+            "eval",
+            &format!("() => {{ document.title = '[Snapshot]({anns}) {anns}'; }}"),
+            "--tab",
+            &bobs_first,
+        ],
+    );
     let out = b.sandbox().file("withheld.json");
     let closing = run_as(
         b.sandbox(),
@@ -625,6 +649,8 @@ fn a_withheld_reply_leaves_no_output_file() {
         .unwrap_or_default();
     assert!(left.is_empty(), "staged files stayed: {left:?}");
     assert!(!shows_ann(&closing.stdout) && !shows_ann(&closing.stderr));
+    // What the daemon wrote for ann stays hers, as it was.
+    assert_eq!(std::fs::read_to_string(&anns_file).ok(), Some(anns_yaml));
 }
 
 /// A page whose title and address carry a token spelling, the stored

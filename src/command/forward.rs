@@ -24,6 +24,7 @@ use crate::policy;
 use crate::policy::holds::{self, HoldChange};
 use crate::policy::line::Line;
 use crate::policy::tabs::{Scope, TabArgError, TabRef, may_open_tabs, scope_of};
+use crate::session_output;
 use crate::tabs::book::During;
 use crate::tabs::listing::{self, Rewrite};
 use crate::tabs::proof;
@@ -296,6 +297,7 @@ fn run_for_agent(
         opens: may_open_tabs(asked.name),
         moves_current: false,
     };
+    let before = session_output::Before::read(desk.runtime().root());
     let reply = match daemon::run_command(
         socket,
         &asked.request.bytes,
@@ -334,7 +336,9 @@ fn run_for_agent(
         desk.book.end_hold(&agent, kind);
     }
     match after {
-        Ok(()) => print_reply(desk, reply, asked, false, outputs).map(|()| Outcome::Done),
+        Ok(()) => {
+            print_reply(desk, reply, asked, false, (outputs, &before)).map(|()| Outcome::Done)
+        }
         // The session went away under the command (its browser quit or
         // died, or its daemon did): it did not finish as asked, whatever
         // the reply says: exit 4, as for any session that is gone. No list
@@ -411,9 +415,10 @@ fn tab_command(desk: &mut Desk, held: &mut HeldLease, asked: &Asked) -> Result<(
     held.mark_ran();
     match act {
         TabAct::New => {
+            let before = session_output::Before::read(desk.runtime().root());
             let (id, reply) = desk.open_tab_with(asked.request, asked.line.label.as_deref())?;
             held.on_tab(id);
-            return print_reply(desk, reply, asked, true, Outputs::none());
+            return print_reply(desk, reply, asked, true, (Outputs::none(), &before));
         }
         TabAct::Select(id) => {
             desk.select(id)?;
@@ -444,14 +449,16 @@ fn tab_command(desk: &mut Desk, held: &mut HeldLease, asked: &Asked) -> Result<(
 }
 
 /// The daemon's reply, shown as the pinned client shows it, with the
-/// session's tabs narrowed to the agent's.
+/// session's tabs narrowed to the agent's; `files` are the command's
+/// output files and what the session's output folder held before it.
 fn print_reply(
     desk: &Desk,
     reply: Reply,
     asked: &Asked,
     tab_command: bool,
-    outputs: Outputs,
+    files: (Outputs, &session_output::Before),
 ) -> Result<(), ForwardError> {
+    let (outputs, before) = files;
     let known = fingerprint::recorded(desk.runtime())?;
     let own = desk.shown();
     // The agent's tab closed during its command: the daemon's current tab,
@@ -460,7 +467,7 @@ fn print_reply(
     // it is shown, no file of it delivered.
     if !desk.current_is_own() {
         outputs.discard();
-        forget_files(desk, &reply);
+        before.forget_created(reply_text(&reply));
         return Err(TabsError::Withheld {
             own: listing::render(&own),
         }
@@ -476,7 +483,7 @@ fn print_reply(
         error => error,
     };
     outputs.deliver(known.as_ref())?;
-    redact_written(desk, &reply, known.as_ref());
+    before.redact_written(reply_text(&reply), known.as_ref());
     match reply {
         Reply::Text { text, is_error } => {
             let text = text.as_deref().unwrap_or("undefined");
@@ -511,44 +518,11 @@ fn print_reply(
     }
 }
 
-/// The files the daemon wrote where it keeps what no agent named, which a
-/// shown reply names (a snapshot's YAML): redacted in place as the reply
-/// is, so that no file of ours keeps the token a page showed.
-fn redact_written(desk: &Desk, reply: &Reply, known: Option<&fingerprint::Fingerprint>) {
-    for path in written_files(desk, reply) {
-        let _ = crate::outputs::redact_text_file(&path, known);
-    }
-}
-
-/// The plain files a reply names inside `<runtime>/session-output`.
-fn written_files(desk: &Desk, reply: &Reply) -> Vec<std::path::PathBuf> {
-    let Reply::Text {
-        text: Some(text), ..
-    } = reply
-    else {
-        return Vec::new();
-    };
-    let Ok(root) = std::fs::canonicalize(desk.runtime().root()) else {
-        return Vec::new();
-    };
-    let output = root.join(crate::session::bootstrap::SESSION_OUTPUT);
-    listing::mentioned_files(text)
-        .into_iter()
-        .map(|file| root.join(file))
-        .filter(|path| {
-            std::fs::canonicalize(path).is_ok_and(|real| real.starts_with(&output))
-                && std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file())
-        })
-        .collect()
-}
-
-/// The files a withheld reply names describe another's tab: removed when
-/// they are plain files the daemon wrote where it keeps what no agent
-/// named (`<runtime>/session-output`). Nothing else is touched, whatever
-/// a page makes a reply say (a title can name any file of the runtime).
-fn forget_files(desk: &Desk, reply: &Reply) {
-    for path in written_files(desk, reply) {
-        let _ = std::fs::remove_file(&path);
+/// A reply's text, when it has one.
+fn reply_text(reply: &Reply) -> Option<&str> {
+    match reply {
+        Reply::Text { text, .. } => text.as_deref(),
+        Reply::Error(_) => None,
     }
 }
 
