@@ -11,7 +11,7 @@ use crate::runtime::Runtime;
 use crate::session::SessionError;
 use crate::tabs::book::{Owner, Tab};
 use crate::tabs::view::Agents;
-use crate::tabs::{Desk, TabsError, listing};
+use crate::tabs::{Closing, Desk, TabsError, listing};
 
 use super::start::{Need, Start, Turn};
 
@@ -184,9 +184,13 @@ pub fn release(config: &Config, tab: Option<&str>, keep: bool) -> Result<(), Err
     let to_close = desk.book.release(&agent, only, keep);
     let mut closed = 0;
     let mut failed = None;
-    for id in &to_close {
-        match desk.close(*id) {
-            Ok(()) => closed += 1,
+    // Last first: each one closed can leave the one before it last, and
+    // a tab is closed only when every tab after it was the agent's
+    // (`Desk::close`); one that is not stays open, the user's.
+    for id in to_close.iter().rev() {
+        match desk.close(*id, &mine) {
+            Ok(Closing::Closed) => closed += 1,
+            Ok(Closing::LeftOpen) => desk.book.left_open(&agent, *id),
             Err(e) => {
                 failed = Some(e);
                 break;

@@ -28,7 +28,7 @@ use crate::session_output;
 use crate::tabs::book::During;
 use crate::tabs::listing::{self, Rewrite};
 use crate::tabs::proof;
-use crate::tabs::{Desk, TabsError};
+use crate::tabs::{Closing, Desk, TabsError};
 use crate::token::fingerprint;
 
 /// Why a forwarded command did not run, or ran and failed.
@@ -432,8 +432,14 @@ fn tab_command(desk: &mut Desk, held: &mut HeldLease, asked: &Asked) -> Result<(
                 Some(id) => id,
                 None => desk.target(None)?,
             };
-            desk.close(id)?;
             held.on_tab(id);
+            let ours: Vec<u64> = desk.book.own(&desk.agent).iter().map(|t| t.id).collect();
+            if desk.close(id, &ours)? == Closing::LeftOpen {
+                let agent = desk.agent.clone();
+                desk.book.left_open(&agent, id);
+                desk.save()?;
+                return Err(TabsError::LeftOpen(id).into());
+            }
         }
         TabAct::List => {}
     }

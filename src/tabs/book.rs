@@ -133,6 +133,9 @@ pub enum Why {
     OwnerGone,
     /// Its agent gave it back (`release`).
     Released,
+    /// Its agent closed it, and it was left open: a tab after it was
+    /// another's, which a close could have reached instead.
+    LeftOpen,
     /// Its agent's name ended (its key's gone time, or its process
     /// exited) and was registered anew: the new holder is not its agent.
     NameEnded,
@@ -151,6 +154,9 @@ impl Why {
             Why::Moved => "its page went to another site between commands".into(),
             Why::OwnerGone => "its agent had no command for the gone time".into(),
             Why::Released => "its agent gave it back".into(),
+            Why::LeftOpen => {
+                "its agent closed it; left open, as a tab after it was another's".into()
+            }
             Why::NameEnded => "its agent's name ended and was registered anew".into(),
         }
     }
@@ -727,6 +733,15 @@ impl Book {
         tab.owner = Owner::Agent(agent.into());
         tab.why = None;
         Ok(())
+    }
+
+    /// The agent's closed tab `id`, left open (`Desk::close`): the
+    /// user's, out of every agent's hands.
+    pub fn left_open(&mut self, agent: &str, id: u64) {
+        self.release(agent, Some(id), true);
+        if let Some(tab) = self.tabs.iter_mut().find(|t| t.id == id) {
+            tab.why = Some(Why::LeftOpen);
+        }
     }
 
     /// Gives `agent`'s tabs (or one of them) back to the user, and the

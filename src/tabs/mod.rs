@@ -99,6 +99,14 @@ pub enum TabsError {
     )]
     LastTab(u64),
     #[error(
+        "t{0} was not closed: a tab after it in the session is another agent's or the user's, \
+         and a page closing itself at that moment would have made my-chrome's close reach that \
+         tab instead (the browser closes tabs by place). t{0} is the user's now, still open in \
+         Chrome and out of every agent's hands; nothing else changed. Open another with \
+         `my-chrome tab-new <url>` if you need one"
+    )]
+    LeftOpen(u64),
+    #[error(
         "{path}: is not a tab book of my-chrome ({detail}); nothing was run. It records which \
          agent owns which tab, so no command guesses without it. Ask the user to recover it \
          (README, \"A broken tab book\"): a new session, or the book removed, after which every \
@@ -155,6 +163,7 @@ impl TabsError {
             TabsError::OthersHaveTabs { .. } | TabsError::ChangedWhileAsked { .. } => Exit::Busy,
             TabsError::Moved | TabsError::Unlisted(_) => Exit::Failure,
             TabsError::LastTab(_) => Exit::Usage,
+            TabsError::LeftOpen(_) => Exit::Busy,
             TabsError::Malformed { .. }
             | TabsError::OtherSession { .. }
             | TabsError::BadIds { .. } => Exit::Security,
@@ -614,23 +623,39 @@ impl Desk {
             .current = Some(id);
     }
 
-    /// Closes the agent's tab `id`: selected first (the list checked), then
-    /// closed as the daemon's current tab, so that no index shifted by a
-    /// tab closing meanwhile can close another's. Never the session's last
-    /// tab: closing it would end the session.
-    pub fn close(&mut self, id: u64) -> Result<(), TabsError> {
+    /// Closes tab `id` for the agent, when no page can make the close
+    /// reach another's tab. The daemon closes by index (or its current
+    /// tab) and names no tab: a page that closes itself between the check
+    /// and the close moves every later tab up one place (and the current
+    /// tab to the next one). So `id` is closed by its index only when every
+    /// tab after it is one of `ours` (the closer's, as they were when its
+    /// command began): a shift then lands on the closer's own tab, or past
+    /// the end, which fails. Otherwise it is left open (`Closing::LeftOpen`)
+    /// and nothing is sent. Never the session's last tab: closing it would
+    /// end the session.
+    pub fn close(&mut self, id: u64, ours: &[u64]) -> Result<Closing, TabsError> {
         if self.book.tabs.len() < 2 {
             return Err(TabsError::LastTab(id));
         }
+        let index = self.book.index_of(id).ok_or(TabsError::Moved)?;
+        if !self.book.tabs[index + 1..]
+            .iter()
+            .all(|t| ours.contains(&t.id))
+        {
+            return Ok(Closing::LeftOpen);
+        }
+        // The list checked as the book has it (nothing closed or opened
+        // since): `index` is the tab's place now.
         self.select(id)?;
         self.moving_current()?;
-        // Its reply lists the tabs left, when exactly (src/tabs/proof.rs).
-        let left = match self.send(&["tab-close".into()])? {
+        // Its reply lists the tabs left, when exactly (src/tabs/proof.rs);
+        // an index past the end (a tab closed meanwhile) is an error.
+        let left = match self.send(&["tab-close".into(), index.to_string()])? {
             Reply::Text {
                 text,
                 is_error: false,
             } => text.as_deref().and_then(proof::exact_list),
-            _ => return Err(TabsError::Unlisted("the tab did not close".into())),
+            _ => None,
         };
         let agent = self.agent.clone();
         let during = During {
@@ -645,9 +670,13 @@ impl Desk {
                 let seen = self.redacted(seen);
                 self.read_in(&seen, &during);
                 self.baseline = Some(seen);
-                Ok(())
             }
-            None => self.finish(&during),
+            None => self.finish(&during)?,
+        }
+        // Closed by the request or by its own page meanwhile: gone either way.
+        match self.book.index_of(id) {
+            None => Ok(Closing::Closed),
+            Some(_) => Err(TabsError::Unlisted("the tab did not close".into())),
         }
     }
 
@@ -789,6 +818,14 @@ impl Desk {
             std::thread::sleep(Duration::from_millis(100));
         }
     }
+}
+
+/// What [`Desk::close`] did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Closing {
+    Closed,
+    /// Nothing was sent: a tab after it is not the closer's.
+    LeftOpen,
 }
 
 /// How the tabs after a command were known.

@@ -1,0 +1,213 @@
+//! Harm without reading (docs/DESIGN.md, "Who closes a tab"): agent bob,
+//! with ordinary `my-chrome` commands and pages he controls, tries to
+//! close ann's tab. Every attempt ends with ann's tab open, hers, and her
+//! commands run. The real binary, the real pinned CLI, a session of
+//! `my-chrome connect` to the Chrome stand-in (a real Chromium).
+
+mod common;
+
+use std::thread;
+use std::time::Duration;
+
+use common::browser::{Browser, as_agent, browser};
+use common::run::Running;
+use common::site::{agent_text, put_page};
+use common::{read_snapshot, reference};
+use nix::sys::signal::{Signal, kill};
+use nix::unistd::Pid;
+
+/// A page that learns the moment its tab is selected (the daemon asks the
+/// page for its WebMCP tools then) and closes itself: at once, or the
+/// milliseconds after that its query names; `popup` opens a popup first
+/// (a tab appended as its own goes), so the session keeps its count. A
+/// mark after a comma is requested from the site as `/probed-<mark>` when
+/// it learns it. Its first second is left alone (the daemon may ask as it
+/// opens the tab).
+const CLOSER: &str = r#"<!doctype html><html><head><title>Closer</title></head><body>
+<h1>Closes itself when selected</h1>
+<script>
+const [how, mark] = location.search.slice(1).split(',');
+const close = () => {
+  if (how === 'popup') window.open('/popup', '_blank', 'width=400,height=300');
+  window.close();
+};
+Object.defineProperty(navigator, 'modelContext', { configurable: true, value: { getTools() {
+  if (performance.now() > 1000) {
+    if (mark) navigator.sendBeacon('/probed-' + mark);
+    if (how === 'popup' || how === '0') close(); else setTimeout(close, Number(how));
+  }
+  return [];
+} } });
+</script></body></html>"#;
+
+/// A closer in a popup of bob's page (a page may close only a window a
+/// script opened), given to bob by the user; then ann's command makes her
+/// tab the daemon's current one, so that bob's next command on the popup
+/// selects it again.
+fn bob_opens_a_closer(b: &Browser, how: &str) -> String {
+    let yaml = read_snapshot(
+        b.sandbox(),
+        &b.ok("bob", &["snapshot", "--tab", "home"]).stdout,
+    );
+    let before = user_tabs(b);
+    b.ok(
+        "bob",
+        &["click", &reference(&yaml, "Open popup"), "--tab", "home"],
+    );
+    let popup = common::wait::until("the popup", Duration::from_secs(20), || {
+        b.ok("bob", &["tab-list"]);
+        let new: Vec<String> = user_tabs(b)
+            .into_iter()
+            .filter(|t| !before.contains(t))
+            .collect();
+        match new.as_slice() {
+            [one] => Ok(one.clone()),
+            _ => Err(format!("{new:?}")),
+        }
+    });
+    b.ok("person", &["tab-give", &popup, "bob"]);
+    let closer = b.site.url(&format!("/put/closer?{how}"));
+    b.ok("bob", &["goto", &closer, "--tab", &popup]);
+    b.ok("ann", &["snapshot"]);
+    thread::sleep(Duration::from_millis(1100));
+    popup
+}
+
+/// The `user_tabs` of `agents --json`, as ids.
+fn user_tabs(b: &Browser) -> Vec<String> {
+    b.agents()["user_tabs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["id"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// ann's tabs, by id, and that each still answers her.
+fn anns_tabs_answer(b: &Browser, tabs: &[String]) {
+    let listed: Vec<String> = b.tabs("ann").into_iter().map(|t| t.0).collect();
+    assert_eq!(listed, tabs, "ann's tabs");
+    for tab in tabs {
+        let run = b.ok("ann", &["snapshot", "--tab", tab]);
+        assert!(run.stdout.contains(&agent_text("ann")), "{}", run.stdout);
+    }
+}
+
+/// bob's tab before ann's: closing it is not done (a page closing itself
+/// at that moment would move ann's tab into its place); it is left open,
+/// the user's, and no request reaches the browser for it.
+#[test]
+fn a_tab_with_anothers_tab_after_it_is_left_open_for_the_user() {
+    let b = browser();
+    put_page("closer", CLOSER);
+    b.ok("bob", &["tab-new", &b.site.url("/put/closer?0")]);
+    b.ok("bob", &["tab-new", &b.site.url("/put/closer?0")]);
+    let bobs: Vec<String> = b.tabs("bob").into_iter().map(|t| t.0).collect();
+    b.ok("ann", &["tab-new", &b.page("ann")]);
+    let anns: Vec<String> = b.tabs("ann").into_iter().map(|t| t.0).collect();
+    thread::sleep(Duration::from_millis(1100));
+    let closing = common::browser::run_as(b.sandbox(), "bob", &["tab-close", &bobs[0]]);
+    closing.expect(7, "was not closed");
+    assert!(
+        closing.stderr.contains("the user's now"),
+        "{}",
+        closing.stderr
+    );
+    anns_tabs_answer(&b, &anns);
+    assert!(b.tabs("bob").iter().all(|t| t.0 != bobs[0]), "still bob's");
+    let agents = b.agents();
+    let user = agents["user_tabs"].as_array().unwrap();
+    assert!(
+        user.iter().any(
+            |t| t["id"] == bobs[0].as_str() && t["why"].as_str().unwrap().contains("left open")
+        ),
+        "{agents}"
+    );
+    // release, the same: bob's other tab before ann's stays open, the
+    // user's.
+    let released = b.ok("bob", &["release"]);
+    assert!(released.stdout.contains("0 closed"), "{}", released.stdout);
+    anns_tabs_answer(&b, &anns);
+    assert!(user_tab(&b, &bobs[1]));
+    // Never selected by my-chrome: neither page closed itself.
+    let closers = b
+        .chrome
+        .pages()
+        .iter()
+        .filter(|(url, _)| url.contains("/put/closer"))
+        .count();
+    assert_eq!(closers, 2, "{:?}", b.chrome.pages());
+}
+
+/// Whether `id` is one of the user's tabs.
+fn user_tab(b: &Browser, id: &str) -> bool {
+    b.agents()["user_tabs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|t| t["id"] == id)
+}
+
+/// bob's tab last: closed by its place, which a page closing itself can
+/// only make fail. At every moment after its selection, with a popup of
+/// its own appended as it goes, and with bob's my-chrome stopped midway:
+/// ann's tab stays open and hers.
+#[test]
+fn a_page_that_closes_itself_when_selected_closes_no_other_agents_tab() {
+    let b = browser();
+    put_page("closer", CLOSER);
+    b.ok("bob", &["tab-new", "--label", "home", &b.site.url("/")]);
+    b.ok("ann", &["tab-new", &b.page("ann")]);
+    let anns: Vec<String> = b.tabs("ann").into_iter().map(|t| t.0).collect();
+    // The popup last: it may come after the next tab (then that tab is
+    // left open, as one with another's after it).
+    for (n, (how, stop)) in [
+        ("0", false),
+        ("80", false),
+        ("600", false),
+        ("0", true),
+        ("50", true),
+        ("150", true),
+        ("popup", false),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let bobs = bob_opens_a_closer(&b, &format!("{how},{n}"));
+        let closing = Running::start(as_agent(b.sandbox(), "bob", &["tab-close", &bobs]));
+        if stop {
+            // Stopped the moment its page learns it is selected, for
+            // longer than the page waits: the page closes while bob's
+            // my-chrome is between the selection and the close.
+            let probed = format!("/probed-{n}");
+            let deadline = std::time::Instant::now() + Duration::from_secs(20);
+            while !b.site.was_requested(&probed) {
+                if std::time::Instant::now() > deadline {
+                    let run = closing.wait();
+                    panic!("never selected: {run:?} {}", b.agents());
+                }
+                thread::sleep(Duration::from_millis(1));
+            }
+            let pid = Pid::from_raw(closing.child.id() as i32);
+            let _ = kill(pid, Signal::SIGSTOP);
+            thread::sleep(Duration::from_millis(600));
+            let _ = kill(pid, Signal::SIGCONT);
+        }
+        let closing = closing.wait();
+        // Closed (by bob or its page), or the tabs moved under the check
+        // (its page went first): either way, nothing of ann's.
+        assert!(
+            [0, 1].contains(&closing.code),
+            "{how}: {}{}{}",
+            closing.stdout,
+            closing.stderr,
+            b.agents()
+        );
+        eprintln!("closer?{how} (stopped: {stop}): exit {}", closing.code);
+        anns_tabs_answer(&b, &anns);
+        // bob hears once that its page closed his tab, if it did.
+        let told = common::browser::run_as(b.sandbox(), "bob", &["tab-list"]);
+        assert!([0, 8].contains(&told.code), "{}", told.stderr);
+        assert!(b.tabs("bob").iter().all(|t| t.0 != bobs), "{how}");
+    }
+}
