@@ -9,7 +9,7 @@ mod common;
 use std::thread;
 use std::time::Duration;
 
-use common::browser::{Browser, as_agent, browser};
+use common::browser::{Browser, as_agent, browser, run_as};
 use common::run::Running;
 use common::site::{agent_text, put_page};
 use common::{read_snapshot, reference};
@@ -106,7 +106,7 @@ fn a_tab_with_anothers_tab_after_it_is_left_open_for_the_user() {
     b.ok("ann", &["tab-new", &b.page("ann")]);
     let anns: Vec<String> = b.tabs("ann").into_iter().map(|t| t.0).collect();
     thread::sleep(Duration::from_millis(1100));
-    let closing = common::browser::run_as(b.sandbox(), "bob", &["tab-close", &bobs[0]]);
+    let closing = run_as(b.sandbox(), "bob", &["tab-close", &bobs[0]]);
     closing.expect(7, "was not closed");
     assert!(
         closing.stderr.contains("the user's now"),
@@ -206,8 +206,106 @@ fn a_page_that_closes_itself_when_selected_closes_no_other_agents_tab() {
         eprintln!("closer?{how} (stopped: {stop}): exit {}", closing.code);
         anns_tabs_answer(&b, &anns);
         // bob hears once that its page closed his tab, if it did.
-        let told = common::browser::run_as(b.sandbox(), "bob", &["tab-list"]);
+        let told = run_as(b.sandbox(), "bob", &["tab-list"]);
         assert!([0, 8].contains(&told.code), "{}", told.stderr);
         assert!(b.tabs("bob").iter().all(|t| t.0 != bobs), "{how}");
     }
+}
+
+/// `disconnect`, a `connect --for` that ends the session sooner and
+/// `uninstall`, while ann has a tab: the user's step, asked in the
+/// browser. Refused, nothing ends and ann works on; a name claimed without
+/// its key is not ann's; confirmed, it ends; an agent alone in the session
+/// ends it unasked.
+#[test]
+fn ending_the_session_under_anothers_work_is_the_users_step() {
+    let b = browser();
+    b.ok("ann", &["goto", &b.page("ann")]);
+    b.ok("bob", &["goto", &b.page("bob")]);
+    let ann_works = || {
+        let title = b.ok("ann", &["eval", "document.title"]);
+        assert!(title.stdout.contains("Agent ann"), "{}", title.stdout);
+    };
+    b.chrome.person_will("refuse");
+    for line in [
+        &["--agent", "bob", "disconnect"][..],
+        &["--agent", "bob", "connect", "--for", "1m"],
+        &["--agent", "bob", "uninstall"],
+        // ann's name, without ann's key: not ann.
+        &["--agent", "ann", "disconnect"],
+    ] {
+        let run = match line[1] {
+            "bob" => run_as(b.sandbox(), "bob", &line[2..]),
+            _ => b.sandbox().run(line),
+        };
+        run.expect(7, "the user refused in the browser");
+        assert!(run.stderr.contains("asked the user in"), "{}", run.stderr);
+        ann_works();
+    }
+    let dry = run_as(b.sandbox(), "bob", &["uninstall", "--dry-run"]);
+    dry.expect(0, "");
+    assert!(
+        dry.stdout
+            .contains("ends other agents' work (Agent ann loses 1 tab"),
+        "{}",
+        dry.stdout
+    );
+    b.chrome.person_will("confirm");
+    let ended = run_as(b.sandbox(), "bob", &["disconnect"]);
+    ended.expect(0, "");
+    assert!(
+        ended.stderr.contains("asked the user in"),
+        "{}",
+        ended.stderr
+    );
+    run_as(b.sandbox(), "ann", &["eval", "document.title"]).expect(4, "my-chrome connect");
+    // A new session, ann alone in it: her own disconnect asks nobody.
+    b.sandbox()
+        .run(&["--agent", "person", "connect"])
+        .expect(0, "");
+    b.ok("ann", &["goto", &b.page("ann")]);
+    b.chrome.person_will("away");
+    let alone = run_as(b.sandbox(), "ann", &["disconnect"]);
+    alone.expect(0, "");
+    assert!(!alone.stderr.contains("asked the user"), "{}", alone.stderr);
+}
+
+/// Browser-wide state outlives no agent: bob's offline network and route
+/// end in the browser when he releases (ann's page loads again); his
+/// tracing, left on when he goes quiet past the gone time, is ended by
+/// the next command of another. `agents` shows each hold with its agent meanwhile.
+#[test]
+fn a_hold_ends_with_its_agent() {
+    let b = browser();
+    b.ok("person", &["setup", "--agent-gone", "10s"]);
+    b.ok("bob", &["goto", &b.page("bob")]);
+    b.ok("bob", &["network-state-set", "offline"]);
+    b.ok("bob", &["route", "**/never-requested"]);
+    run_as(b.sandbox(), "ann", &["goto", &b.page("ann")]).expect(7, "agent bob has");
+    let holds = b.agents()["holds"].clone();
+    let held: Vec<(&str, &str)> = holds
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| (h["agent"].as_str().unwrap(), h["what"].as_str().unwrap()))
+        .collect();
+    assert_eq!(held, [("bob", "network"), ("bob", "routes")], "{holds}");
+    b.ok("bob", &["release"]);
+    assert_eq!(b.agents()["holds"], serde_json::json!([]));
+    // Online again: ann's page loads.
+    let reloaded = b.ok("ann", &["goto", &b.page("ann")]);
+    assert!(reloaded.stdout.contains("Agent ann"), "{}", reloaded.stdout);
+
+    // cid alone in the session starts tracing, then goes quiet.
+    b.ok("ann", &["release"]);
+    b.ok("cid", &["goto", &b.page("cid")]);
+    b.ok("cid", &["tracing-start"]);
+    run_as(b.sandbox(), "dan", &["tab-list"]).expect(7, "agent cid has tracing running");
+    thread::sleep(Duration::from_secs(11));
+    // dan's name ended too (the gone time): a new one runs.
+    b.ok("eve", &["tab-list"]);
+    assert_eq!(b.agents()["holds"], serde_json::json!([]));
+    let log = std::fs::read_to_string(b.sandbox().runtime.join("lease.log")).unwrap();
+    assert!(log.contains("HOLD-ENDED agent=cid what=tracing"), "{log}");
+    assert!(log.contains("HOLD-ENDED agent=bob what=network"), "{log}");
 }

@@ -9,7 +9,7 @@ use crate::lease::log::Event;
 use crate::policy::tabs::{TabRef, label};
 use crate::runtime::Runtime;
 use crate::session::SessionError;
-use crate::tabs::book::{Owner, Tab};
+use crate::tabs::book::{HoldKind, Owner, Tab};
 use crate::tabs::view::Agents;
 use crate::tabs::{Closing, Desk, TabsError, listing};
 
@@ -197,9 +197,36 @@ pub fn release(config: &Config, tab: Option<&str>, keep: bool) -> Result<(), Err
             }
         }
     }
+    // What it left on for every tab ends with it: its holds are no
+    // agent's now, ended in the browser (or by the next command, if the
+    // daemon did not confirm it now).
+    let kept: Vec<HoldKind> = match only {
+        Some(_) => Vec::new(),
+        None => {
+            let before: Vec<HoldKind> = desk
+                .book
+                .holds
+                .iter()
+                .filter(|h| h.agent == agent)
+                .map(|h| h.what)
+                .collect();
+            // A daemon that fails now loses nothing given back: said below.
+            let ended = desk.end_orphaned_holds().unwrap_or_default();
+            before
+                .into_iter()
+                .filter(|what| !ended.iter().any(|h| h.agent == agent && h.what == *what))
+                .collect()
+        }
+    };
     desk.save()?;
     if only.is_none() {
         crate::identity::end(config, &turn.runtime, &agent)?;
+    }
+    for what in kept {
+        crate::output::notice(&format!(
+            "my-chrome: {} could not be ended now; the next command of any agent ends it",
+            what.describe()
+        ));
     }
     turn.lease().log(
         None,

@@ -3,6 +3,7 @@
 //! and never kill processes by name (invariant 11). Needs only an intact
 //! helper, so a copy that is no longer supported can still let go.
 
+use crate::command::ending;
 use crate::command::start::Start;
 use crate::config::Config;
 use crate::error::{Error, lifts_core};
@@ -41,6 +42,10 @@ impl DisconnectError {
 lifts_core!(DisconnectError);
 
 pub fn disconnect(config: &Config) -> Result<(), DisconnectError> {
+    // Other agents' work ends with the session: the user's step then,
+    // asked before the turn is taken.
+    let asked = ending::at_work_now(config);
+    ending::ask(config, "disconnect", &asked).map_err(Error::from)?;
     // Never pull the session from under another agent's turn; an intact
     // copy is enough to let go.
     let start = Start::new(config, Check::Intact)
@@ -52,6 +57,7 @@ pub fn disconnect(config: &Config) -> Result<(), DisconnectError> {
         }
         other => other?,
     };
+    ending::still_as_asked(&ending::at_work_now(config), &asked).map_err(Error::from)?;
     // The tab book stays: the next session's ids start after its last.
     let said = started.detaching()?.run()?;
     // The user let the session go: no limit of it, nor its end, is kept.

@@ -249,6 +249,8 @@ fn run_for_agent(
     outputs: Outputs,
 ) -> Result<Outcome, ForwardError> {
     desk.check_notices()?;
+    // What no agent is left to end keeps nobody out for good.
+    desk.end_orphaned_holds()?;
     desk.check_holds()?;
     let scope = scope_of(asked.name);
     if scope == Scope::Tabs {
@@ -287,7 +289,7 @@ fn run_for_agent(
     // it all the same.
     if let Some(HoldChange::Starts(kind)) = hold {
         let agent = desk.agent.clone();
-        desk.book.start_hold(&agent, kind);
+        desk.book.start_hold(&agent, kind, crate::lease::now_ms());
         desk.save()?;
     }
     let during = During {

@@ -11,6 +11,7 @@ pub mod connect;
 pub mod detach;
 pub mod disconnect;
 pub mod doctor;
+pub mod ending;
 pub mod ensure;
 pub mod failure;
 pub mod forward;

@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use crate::command::disconnect;
+use crate::command::ending::{self, AtWork};
 use crate::command::start::{Start, Turn};
 use crate::config::Config;
 use crate::error::{Error, lifts_core};
@@ -148,8 +149,10 @@ pub fn uninstall(config: &Config, asked: Asked) -> Result<(), UninstallError> {
     // refusal leaves everything.
     let user_asked = asked.forget_token && token.exists()?;
     let agents_files = agents_files(&plan);
-    if user_asked || agents_files > 0 {
-        let mut rows = Vec::new();
+    // Other agents' work ends with the session it detaches.
+    let at_work = ending::at_work_now(config);
+    if user_asked || agents_files > 0 || !at_work.is_empty() {
+        let mut rows = ending::rows(&at_work);
         if user_asked {
             rows.push(("Deleted from".into(), token.describe()));
         }
@@ -179,7 +182,7 @@ pub fn uninstall(config: &Config, asked: Asked) -> Result<(), UninstallError> {
         output::line(&nothing_to_remove(config));
     } else {
         let held = match &plan.runtime {
-            Some((runtime, _)) => Some(let_go(config, runtime)?),
+            Some((runtime, _)) => Some(let_go(config, runtime, &at_work)?),
             None => None,
         };
         // Surveyed again, now that nothing of ours runs: the same folders,
@@ -396,7 +399,7 @@ enum Held {
 /// Detaches the session as `disconnect` does, saying so, and keeps its
 /// turn and the wrapper lock; without an installed copy to run, there is
 /// no session, and the wrapper lock alone is taken.
-fn let_go(config: &Config, runtime: &Runtime) -> Result<Held, UninstallError> {
+fn let_go(config: &Config, runtime: &Runtime, asked: &AtWork) -> Result<Held, UninstallError> {
     let start = Start::new(config, Check::Intact)
         .ending_waits()
         .open_turn("uninstall", Kind::Session);
@@ -421,6 +424,7 @@ fn let_go(config: &Config, runtime: &Runtime) -> Result<Held, UninstallError> {
         }
         Err(e) => return Err(e.into()),
     };
+    ending::still_as_asked(&ending::at_work_now(config), asked).map_err(Error::from)?;
     let watcher = limits::read(&started.runtime).map_err(SessionError::from)?;
     if !matches!(started.session_state(), SessionState::Missing) {
         output::line(&started.detaching()?.run()?);
@@ -538,6 +542,18 @@ fn dry_run(config: &Config, plan: &Plan, asked: Asked, token: &Store) -> String 
         would.push(format!(
             "  first ask you in your browser, since it forgets which agent's command wrote which \
              of {agents_files} files and folders still on disk"
+        ));
+    }
+    let at_work = ending::at_work_now(config);
+    if !at_work.is_empty() {
+        let whose: Vec<String> = ending::rows(&at_work)
+            .into_iter()
+            .map(|(who, what)| format!("{who} {what}"))
+            .collect();
+        would.push(format!(
+            "  first ask you in your browser, since the session it detaches ends other agents' \
+             work ({})",
+            whose.join("; ")
         ));
     }
     if asked.forget_token {

@@ -52,6 +52,11 @@ pub enum ConsentError {
     )]
     Refused(String),
     #[error(
+        "{0}, so what they confirmed is not what it is now; nothing changed. Ask the user again \
+         if it is still wanted"
+    )]
+    Meanwhile(String),
+    #[error(
         "the user closed the consent page without answering: {0} Nothing changed; ask the user \
          before asking again"
     )]
@@ -73,9 +78,10 @@ impl ConsentError {
             ConsentError::Delivery { why, .. } => why.exit(),
             ConsentError::Tampered(_) => Exit::Security,
             ConsentError::Interrupted => Exit::Failure,
-            ConsentError::Refused(_) | ConsentError::Closed(_) | ConsentError::Expired { .. } => {
-                Exit::Busy
-            }
+            ConsentError::Refused(_)
+            | ConsentError::Closed(_)
+            | ConsentError::Expired { .. }
+            | ConsentError::Meanwhile(_) => Exit::Busy,
         }
     }
 }
@@ -158,6 +164,10 @@ mod tests {
         let cases = [
             (ConsentError::Refused(what()), Exit::Busy),
             (ConsentError::Closed(what()), Exit::Busy),
+            (
+                ConsentError::Meanwhile("agent dan began work while the user was asked".into()),
+                Exit::Busy,
+            ),
             (
                 ConsentError::Expired {
                     what: what(),

@@ -41,6 +41,11 @@ pub enum Event<'a> {
     /// The session reached the user's `reason` limit (`idle`, `lifetime`)
     /// of `limit` and was detached.
     Ended { reason: &'a str, limit: Duration },
+    /// Its browser-wide state (`what`) was ended for it: it had released,
+    /// gone quiet, or its name had ended.
+    HoldEnded {
+        what: crate::policy::holds::HoldKind,
+    },
 }
 
 /// The wrapper commands that take the lease; with the pinned CLI's
@@ -83,6 +88,7 @@ pub fn line(at: SystemTime, agent: &str, command: Option<&str>, event: &Event) -
         Event::Abandoned { .. } => "ABANDONED",
         Event::Finished { .. } => "FINISHED",
         Event::Ended { .. } => "ENDED",
+        Event::HoldEnded { .. } => "HOLD-ENDED",
     });
     let _ = write!(out, " agent={agent}");
     if let Some(command) = command {
@@ -133,6 +139,9 @@ pub fn line(at: SystemTime, agent: &str, command: Option<&str>, event: &Event) -
         }
         Event::Ended { reason, limit } => {
             let _ = write!(out, " reason={reason} limit={}s", limit.as_secs());
+        }
+        Event::HoldEnded { what } => {
+            let _ = write!(out, " what={}", what.word());
         }
     }
     out.push('\n');

@@ -20,6 +20,15 @@ pub enum HoldKind {
 }
 
 impl HoldKind {
+    /// Its one word, as the book stores it.
+    pub fn word(self) -> &'static str {
+        match self {
+            HoldKind::Tracing => "tracing",
+            HoldKind::Routes => "routes",
+            HoldKind::Network => "network",
+        }
+    }
+
     /// What it is and what ends it.
     pub fn describe(self) -> &'static str {
         match self {
@@ -52,6 +61,14 @@ pub enum HoldChange {
 pub struct Hold {
     pub agent: String,
     pub what: HoldKind,
+    /// When it was recorded, in milliseconds since the Unix epoch (0: a
+    /// book from before this was kept).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub since: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// The hold that keeps `agent`'s command out, whatever the command: the
@@ -60,19 +77,30 @@ pub fn keeping_out<'a>(holds: &'a [Hold], agent: &str) -> Option<&'a Hold> {
     holds.iter().find(|h| h.agent != agent)
 }
 
-/// `holds` once `agent`'s command made `change`: one hold of a kind per
-/// agent; an agent ends only its own.
-pub fn apply(holds: &mut Vec<Hold>, agent: &str, change: HoldChange) {
+/// `holds` once `agent`'s command made `change` at `now`: one hold of a
+/// kind per agent; an agent ends only its own.
+pub fn apply(holds: &mut Vec<Hold>, agent: &str, change: HoldChange, now: u64) {
     match change {
         HoldChange::Starts(kind) => {
             if !holds.iter().any(|h| h.agent == agent && h.what == kind) {
                 holds.push(Hold {
                     agent: agent.into(),
                     what: kind,
+                    since: now,
                 });
             }
         }
         HoldChange::Ends(kind) => holds.retain(|h| !(h.agent == agent && h.what == kind)),
+    }
+}
+
+/// The daemon request that ends a hold of `kind` for every tab, whoever
+/// started it (`route`'s routes are all one agent's: none runs beside it).
+pub fn ending_words(kind: HoldKind) -> &'static [&'static str] {
+    match kind {
+        HoldKind::Tracing => &["tracing-stop"],
+        HoldKind::Routes => &["unroute"],
+        HoldKind::Network => &["network-state-set", "online"],
     }
 }
 
@@ -135,6 +163,7 @@ mod tests {
         Hold {
             agent: agent.into(),
             what,
+            since: 0,
         }
     }
 
@@ -155,20 +184,20 @@ mod tests {
         use HoldChange::{Ends, Starts};
         use HoldKind::{Routes, Tracing};
         let mut holds = Vec::new();
-        apply(&mut holds, "a", Starts(Tracing));
-        apply(&mut holds, "a", Starts(Routes));
-        apply(&mut holds, "a", Starts(Routes));
-        apply(&mut holds, "b", Starts(Routes));
+        apply(&mut holds, "a", Starts(Tracing), 0);
+        apply(&mut holds, "a", Starts(Routes), 0);
+        apply(&mut holds, "a", Starts(Routes), 0);
+        apply(&mut holds, "b", Starts(Routes), 0);
         assert_eq!(
             holds,
             [hold("a", Tracing), hold("a", Routes), hold("b", Routes)]
         );
         // b's end ends b's routes, never a's; an end of none changes none.
-        apply(&mut holds, "b", Ends(Routes));
+        apply(&mut holds, "b", Ends(Routes), 0);
         assert_eq!(holds, [hold("a", Tracing), hold("a", Routes)]);
-        apply(&mut holds, "b", Ends(Tracing));
+        apply(&mut holds, "b", Ends(Tracing), 0);
         assert_eq!(holds, [hold("a", Tracing), hold("a", Routes)]);
-        apply(&mut holds, "a", Ends(Tracing));
+        apply(&mut holds, "a", Ends(Tracing), 0);
         assert_eq!(holds, [hold("a", Routes)]);
     }
 

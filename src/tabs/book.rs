@@ -860,15 +860,35 @@ impl Book {
         holds::keeping_out(&self.holds, agent)
     }
 
-    /// `agent` may have started `kind` (recorded before its command is
-    /// sent: it holds whatever the command's fate).
-    pub fn start_hold(&mut self, agent: &str, kind: HoldKind) {
-        holds::apply(&mut self.holds, agent, HoldChange::Starts(kind));
+    /// `agent` may have started `kind` at `now` (recorded before its
+    /// command is sent: it holds whatever the command's fate).
+    pub fn start_hold(&mut self, agent: &str, kind: HoldKind, now: u64) {
+        holds::apply(&mut self.holds, agent, HoldChange::Starts(kind), now);
     }
 
     /// `agent`'s command that ends `kind` ran.
     pub fn end_hold(&mut self, agent: &str, kind: HoldKind) {
-        holds::apply(&mut self.holds, agent, HoldChange::Ends(kind));
+        holds::apply(&mut self.holds, agent, HoldChange::Ends(kind), 0);
+    }
+
+    /// Holds no agent is there to end: their agent gave everything back
+    /// (`release`), had no command for `gone_after_ms` by `now`, or its
+    /// name ended (registered anew).
+    pub fn orphaned_holds(&self, now: u64, gone_after_ms: u64) -> Vec<Hold> {
+        self.holds
+            .iter()
+            .filter(|h| {
+                self.agents
+                    .get(&h.agent)
+                    .is_none_or(|a| a.last_at.saturating_add(gone_after_ms) <= now)
+            })
+            .cloned()
+            .collect()
+    }
+
+    /// A hold that was ended for its agent.
+    pub fn drop_hold(&mut self, hold: &Hold) {
+        self.holds.retain(|h| h != hold);
     }
 
     /// The notes for `agent`, taken.
@@ -976,7 +996,7 @@ mod tests {
         book.agents.get_mut("b").unwrap().registration = Some(7);
         assert!(book.registered("b", 7, 50).is_empty());
         assert_eq!(book.tab(2).unwrap().owner, agent("b"));
-        book.start_hold("b", HoldKind::Tracing);
+        book.start_hold("b", HoldKind::Tracing, 1);
         book.agents
             .get_mut("b")
             .unwrap()
@@ -1022,7 +1042,7 @@ mod tests {
         // Gone with no tab but browser-wide state it started: kept, so the
         // hold stays its own to end.
         book.registered("d", 4, 1_000);
-        book.start_hold("d", HoldKind::Routes);
+        book.start_hold("d", HoldKind::Routes, 1);
         book.expire(5_000, 1_000);
         assert_eq!(book.agents["d"].registration, Some(4));
         // A hold of another agent's keeps nobody else's entry.
@@ -1429,9 +1449,9 @@ mod tests {
     #[test]
     fn browser_wide_state_keeps_other_agents_out_until_it_ends() {
         let mut book = two_agents();
-        book.start_hold("a", HoldKind::Tracing);
-        book.start_hold("a", HoldKind::Routes);
-        book.start_hold("a", HoldKind::Routes);
+        book.start_hold("a", HoldKind::Tracing, 1);
+        book.start_hold("a", HoldKind::Routes, 1);
+        book.start_hold("a", HoldKind::Routes, 1);
         assert_eq!(book.holds.len(), 2, "one hold of a kind per agent");
         assert_eq!(book.held_by_other("b").unwrap().what, HoldKind::Tracing);
         assert!(book.held_by_other("a").is_none());
@@ -1517,7 +1537,8 @@ mod tests {
             read.holds,
             [Hold {
                 agent: "a".into(),
-                what: HoldKind::Tracing
+                what: HoldKind::Tracing,
+                since: 0,
             }]
         );
         // Written back unchanged.

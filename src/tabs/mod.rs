@@ -22,10 +22,11 @@ use crate::daemon::request::{Plan, Request, plan_words};
 use crate::daemon::{self, DaemonError, Reply};
 use crate::exit::Exit;
 use crate::lease::{self, HeldLease, log::Event};
+use crate::policy::holds::Hold;
 use crate::policy::tabs::TabRef;
 use crate::runtime::{Runtime, RuntimeError, StateFile};
 use align::Seen;
-use book::{Book, During, Refused};
+use book::{Book, During, HoldKind, Refused};
 use listing::Shown;
 use notice::Notice;
 use proof::Proof;
@@ -88,8 +89,9 @@ pub enum TabsError {
     )]
     Withheld { own: String },
     #[error(
-        "agent {agent} has {}; nothing was run. It ends it itself; if agent {agent} is gone, ask \
-         the user (only the user ends the session for every agent)",
+        "agent {agent} has {}; nothing was run. It ends when agent {agent} ends it, gives its \
+         tabs back (`release`), or has had no command for the gone time (`my-chrome agents` \
+         shows since when); run the command again then",
         .what.describe()
     )]
     Held { agent: String, what: book::HoldKind },
@@ -358,6 +360,8 @@ pub struct Desk {
     budget: daemon::Housekeeping,
     /// The bound on a command of the agent's own (`tab-new`).
     command: Duration,
+    /// Agents quiet for this long are gone (the user's setting).
+    gone_after: Duration,
     pub agent: String,
     pub book: Book,
     /// The stored token's fingerprint: no header is kept with the token
@@ -396,6 +400,7 @@ impl Desk {
             cwd: cwd.to_path_buf(),
             budget,
             command,
+            gone_after,
             agent: held.agent.clone(),
             book: Book::fresh("", 1, &[], false),
             known: crate::token::fingerprint::recorded(runtime)?,
@@ -458,6 +463,52 @@ impl Desk {
         let state = self.book.agents.entry(self.agent.clone()).or_default();
         state.last_command = lease::log::command_name(command).into();
         state.last_at = lease::now_ms();
+    }
+
+    /// Ends, in the browser, every hold no agent is there to end
+    /// (`Book::orphaned_holds`: its agent released, went quiet past the
+    /// gone time, or its name ended), so that none keeps the others out
+    /// for good. One whose end the daemon did not confirm stays, for the
+    /// next command to try again. Which ended.
+    pub fn end_orphaned_holds(&mut self) -> Result<Vec<Hold>, TabsError> {
+        let now = lease::now_ms();
+        let orphaned = self
+            .book
+            .orphaned_holds(now, self.gone_after.as_millis() as u64);
+        let mut ended = Vec::new();
+        for hold in orphaned {
+            let words: Vec<String> = crate::policy::holds::ending_words(hold.what)
+                .iter()
+                .map(|w| (*w).to_string())
+                .collect();
+            let done = match self.send(&words)? {
+                Reply::Text {
+                    is_error: false, ..
+                } => true,
+                // Stopped already (the command that started it never
+                // reached the browser, or failed there).
+                Reply::Text {
+                    text: Some(text),
+                    is_error: true,
+                } => hold.what == HoldKind::Tracing && text.contains("Tracing is not started"),
+                _ => false,
+            };
+            if done {
+                self.book.drop_hold(&hold);
+                let line = lease::log::line(
+                    std::time::SystemTime::now(),
+                    &hold.agent,
+                    None,
+                    &Event::HoldEnded { what: hold.what },
+                );
+                lease::log::append(&self.runtime, &[line])?;
+                ended.push(hold);
+            }
+        }
+        if !ended.is_empty() {
+            self.save()?;
+        }
+        Ok(ended)
     }
 
     /// Another agent's browser-wide state keeps this one out.

@@ -27,6 +27,17 @@ pub struct Agents {
     /// What is left of the session's idle and lifetime limits (none: no
     /// session has them).
     pub session_limits: Option<crate::session::limits::Status>,
+    /// Browser-wide state an agent left on (tracing, routes, an offline
+    /// network), which keeps the others out while it lasts.
+    pub holds: Vec<HoldView>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct HoldView {
+    pub agent: String,
+    pub what: &'static str,
+    /// Seconds since it was recorded (none: a book from before that).
+    pub secs: Option<u64>,
 }
 
 #[derive(Debug, Serialize)]
@@ -83,6 +94,7 @@ impl Agents {
             spare_tabs: Vec::new(),
             gone_after_secs: 0,
             session_limits: None,
+            holds: Vec::new(),
         };
         let Some(runtime) = Runtime::inspect(&config.runtime)? else {
             out.gone_after_secs = crate::settings::DEFAULT_AGENT_GONE.as_secs();
@@ -128,6 +140,13 @@ impl Agents {
                 last_secs_ago: now.saturating_sub(state.last_at) / 1000,
             });
         }
+        for hold in &book.holds {
+            self.holds.push(HoldView {
+                agent: hold.agent.clone(),
+                what: hold.what.word(),
+                secs: (hold.since > 0).then(|| now.saturating_sub(hold.since) / 1000),
+            });
+        }
         for tab in &book.tabs {
             match tab.owner {
                 Owner::User => self.user_tabs.push(Waiting::of(tab)),
@@ -168,6 +187,9 @@ impl Agents {
         if !self.user_tabs.is_empty() {
             let ids: Vec<&str> = self.user_tabs.iter().map(|t| t.id.as_str()).collect();
             parts.push(format!("user: {}", ids.join(" ")));
+        }
+        for h in &self.holds {
+            parts.push(format!("{} left {} on", h.agent, h.what));
         }
         if let Some(r) = &self.running {
             parts.push(format!(
@@ -232,6 +254,15 @@ impl Agents {
             out.push_str(&format!(
                 "blank tab for the next agent: {}\n",
                 list(&self.spare_tabs)
+            ));
+        }
+        for h in &self.holds {
+            out.push_str(&format!(
+                "agent {} left {} on for every tab{}: no other agent's command runs until it ends \
+                 (when it ends it, releases, or is gone)\n",
+                h.agent,
+                h.what,
+                h.secs.map(|s| format!(" ({s} s ago)")).unwrap_or_default()
             ));
         }
         match &self.running {

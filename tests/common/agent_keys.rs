@@ -52,7 +52,8 @@ pub fn after_run(home: Option<&OsStr>, args: &[String], code: i32, stderr: &str)
         })
         .find(|(_, this)| *this)
         .map(|(arg, _)| arg.as_str());
-    if code == 0 && matches!(command, Some("connect" | "disconnect" | "uninstall")) {
+    let dry = args.iter().any(|a| a == "--dry-run");
+    if code == 0 && !dry && matches!(command, Some("connect" | "disconnect" | "uninstall")) {
         keys.retain(|(h, _), _| *h != home);
     }
     if code == 0 && command == Some("release") && !args.iter().any(|a| a.starts_with("--tab")) {

@@ -19,6 +19,7 @@ use attempt::{Attempt, Preflight};
 
 use crate::browser;
 use crate::child::ChildCommand;
+use crate::command::ending;
 use crate::command::start::{Start, Started, Turn};
 use crate::config::Config;
 use crate::error::{Error, lifts_core};
@@ -144,6 +145,7 @@ impl ConnectError {
 lifts_core!(ConnectError);
 
 pub fn connect(config: &Config, asked_for: Option<&str>) -> Result<(), ConnectError> {
+    let asked = asked_to_end_sooner(config, asked_for)?;
     // Another agent's turn with the browser is not interrupted by a
     // (re)connect; the helper is verified in full before its attach runs.
     let started = Start::new(config, Check::Verified).open_turn("connect", Kind::Session)?;
@@ -152,6 +154,10 @@ pub fn connect(config: &Config, asked_for: Option<&str>) -> Result<(), ConnectEr
     let cli = started.cli()?;
     match state_within_limits(&started)? {
         SessionState::Ready(entry) => {
+            if asked_for.is_some() && ends_sooner(&started.runtime, lifetime) {
+                ending::still_as_asked(&ending::at_work_now(config), &asked)
+                    .map_err(Error::from)?;
+            }
             return reuse(&started, &cli, &entry, lifetime, asked_for.is_some());
         }
         SessionState::Unavailable(why) => {
@@ -213,6 +219,50 @@ fn forget_previous_token(config: &Config) {
             previous.describe()
         )),
     }
+}
+
+/// A `--for` that ends the open session sooner ends every other agent's
+/// work in it sooner: the user's step while one is at work (`ending`),
+/// asked before the turn. What was asked about, to check under the turn.
+fn asked_to_end_sooner(
+    config: &Config,
+    asked_for: Option<&str>,
+) -> Result<ending::AtWork, ConnectError> {
+    let lifetime = asked_for.and_then(|raw| {
+        crate::settings::duration(
+            "--for",
+            raw,
+            crate::settings::LIFETIME_LIMIT_RANGE,
+            crate::settings::LIFETIME_FORMS,
+        )
+        .ok()
+    });
+    // A `--for` that does not read is refused under the turn, as ever.
+    let Some(lifetime) = lifetime else {
+        return Ok(ending::AtWork::default());
+    };
+    let Ok(Some(runtime)) = crate::runtime::Runtime::inspect(&config.runtime) else {
+        return Ok(ending::AtWork::default());
+    };
+    if !ends_sooner(&runtime, lifetime) {
+        return Ok(ending::AtWork::default());
+    }
+    let at_work = ending::at_work_now(config);
+    let step = format!(
+        "connect --for {}, sooner than it would",
+        humantime::format_duration(lifetime)
+    );
+    ending::ask(config, &step, &at_work).map_err(Error::from)?;
+    Ok(at_work)
+}
+
+/// Whether a session of `lifetime` from now ends before the recorded one.
+fn ends_sooner(runtime: &crate::runtime::Runtime, lifetime: Duration) -> bool {
+    let end = crate::lease::now_ms().saturating_add(lifetime.as_millis() as u64);
+    limits::read(runtime)
+        .ok()
+        .flatten()
+        .is_some_and(|recorded| end < recorded.ends_at)
 }
 
 /// "Only after the user approved", made true: the person confirms this
