@@ -242,6 +242,28 @@ fn ending_the_session_under_anothers_work_is_the_users_step() {
         assert!(run.stderr.contains("asked the user in"), "{}", run.stderr);
         ann_works();
     }
+    // Under another session name or HOME, the daemon's registry shows no
+    // session, but the runtime (and every agent's records in it) is the
+    // same: asked all the same. A connect there is refused outright.
+    let elsewhere = tempfile::tempdir().unwrap();
+    for (variable, value) in [
+        ("MY_CHROME_SESSION", std::ffi::OsStr::new("other")),
+        ("HOME", elsewhere.path().as_os_str()),
+    ] {
+        for line in [&["disconnect"][..], &["uninstall"]] {
+            let mut step = as_agent(b.sandbox(), "bob", line);
+            step.env(variable, value);
+            let run = Running::start(step).wait();
+            run.expect(7, "the user refused in the browser");
+            ann_works();
+        }
+        let mut step = as_agent(b.sandbox(), "bob", &["connect"]);
+        step.env(variable, value);
+        Running::start(step)
+            .wait()
+            .expect(1, "open under another session name or HOME");
+        ann_works();
+    }
     let dry = run_as(b.sandbox(), "bob", &["uninstall", "--dry-run"]);
     dry.expect(0, "");
     assert!(
@@ -308,4 +330,42 @@ fn a_hold_ends_with_its_agent() {
     let log = std::fs::read_to_string(b.sandbox().runtime.join("lease.log")).unwrap();
     assert!(log.contains("HOLD-ENDED agent=cid what=tracing"), "{log}");
     assert!(log.contains("HOLD-ENDED agent=bob what=network"), "{log}");
+}
+
+/// A page whose title changes every millisecond (a counter, as an unread
+/// count or a clock does more slowly) fails no command: not another
+/// agent's beside it, not its own agent's on it. How long each took is
+/// printed.
+#[test]
+fn a_title_that_never_holds_still_starves_nobody() {
+    let b = browser();
+    put_page(
+        "ticker",
+        r#"<!doctype html><html><head><title>Tick</title></head><body><h1>Ticker</h1>
+<script>let n = 0; setInterval(() => { document.title = 'Tick ' + (++n); }, 1);</script>
+</body></html>"#,
+    );
+    b.ok("bob", &["tab-new", &b.site.url("/put/ticker")]);
+    b.ok("ann", &["tab-new", &b.page("ann")]);
+    let bobs = b.tabs("bob")[0].0.clone();
+    for round in 0..8 {
+        // Each names the other's tab in turn: every command selects.
+        let started = std::time::Instant::now();
+        let anns = b.ok("ann", &["eval", "document.title"]);
+        assert!(anns.stdout.contains("Agent ann"), "{}", anns.stdout);
+        let took = started.elapsed();
+        let bob_ran = b.ok("bob", &["eval", "document.title", "--tab", &bobs]);
+        assert!(bob_ran.stdout.contains("Tick"), "{}", bob_ran.stdout);
+        eprintln!(
+            "round {round}: ann's eval {} ms, bob's {} ms",
+            took.as_millis(),
+            started.elapsed().as_millis() - took.as_millis()
+        );
+    }
+    let snapshot = b.ok("ann", &["snapshot"]);
+    assert!(
+        snapshot.stdout.contains(&agent_text("ann")),
+        "{}",
+        snapshot.stdout
+    );
 }

@@ -55,9 +55,11 @@ pub fn at_work_now(config: &Config) -> AtWork {
                 &config.session,
                 crate::helper::pin::Pin::shipped().core_version(),
             );
-            match state {
-                crate::session::state::SessionState::Ready(_) => at_work(config, &runtime),
-                _ => AtWork::default(),
+            let ready = matches!(state, crate::session::state::SessionState::Ready(_));
+            if ready || session_open(&runtime) {
+                at_work(config, &runtime)
+            } else {
+                AtWork::default()
             }
         }
         Ok(None) => AtWork::default(),
@@ -67,6 +69,26 @@ pub fn at_work_now(config: &Config) -> AtWork {
             unknown: true,
         },
     }
+}
+
+/// Whether the runtime itself records an open session: its limits name a
+/// watcher that runs, or a command holds the turn. Whatever session name
+/// or `HOME` the caller gives (the daemon's registry is found through
+/// both): a step under another name still clears this runtime's records,
+/// which every agent of it shares. A record that cannot be read counts as
+/// open.
+pub fn session_open(runtime: &Runtime) -> bool {
+    let watched = match crate::session::limits::read(runtime) {
+        Ok(Some(limits)) => crate::procs::ProcessTable::read()
+            .map(|table| crate::session::limits::watcher_runs(&limits, &table))
+            .unwrap_or(true),
+        Ok(None) => false,
+        Err(_) => true,
+    };
+    let running = crate::lease::holder(runtime).map_or(true, |h| {
+        h.is_some_and(|h| h.process.pid != std::process::id())
+    });
+    watched || running
 }
 
 /// Who other than the caller is at work in the session at `runtime`, by
@@ -132,6 +154,18 @@ fn others(
                 n => format!("{n} tabs"),
             };
             agents.push((name, what));
+        }
+    }
+    if let Some(book) = book {
+        for hold in &book.holds {
+            if is_me(&hold.agent) {
+                continue;
+            }
+            let left = format!("{} left on for every tab", hold.what.word());
+            match agents.iter_mut().find(|(n, _)| *n == hold.agent) {
+                Some((_, what)) => *what = format!("{what}, {left}"),
+                None => agents.push((hold.agent.clone(), left)),
+            }
         }
     }
     if let Some((name, command)) = running

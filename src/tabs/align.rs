@@ -257,6 +257,16 @@ fn address(header: &str) -> Option<&str> {
     splits.next().is_none().then(|| &inner[at + 2..])
 }
 
+/// Whether two headers show the same address, whatever their titles: what
+/// follows the last `](` (a title may hold `](` itself; an address that
+/// does is compared from its last one on).
+pub fn same_place(a: &str, b: &str) -> bool {
+    fn tail(h: &str) -> &str {
+        h.rsplit_once("](").map_or(h, |(_, address)| address)
+    }
+    tail(a) == tail(b)
+}
+
 /// A header's title and address, split at its first `](` (for showing
 /// only: a title may itself hold `](`).
 pub fn split_header(header: &str) -> (&str, &str) {
@@ -321,6 +331,23 @@ mod tests {
             known,
             moved: false,
         }
+    }
+
+    #[test]
+    fn a_place_is_its_address_whatever_the_title_says() {
+        assert!(same_place(
+            "[Inbox (3)](https://m.test/)",
+            "[Inbox (4)](https://m.test/)"
+        ));
+        assert!(same_place(
+            "[a](b](https://m.test/)",
+            "[c](https://m.test/)"
+        ));
+        assert!(!same_place(
+            "[Inbox](https://m.test/)",
+            "[Inbox](https://m.test/#2)"
+        ));
+        assert!(!same_place("[x](https://a.test/)", "[x](https://b.test/)"));
     }
 
     #[test]

@@ -634,14 +634,16 @@ impl Desk {
             _ => (None, None),
         };
         let seen = seen.ok_or(TabsError::Moved)?;
-        // Every tab where it was, showing exactly what it showed: a tab
-        // closed meanwhile would have moved the one at `index` (a site
-        // alone would not tell it from a neighbour of the same site).
+        // Every tab where it was, at the address it was at: a tab closed
+        // meanwhile would have moved the one at `index` (a site alone
+        // would not tell it from a neighbour of the same site). Titles are
+        // not compared: a page's title may change at any moment (an unread
+        // count, a clock), which would fail every command of every agent.
         let same = seen.len() == self.book.tabs.len()
             && seen
                 .iter()
                 .zip(&self.book.tabs)
-                .all(|(s, t)| s.header == t.header)
+                .all(|(s, t)| align::same_place(&s.header, &t.header))
             && seen.get(index).is_some_and(|s| s.current);
         if !same {
             // What the list shows now is read in at the next command.

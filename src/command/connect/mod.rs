@@ -171,6 +171,18 @@ pub fn connect(config: &Config, asked_for: Option<&str>) -> Result<(), ConnectEr
         SessionState::Stale(_) => {
             cli.detach();
         }
+        // None under this name (or this HOME), while the runtime records
+        // an open session: what follows would clear its records, shared by
+        // every agent in it.
+        SessionState::Missing if ending::session_open(&started.runtime) => {
+            return Err(SessionError::Unavailable {
+                why: "a session of this runtime is open under another session name or HOME \
+                      (MY_CHROME_SESSION, HOME): use the ones it was connected with"
+                    .into(),
+                nothing_was: "attached or removed",
+            }
+            .into());
+        }
         SessionState::Missing => {}
     }
     // No daemon of ours is attached: what earlier ones left goes, and so
