@@ -68,6 +68,10 @@ fn main() {
             housekeeping: budget,
             command: config.command_timeout,
             gone_after: my_chrome::settings::DEFAULT_AGENT_GONE,
+            caps: (
+                my_chrome::settings::DEFAULT_AGENT_TABS,
+                my_chrome::settings::DEFAULT_SESSION_TABS,
+            ),
         },
         false,
     )

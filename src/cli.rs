@@ -31,11 +31,11 @@ pub struct SettingsArgs {
     #[arg(long, value_name = "DURATION")]
     pub agent_gone: Option<String>,
     /// Your setting: a folder where forwarded commands may read and
-    /// write files, beside the working directory and /tmp (repeat for
-    /// more; replaces the ones recorded).
+    /// write files, beside /tmp (repeat for more; replaces the ones
+    /// recorded).
     #[arg(long, value_name = "PATH", conflicts_with = "no_file_roots")]
     pub file_root: Vec<std::path::PathBuf>,
-    /// Your setting: no folder beside the working directory and /tmp.
+    /// Your setting: no folder beside /tmp.
     #[arg(long)]
     pub no_file_roots: bool,
     /// Your setting: a session ends after this long without a browser
@@ -46,6 +46,14 @@ pub struct SettingsArgs {
     /// does (10s to 7 days; default 8h).
     #[arg(long, value_name = "DURATION")]
     pub lifetime_limit: Option<String>,
+    /// Your setting: how many tabs one agent may have (1 to 200; default
+    /// 10); past it, it opens none and its pages' popups are yours.
+    #[arg(long, value_name = "N")]
+    pub agent_tabs: Option<String>,
+    /// Your setting: how many tabs the session may hold before no agent
+    /// opens another (2 to 500; default 30).
+    #[arg(long, value_name = "N")]
+    pub session_tabs: Option<String>,
     /// Whether `connect` asks you in the browser first (`on`, the
     /// default). Turning it off is itself asked of you there.
     #[arg(long, value_name = "on|off")]

@@ -32,6 +32,13 @@ pub const DEFAULT_LIFETIME_LIMIT: Duration = Duration::from_secs(8 * 3600);
 /// The shortest and longest lifetime the user may set: a session always ends.
 pub const LIFETIME_LIMIT_RANGE: (Duration, Duration) =
     (Duration::from_secs(10), Duration::from_secs(7 * 24 * 3600));
+/// How many tabs one agent may have when the user set no number.
+pub const DEFAULT_AGENT_TABS: usize = 10;
+/// How many tabs the session may have before no agent opens another.
+pub const DEFAULT_SESSION_TABS: usize = 30;
+/// The fewest and most tabs the user may allow one agent, and the session.
+pub const AGENT_TABS_RANGE: (usize, usize) = (1, 200);
+pub const SESSION_TABS_RANGE: (usize, usize) = (2, 500);
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -47,6 +54,19 @@ struct Stored {
     /// Absent in files written before connect asked the user.
     #[serde(default = "asked")]
     connect_consent: bool,
+    /// Absent in files written before the tab caps.
+    #[serde(default = "default_agent_tabs")]
+    agent_tabs: usize,
+    #[serde(default = "default_session_tabs")]
+    session_tabs: usize,
+}
+
+fn default_agent_tabs() -> usize {
+    DEFAULT_AGENT_TABS
+}
+
+fn default_session_tabs() -> usize {
+    DEFAULT_SESSION_TABS
 }
 
 fn asked() -> bool {
@@ -78,6 +98,11 @@ pub struct Settings {
     /// Whether `connect` asks the user in the browser first (the default;
     /// turned off only with the user's consent).
     pub connect_consent: bool,
+    /// How many tabs one agent may have: past it, it opens no tab and its
+    /// pages' popups are the user's.
+    pub agent_tabs: usize,
+    /// How many tabs the session may have: past it, no agent opens one.
+    pub session_tabs: usize,
     /// Whether they come from the user's `setup` (else: the defaults).
     pub recorded: bool,
 }
@@ -102,11 +127,13 @@ impl Settings {
             None => "never for want of commands".to_string(),
         };
         format!(
-            "an agent is gone after {} without a command; file roots beside the working \
-             directory and /tmp: {roots}; a session ends {idle}, and {} after connect at the \
-             latest; connect {} ({})",
+            "an agent is gone after {} without a command; file roots beside /tmp: {roots}; a \
+             session ends {idle}, and {} after connect at the latest; an agent opens at most {} \
+             tabs, the session holds at most {}; connect {} ({})",
             humantime::format_duration(self.agent_gone),
             humantime::format_duration(self.lifetime_limit),
+            self.agent_tabs,
+            self.session_tabs,
             if self.connect_consent {
                 "asks you in the browser first"
             } else {
@@ -129,6 +156,8 @@ impl Default for Settings {
             idle_limit: Some(DEFAULT_IDLE_LIMIT),
             lifetime_limit: DEFAULT_LIFETIME_LIMIT,
             connect_consent: true,
+            agent_tabs: DEFAULT_AGENT_TABS,
+            session_tabs: DEFAULT_SESSION_TABS,
             recorded: false,
         }
     }
@@ -182,7 +211,9 @@ pub fn load(runtime: &Runtime) -> Result<Settings, SettingsError> {
     let lifetime_limit = Duration::from_secs(stored.lifetime_limit_secs);
     let in_range = (AGENT_GONE_RANGE.0..=AGENT_GONE_RANGE.1).contains(&agent_gone)
         && idle_limit.is_none_or(|idle| (IDLE_LIMIT_RANGE.0..=IDLE_LIMIT_RANGE.1).contains(&idle))
-        && (LIFETIME_LIMIT_RANGE.0..=LIFETIME_LIMIT_RANGE.1).contains(&lifetime_limit);
+        && (LIFETIME_LIMIT_RANGE.0..=LIFETIME_LIMIT_RANGE.1).contains(&lifetime_limit)
+        && (AGENT_TABS_RANGE.0..=AGENT_TABS_RANGE.1).contains(&stored.agent_tabs)
+        && (SESSION_TABS_RANGE.0..=SESSION_TABS_RANGE.1).contains(&stored.session_tabs);
     if stored.version != VERSION
         || !in_range
         || stored.file_roots.iter().any(|r| file_root(r).is_err())
@@ -195,6 +226,8 @@ pub fn load(runtime: &Runtime) -> Result<Settings, SettingsError> {
         idle_limit,
         lifetime_limit,
         connect_consent: stored.connect_consent,
+        agent_tabs: stored.agent_tabs,
+        session_tabs: stored.session_tabs,
         recorded: true,
     })
 }
@@ -218,6 +251,8 @@ pub struct Change {
     pub idle_limit: Option<Option<Duration>>,
     pub lifetime_limit: Option<Duration>,
     pub connect_consent: Option<bool>,
+    pub agent_tabs: Option<usize>,
+    pub session_tabs: Option<usize>,
 }
 
 impl Change {
@@ -227,6 +262,8 @@ impl Change {
             && self.idle_limit.is_none()
             && self.lifetime_limit.is_none()
             && self.connect_consent.is_none()
+            && self.agent_tabs.is_none()
+            && self.session_tabs.is_none()
     }
 
     /// What of `self` would let agents do more, or a session live longer,
@@ -271,6 +308,22 @@ impl Change {
                 format!("{} (now {})", format(lifetime), format(now.lifetime_limit)),
             ));
         }
+        if let Some(tabs) = self.agent_tabs
+            && tabs > now.agent_tabs
+        {
+            rows.push((
+                "An agent may have at most".into(),
+                format!("{tabs} tabs (now {})", now.agent_tabs),
+            ));
+        }
+        if let Some(tabs) = self.session_tabs
+            && tabs > now.session_tabs
+        {
+            rows.push((
+                "The session may hold at most".into(),
+                format!("{tabs} tabs (now {})", now.session_tabs),
+            ));
+        }
         if self.connect_consent == Some(false) && now.connect_consent {
             rows.push((
                 "`my-chrome connect`".into(),
@@ -300,6 +353,12 @@ pub fn record(runtime: &Runtime, change: &Change) -> Result<Settings, SettingsEr
     if let Some(consent) = change.connect_consent {
         settings.connect_consent = consent;
     }
+    if let Some(tabs) = change.agent_tabs {
+        settings.agent_tabs = tabs;
+    }
+    if let Some(tabs) = change.session_tabs {
+        settings.session_tabs = tabs;
+    }
     let stored = Stored {
         version: VERSION,
         agent_gone_secs: settings.agent_gone.as_secs(),
@@ -307,6 +366,8 @@ pub fn record(runtime: &Runtime, change: &Change) -> Result<Settings, SettingsEr
         idle_limit_secs: settings.idle_limit.map_or(0, |idle| idle.as_secs()),
         lifetime_limit_secs: settings.lifetime_limit.as_secs(),
         connect_consent: settings.connect_consent,
+        agent_tabs: settings.agent_tabs,
+        session_tabs: settings.session_tabs,
     };
     let bytes = serde_json::to_vec_pretty(&stored).expect("the settings serialise");
     runtime.write_state(StateFile::Settings, &bytes)?;
@@ -349,6 +410,24 @@ pub fn lifetime_limit(raw: &str) -> Result<Duration, SettingsError> {
         LIFETIME_LIMIT_RANGE,
         LIFETIME_FORMS,
     )
+}
+
+/// `--agent-tabs` and `--session-tabs`: a whole number within `range`.
+pub fn tabs(what: &'static str, raw: &str, range: (usize, usize)) -> Result<usize, SettingsError> {
+    let accepted = match what {
+        "--agent-tabs" => "a whole number of tabs from 1 to 200",
+        _ => "a whole number of tabs from 2 to 500",
+    };
+    let shown: String = raw.chars().take(24).collect();
+    raw.trim()
+        .parse::<usize>()
+        .ok()
+        .filter(|n| (range.0..=range.1).contains(n))
+        .ok_or_else(|| SettingsError::Invalid {
+            what,
+            problem: format!("{shown:?} is not a number in range"),
+            accepted,
+        })
 }
 
 /// The accepted forms of a lifetime (`--lifetime-limit`, `connect --for`).
@@ -479,6 +558,8 @@ mod tests {
                 lifetime_limit: Some(secs(3600)),
                 file_roots: Some(vec![]),
                 connect_consent: Some(true),
+                agent_tabs: Some(3),
+                session_tabs: Some(12),
             },
             Change {
                 file_roots: Some(vec![PathBuf::from("/work")]),
@@ -486,6 +567,8 @@ mod tests {
                 idle_limit: Some(now.idle_limit),
                 lifetime_limit: Some(now.lifetime_limit),
                 connect_consent: Some(now.connect_consent),
+                agent_tabs: Some(now.agent_tabs),
+                session_tabs: Some(now.session_tabs),
             },
         ] {
             assert_eq!(asks(tighter), Vec::<(String, String)>::new());
@@ -516,6 +599,14 @@ mod tests {
                 connect_consent: Some(false),
                 ..Change::default()
             },
+            Change {
+                agent_tabs: Some(11),
+                ..Change::default()
+            },
+            Change {
+                session_tabs: Some(31),
+                ..Change::default()
+            },
         ];
         let said: Vec<String> = widened
             .into_iter()
@@ -531,6 +622,8 @@ mod tests {
         assert!(said[3].contains("2h (now 30m)"), "{said:?}");
         assert!(said[4].contains("1day (now 8h)"), "{said:?}");
         assert!(said[5].contains("without asking you"), "{said:?}");
+        assert!(said[6].contains("11 tabs (now 10)"), "{said:?}");
+        assert!(said[7].contains("31 tabs (now 30)"), "{said:?}");
         // An idle limit raised from never is no wider.
         let never = Settings {
             idle_limit: None,

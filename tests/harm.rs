@@ -369,3 +369,45 @@ fn a_title_that_never_holds_still_starves_nobody() {
         snapshot.stdout
     );
 }
+
+/// The user's caps on tabs: an agent at its cap, or the session at its
+/// cap, opens no tab (exit 2, saying which cap and what to do); nothing of
+/// anyone's is closed to make room. A release closes what it can, last
+/// first.
+#[test]
+fn tabs_stop_at_the_users_caps() {
+    let b = browser();
+    b.ok(
+        "person",
+        &["setup", "--agent-tabs", "3", "--session-tabs", "5"],
+    );
+    b.ok("bob", &["goto", &b.page("bob")]);
+    b.ok("bob", &["tab-new", &b.page("bob")]);
+    b.ok("bob", &["tab-new", &b.page("bob")]);
+    let refused = run_as(b.sandbox(), "bob", &["tab-new", &b.page("bob")]);
+    refused.expect(2, "the most the user allows one agent (3)");
+    assert!(
+        refused.stderr.contains("nothing was opened"),
+        "{}",
+        refused.stderr
+    );
+    b.ok("ann", &["tab-new", &b.page("ann")]);
+    b.ok("ann", &["tab-new", &b.page("ann")]);
+    let full = run_as(b.sandbox(), "ann", &["tab-new", &b.page("ann")]);
+    full.expect(2, "the session holds 5 tabs, the most the user allows (5)");
+    assert_eq!(b.tabs("bob").len(), 3);
+    assert_eq!(b.tabs("ann").len(), 2);
+    let agents_pages = |b: &Browser| {
+        let pages = b.chrome.pages();
+        pages
+            .iter()
+            .filter(|(url, _)| url.contains("/agent/"))
+            .count()
+    };
+    assert_eq!(agents_pages(&b), 5, "{:?}", b.chrome.pages());
+    // ann's tabs are the last two: both close, the last first.
+    let released = b.ok("ann", &["release"]);
+    assert!(released.stdout.contains("(2 closed"), "{}", released.stdout);
+    assert_eq!(agents_pages(&b), 3, "{:?}", b.chrome.pages());
+    b.ok("ann", &["tab-new", &b.page("ann")]);
+}

@@ -236,13 +236,17 @@ fn doctor_json_is_stable() {
         keys(&report["settings"]),
         [
             "agent_gone_secs",
+            "agent_tabs",
             "connect_consent",
             "file_roots",
             "idle_limit_secs",
             "lifetime_limit_secs",
+            "session_tabs",
             "status"
         ]
     );
+    assert_eq!(report["settings"]["agent_tabs"], 10);
+    assert_eq!(report["settings"]["session_tabs"], 30);
     assert_eq!(report["settings"]["idle_limit_secs"], 1800);
     assert_eq!(report["settings"]["lifetime_limit_secs"], 8 * 3600);
 

@@ -187,7 +187,10 @@ pub fn release(config: &Config, tab: Option<&str>, keep: bool) -> Result<(), Err
     // Last first: each one closed can leave the one before it last, and
     // a tab is closed only when every tab after it was the agent's
     // (`Desk::close`); one that is not stays open, the user's.
+    // Each close has a bound of its own: many tabs never run one budget
+    // out for all of them.
     for id in to_close.iter().rev() {
+        desk.renew_budget();
         match desk.close(*id, &mine) {
             Ok(Closing::Closed) => closed += 1,
             Ok(Closing::LeftOpen) => desk.book.left_open(&agent, *id),
@@ -197,12 +200,13 @@ pub fn release(config: &Config, tab: Option<&str>, keep: bool) -> Result<(), Err
             }
         }
     }
+    let all = only.is_none() && desk.book.released_all(&agent);
     // What it left on for every tab ends with it: its holds are no
     // agent's now, ended in the browser (or by the next command, if the
     // daemon did not confirm it now).
-    let kept: Vec<HoldKind> = match only {
-        Some(_) => Vec::new(),
-        None => {
+    let kept: Vec<HoldKind> = match all {
+        false => Vec::new(),
+        true => {
             let before: Vec<HoldKind> = desk
                 .book
                 .holds
@@ -218,8 +222,9 @@ pub fn release(config: &Config, tab: Option<&str>, keep: bool) -> Result<(), Err
                 .collect()
         }
     };
+    desk.renew_budget();
     desk.save()?;
-    if only.is_none() {
+    if all {
         crate::identity::end(config, &turn.runtime, &agent)?;
     }
     for what in kept {
@@ -236,6 +241,20 @@ pub fn release(config: &Config, tab: Option<&str>, keep: bool) -> Result<(), Err
         }],
     )?;
     if let Some(e) = failed {
+        let left: Vec<String> = to_close
+            .iter()
+            .filter(|id| {
+                desk.book
+                    .tab(**id)
+                    .is_some_and(|t| t.owner.agent_or_held() == Some(&agent))
+            })
+            .map(|id| format!("t{id}"))
+            .collect();
+        crate::output::notice(&format!(
+            "my-chrome: release stopped before it closed {}, which are still agent {agent}'s; run \
+             `my-chrome release` again to finish",
+            left.join(" ")
+        ));
         return Err(e.into());
     }
     let ids: Vec<String> = mine.iter().map(|id| format!("t{id}")).collect();

@@ -65,6 +65,9 @@ pub struct SettingsReport {
     pub lifetime_limit_secs: Option<u64>,
     /// Whether `connect` asks the user in the browser first.
     pub connect_consent: Option<bool>,
+    /// The most tabs one agent, and the session, may have.
+    pub agent_tabs: Option<usize>,
+    pub session_tabs: Option<usize>,
 }
 
 #[derive(Debug, Serialize)]
@@ -361,6 +364,8 @@ fn settings_report(config: &Config) -> SettingsReport {
             idle_limit_secs: Some(settings.idle_limit.map_or(0, |d| d.as_secs())),
             lifetime_limit_secs: Some(settings.lifetime_limit.as_secs()),
             connect_consent: Some(settings.connect_consent),
+            agent_tabs: Some(settings.agent_tabs),
+            session_tabs: Some(settings.session_tabs),
         },
         Err(e) => SettingsReport {
             status: format!("error: {e}"),
@@ -369,6 +374,8 @@ fn settings_report(config: &Config) -> SettingsReport {
             idle_limit_secs: None,
             lifetime_limit_secs: None,
             connect_consent: None,
+            agent_tabs: None,
+            session_tabs: None,
         },
     }
 }

@@ -155,6 +155,16 @@ pub fn settings_change(
             .map(settings::lifetime_limit)
             .transpose()?,
         connect_consent: asked.connect_consent.map(|on| on == cli::OnOff::On),
+        agent_tabs: asked
+            .agent_tabs
+            .as_deref()
+            .map(|raw| settings::tabs("--agent-tabs", raw, settings::AGENT_TABS_RANGE))
+            .transpose()?,
+        session_tabs: asked
+            .session_tabs
+            .as_deref()
+            .map(|raw| settings::tabs("--session-tabs", raw, settings::SESSION_TABS_RANGE))
+            .transpose()?,
     })
 }
 

@@ -563,6 +563,7 @@ impl Turn {
                 housekeeping: budget,
                 command: self.config.command_timeout,
                 gone_after: self.settings.agent_gone,
+                caps: (self.settings.agent_tabs, self.settings.session_tabs),
             },
             after_connect,
         )?)

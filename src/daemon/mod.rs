@@ -220,6 +220,11 @@ impl Housekeeping {
         }
     }
 
+    /// The same bound, none of it spent.
+    pub fn renewed(&self) -> Housekeeping {
+        Housekeeping::new(self.bound)
+    }
+
     /// One housekeeping request: [`run`] within what is left; a daemon that
     /// does not answer in that time is [`DaemonError::NoAnswer`].
     pub fn run(&self, socket: &Path, line: &[u8], limit: usize) -> Result<Reply, DaemonError> {

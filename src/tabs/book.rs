@@ -136,6 +136,9 @@ pub enum Why {
     /// Its agent closed it, and it was left open: a tab after it was
     /// another's, which a close could have reached instead.
     LeftOpen,
+    /// It appeared from its agent's page while the agent already had the
+    /// most tabs the user allows one agent.
+    PastCap(String),
     /// Its agent's name ended (its key's gone time, or its process
     /// exited) and was registered anew: the new holder is not its agent.
     NameEnded,
@@ -157,6 +160,10 @@ impl Why {
             Why::LeftOpen => {
                 "its agent closed it; left open, as a tab after it was another's".into()
             }
+            Why::PastCap(agent) => format!(
+                "a page of agent {agent}'s opened it while that agent had the most tabs you allow \
+                 one agent"
+            ),
             Why::NameEnded => "its agent's name ended and was registered anew".into(),
         }
     }
@@ -735,6 +742,36 @@ impl Book {
         Ok(())
     }
 
+    /// The tabs of `agent` past `cap`, newest first, go to the user (a page
+    /// of its opened them: popups; `tab-new` refuses before it opens one).
+    /// Never `keep`, the tab its command ran on. Which went.
+    pub fn cap(&mut self, agent: &str, cap: usize, keep: Option<u64>) -> Vec<u64> {
+        let mut own: Vec<u64> = self.own(agent).iter().map(|t| t.id).collect();
+        if own.len() <= cap {
+            return Vec::new();
+        }
+        own.sort_unstable();
+        let over = own.len() - cap;
+        let went: Vec<u64> = own
+            .into_iter()
+            .rev()
+            .filter(|id| Some(*id) != keep)
+            .take(over)
+            .collect();
+        for tab in self.tabs.iter_mut().filter(|t| went.contains(&t.id)) {
+            tab.owner = Owner::User;
+            tab.opened = false;
+            tab.label = None;
+            tab.why = Some(Why::PastCap(agent.into()));
+        }
+        if let Some(state) = self.agents.get_mut(agent)
+            && state.current.is_some_and(|id| went.contains(&id))
+        {
+            state.current = None;
+        }
+        went
+    }
+
     /// The agent's closed tab `id`, left open (`Desk::close`): the
     /// user's, out of every agent's hands.
     pub fn left_open(&mut self, agent: &str, id: u64) {
@@ -757,10 +794,13 @@ impl Book {
             }
             tab.label = None;
             if tab.opened && !keep && left > 1 {
+                // The agent's until it is closed: a close that fails leaves
+                // it to a `release` run again (`Desk::close` leaves one
+                // that is not safe to close to the user).
                 close.push(tab.id);
                 left -= 1;
+                continue;
             }
-            // Until it is closed (or if it cannot be), the user's.
             tab.owner = Owner::User;
             tab.opened = false;
             tab.why = Some(Why::Released);
@@ -770,10 +810,23 @@ impl Book {
         {
             state.current = None;
         }
-        if only.is_none() {
+        if only.is_none() && close.is_empty() {
             self.agents.remove(agent);
         }
         close
+    }
+
+    /// Whether `agent` has released everything: no tab of its own or held
+    /// for it is left (a close that failed leaves one). Its entry goes.
+    pub fn released_all(&mut self, agent: &str) -> bool {
+        let done = !self
+            .tabs
+            .iter()
+            .any(|t| t.owner.agent_or_held() == Some(agent));
+        if done {
+            self.agents.remove(agent);
+        }
+        done
     }
 
     /// Agents without a command for `gone_after_ms`: their tabs are held
@@ -1347,6 +1400,12 @@ mod tests {
         assert_eq!(book.release("b", None, false), vec![3]);
         assert_eq!(book.tab(2).unwrap().owner, Owner::User);
         assert_eq!(book.tab(2).unwrap().why, Some(Why::Released));
+        // t3 stays b's until it is closed (a failed close leaves it b's,
+        // for `release` again).
+        assert_eq!(book.tab(3).unwrap().owner, Owner::Agent("b".into()));
+        assert!(!book.released_all("b") && book.agents.contains_key("b"));
+        book.tabs.retain(|t| t.id != 3);
+        assert!(book.released_all("b"));
         assert!(book.own("b").is_empty() && !book.agents.contains_key("b"));
         // A given-back tab is the user's to give again, not an agent's to
         // take.
@@ -1705,10 +1764,11 @@ mod tests {
         ran(&mut book, &opens("b", 2), &seen(&[BLANK, B], 1));
         ran(&mut book, &opens("b", 2), &seen(&[BLANK, B, C], 1));
         assert_eq!(book.tab(3).unwrap().owner, agent("b"));
-        // b releases its popup t3: closed; t2 stays b's, labelled, current.
+        // b releases its popup t3: to close (b's until it is); t2 stays
+        // b's, labelled, current.
         let mut one = book.clone();
         assert_eq!(one.release("b", Some(3), false), vec![3]);
-        assert_eq!(one.tab(3).unwrap().owner, Owner::User);
+        assert_eq!(one.tab(3).unwrap().owner, agent("b"));
         assert_eq!(one.tab(2).unwrap().owner, agent("b"));
         assert_eq!(one.tab(2).unwrap().label.as_deref(), Some("mine"));
         assert_eq!(one.agents["b"].current, Some(2));
@@ -1742,7 +1802,27 @@ mod tests {
             .iter()
             .map(|t| (t.id, t.owner.clone(), t.opened))
             .collect();
-        assert_eq!(got, vec![(1, Owner::User, false), (2, Owner::User, false)]);
-        assert!(!book.agents.contains_key("a"));
+        // t1, to close, is a's until it is; the last one left, the user's.
+        assert_eq!(got, vec![(1, agent("a"), true), (2, Owner::User, false)]);
+        assert!(book.agents.contains_key("a"));
+        book.tabs.retain(|t| t.id != 1);
+        assert!(book.released_all("a") && !book.agents.contains_key("a"));
+    }
+
+    #[test]
+    fn tabs_past_the_cap_go_to_the_user_newest_first_never_the_one_acted_on() {
+        let mut book = Book::fresh("s", 1, &seen(&[BLANK], 0), true);
+        assert_eq!(book.default_tab("a"), Some(1));
+        ran(&mut book, &opens("a", 1), &seen(&[A, B, C], 0));
+        assert_eq!(book.own("a").len(), 3);
+        assert_eq!(book.cap("a", 3, Some(1)), Vec::<u64>::new());
+        // The newest first; t3 is the one its command ran on: kept.
+        assert_eq!(book.cap("a", 1, Some(3)), vec![2, 1]);
+        assert_eq!(book.tab(3).unwrap().owner, agent("a"));
+        for id in [1, 2] {
+            let tab = book.tab(id).unwrap();
+            assert_eq!(tab.owner, Owner::User);
+            assert_eq!(tab.why, Some(Why::PastCap("a".into())));
+        }
     }
 }

@@ -96,6 +96,21 @@ pub enum TabsError {
     )]
     Held { agent: String, what: book::HoldKind },
     #[error(
+        "{}; nothing was opened. Close a tab of yours (`my-chrome tab-close <tab>`) or give \
+         them back (`my-chrome release`), or ask the user to allow more",
+        if .own >= &.caps.0 {
+            format!("agent {agent} has {own} tabs, the most the user allows one agent ({})", .caps.0)
+        } else {
+            format!("the session holds {all} tabs, the most the user allows ({})", .caps.1)
+        }
+    )]
+    TooManyTabs {
+        agent: String,
+        own: usize,
+        all: usize,
+        caps: (usize, usize),
+    },
+    #[error(
         "t{0} is the session's last tab: closing it would end the session, so it was not \
          closed. `my-chrome release` gives it back to the user instead"
     )]
@@ -166,6 +181,7 @@ impl TabsError {
             TabsError::Moved | TabsError::Unlisted(_) => Exit::Failure,
             TabsError::LastTab(_) => Exit::Usage,
             TabsError::LeftOpen(_) => Exit::Busy,
+            TabsError::TooManyTabs { .. } => Exit::Usage,
             TabsError::Malformed { .. }
             | TabsError::OtherSession { .. }
             | TabsError::BadIds { .. } => Exit::Security,
@@ -348,6 +364,8 @@ pub struct Bounds {
     pub command: Duration,
     /// Agents quiet for this long leave their tabs to the user.
     pub gone_after: Duration,
+    /// The most tabs one agent may have, and the session (the user's).
+    pub caps: (usize, usize),
 }
 
 /// Where a browser command meets the session's tabs, for one agent, while
@@ -362,6 +380,8 @@ pub struct Desk {
     command: Duration,
     /// Agents quiet for this long are gone (the user's setting).
     gone_after: Duration,
+    /// The most tabs one agent may have, and the session (the user's).
+    caps: (usize, usize),
     pub agent: String,
     pub book: Book,
     /// The stored token's fingerprint: no header is kept with the token
@@ -393,6 +413,7 @@ impl Desk {
             housekeeping: budget,
             command,
             gone_after,
+            caps,
         } = bounds;
         let mut desk = Desk {
             runtime: runtime.clone(),
@@ -401,6 +422,7 @@ impl Desk {
             budget,
             command,
             gone_after,
+            caps,
             agent: held.agent.clone(),
             book: Book::fresh("", 1, &[], false),
             known: crate::token::fingerprint::recorded(runtime)?,
@@ -589,6 +611,16 @@ impl Desk {
         {
             return Err(self.refused(Refused::LabelTaken(label.into())));
         }
+        let (agent_cap, session_cap) = self.caps;
+        let own = self.book.own(&self.agent).len();
+        if own >= agent_cap || self.book.tabs.len() >= session_cap {
+            return Err(TabsError::TooManyTabs {
+                agent: self.agent.clone(),
+                own,
+                all: self.book.tabs.len(),
+                caps: self.caps,
+            });
+        }
         let first_new = self.book.next_id;
         self.moving_current()?;
         let reply = daemon::run(&self.socket, &request.bytes, self.command, LIST_LIMIT)?;
@@ -656,6 +688,12 @@ impl Desk {
 
     pub fn runtime(&self) -> &Runtime {
         &self.runtime
+    }
+
+    /// A housekeeping bound of its own for what follows (each close of a
+    /// `release`).
+    pub fn renew_budget(&mut self) {
+        self.budget = self.budget.renewed();
     }
 
     /// A request that may make another tab current is about to go out: the
@@ -766,10 +804,21 @@ impl Desk {
     }
 
     /// What the tabs show after the agent's command (`during`), into the
-    /// book; what happened to the agent's own tabs is said now.
+    /// book; what happened to the agent's own tabs is said now. Tabs its
+    /// pages opened past the user's cap are the user's.
     fn read_in(&mut self, seen: &[Seen], during: &During) {
         let notes = self.book.sync(seen, Some(during));
         show_notes(&notes);
+        let went = self.book.cap(during.agent, self.caps.0, during.acted_on);
+        if !went.is_empty() {
+            let ids: Vec<String> = went.iter().map(|id| format!("t{id}")).collect();
+            crate::output::notice(&format!(
+                "my-chrome: your pages opened {} while you had the most tabs the user allows one \
+                 agent ({}); they are the user's",
+                ids.join(" "),
+                self.caps.0
+            ));
+        }
     }
 
     /// Whether the daemon's current tab is the agent's.
