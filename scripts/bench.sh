@@ -27,6 +27,9 @@
 #   - three agents at once, each reading its own page (snapshot and eval,
 #     10 each), against one agent doing all 60 in a row, five rounds each,
 #     alternating: the medians (target: <= 1.2x);
+#   - one agent's command while another sends commands back to back,
+#     against the same command alone (issue 46's fairness: target <= 2x, at
+#     most the one running waited for; the turn is not yet queued);
 #   - the helper check's share: reading the record of the verified tree and
 #     comparing all of <runtime>/cli with it, in a fresh process
 #     (examples/manifest_cost.rs; target: <= 5 ms);
@@ -221,6 +224,20 @@ for _ in $(seq 5); do
   e=${EPOCHREALTIME/[.,]/}; togethers+=($((e - s)))
 done
 serial=$(med "${serials[@]}"); together=$(med "${togethers[@]}")
+# Fairness: while agent one sends commands back to back, agent two's one
+# command against the same command with nobody else.
+alones=() besides=()
+for _ in $(seq 5); do
+  s=${EPOCHREALTIME/[.,]/}; MY_CHROME_AGENT=$(as two) "$bin" eval 1 >/dev/null; e=${EPOCHREALTIME/[.,]/}
+  alones+=($((e - s)))
+  (for _ in $(seq 15); do MY_CHROME_AGENT=$(as one) "$bin" eval 1 >/dev/null; done) &
+  loop=$!
+  sleep 0.3
+  s=${EPOCHREALTIME/[.,]/}; MY_CHROME_AGENT=$(as two) "$bin" eval 1 >/dev/null; e=${EPOCHREALTIME/[.,]/}
+  besides+=($((e - s)))
+  wait "$loop"
+done
+alone=$(med "${alones[@]}"); beside=$(med "${besides[@]}")
 for a in one two three; do MY_CHROME_AGENT=$(as $a) "$bin" release >/dev/null 2>&1 || true; done
 
 connects=()
@@ -321,6 +338,9 @@ echo "own tabs, per command (another's current): median ${tabs_switch} us (a sel
 echo "60 reads, one agent in a row:             median $(ms "$serial") (5 rounds)"
 echo "60 reads, three agents at once (20 each): median $(ms "$together") (5 rounds)"
 awk -v t="$together" -v s="$serial" 'BEGIN { printf "ratio three at once / one in a row:       %.2f (target <= 1.2)\n", t / s }'
+echo "one command, nobody else:                 median $(ms "$alone") (5 rounds)"
+echo "one command, another sending back to back: median $(ms "$beside")"
+awk -v b="$beside" -v a="$alone" 'BEGIN { printf "ratio beside / alone:                     %.2f (target <= 2: it waits for at most the one running)\n", b / a }'
 echo "helper tree unchanged since verified:     median ${manifest} us (target <= 5000, $(wc -l <"$MY_CHROME_RUNTIME_DIR/cli-manifest.txt") entries)"
 echo "isolation checks, per command:            median ${checks} us (target <= 2000)"
 

@@ -97,6 +97,7 @@ fn scenario(version: &str) {
     a_browser_task(&real, &mut runs);
     agents_side_by_side(&real, version, &mut runs);
     a_misled_agent_reaches_nothing_of_another(&real, &mut runs);
+    no_agent_harms_another(&real, &mut runs);
     what_a_page_asks_for_is_refused(&real, &mut runs);
     the_consent_page_is_the_users_alone(&real, &mut runs);
 
@@ -658,6 +659,65 @@ fn a_misled_agent_reaches_nothing_of_another(real: &RealWorld, runs: &mut Vec<Ru
     for name in ["ann", "bob"] {
         ok_as(real, name, &["release"]);
     }
+}
+
+/// What one agent could do to another without reading anything of it
+/// (tests/harm.rs has it all on the stand-in), on the real extension: a
+/// page whose title changes every millisecond fails no command beside it
+/// or on it; a close reaches only the closer's tabs (bob's tab with ann's
+/// after it is left open, the user's; his last one closes by its place);
+/// bob's routes end with his release, so ann's commands run again.
+fn no_agent_harms_another(real: &RealWorld, runs: &mut Vec<Run>) {
+    let site = Site::start();
+    common::site::put_page(
+        "ticker",
+        r#"<!doctype html><html><head><title>Tick</title></head><body><h1>Ticker</h1>
+<script>let n = 0; const t = setInterval(() => { document.title = 'Tick ' + (++n); }, 1);
+setTimeout(() => clearInterval(t), 30000);</script>
+</body></html>"#,
+    );
+    // (It stops after 30 s: it stays open, the user's, for the rest.)
+    ok_as(real, "bob", &["tab-new", &site.url("/put/ticker")]);
+    ok_as(real, "ann", &["tab-new", &site.url("/agent/ann")]);
+    ok_as(real, "bob", &["tab-new", &site.url("/agent/bob")]);
+    let bob = tab_ids(real, "bob");
+    assert_eq!(bob.len(), 2, "{bob:?}");
+    for _ in 0..4 {
+        let anns = ok_as(real, "ann", &["eval", "document.title"]);
+        assert!(anns.stdout.contains("Agent ann"), "{}", anns.stdout);
+        let ticks = ok_as(real, "bob", &["eval", "document.title", "--tab", &bob[0]]);
+        assert!(ticks.stdout.contains("Tick"), "{}", ticks.stdout);
+        runs.push(anns);
+        runs.push(ticks);
+    }
+    let left = real
+        .sandbox()
+        .run(&["--agent", "bob", "tab-close", &bob[0]]);
+    left.expect(7, "was not closed");
+    runs.push(left);
+    ok_as(real, "bob", &["tab-close", &bob[1]]);
+    let anns = ok_as(real, "ann", &["eval", "document.title"]);
+    assert!(anns.stdout.contains("Agent ann"), "{}", anns.stdout);
+    let agents = real.sandbox().run(&["agents", "--json"]).json();
+    let user = agents["user_tabs"].as_array().unwrap();
+    assert!(user.iter().any(|t| t["id"] == bob[0].as_str()), "{agents}");
+    // bob alone with a tab: his routes keep ann out until he releases.
+    ok_as(real, "ann", &["release"]);
+    ok(real, runs, &["release"]);
+    ok_as(real, "bob", &["goto", &site.url("/agent/bob")]);
+    ok_as(real, "bob", &["route", "**/never-requested"]);
+    let kept_out = real
+        .sandbox()
+        .run(&["--agent", "ann", "goto", &site.url("/agent/ann")]);
+    kept_out.expect(7, "agent bob has routes set");
+    runs.push(kept_out);
+    ok_as(real, "bob", &["release"]);
+    let agents = real.sandbox().run(&["agents", "--json"]).json();
+    assert_eq!(agents["holds"], serde_json::json!([]), "{agents}");
+    let back = ok_as(real, "ann", &["goto", &site.url("/agent/ann")]);
+    assert!(back.stdout.contains("Agent ann"), "{}", back.stdout);
+    runs.push(back);
+    ok_as(real, "ann", &["release"]);
 }
 
 /// Waits until `agent` has `n` tabs (a popup reaches the daemon a moment

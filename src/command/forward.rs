@@ -192,7 +192,10 @@ pub fn forward(config: &Config, raw: &[OsString]) -> Result<(), ForwardError> {
         &asked,
         outputs,
     );
-    // The book is kept whatever happened: what a command saw counts.
+    // The agent was here until its command ended (a command longer than
+    // the gone time does not leave it gone); the book is kept whatever
+    // happened: what a command saw counts.
+    desk.touch(name);
     desk.save()?;
     match done? {
         Outcome::Done => Ok(()),
