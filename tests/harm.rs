@@ -261,7 +261,7 @@ fn ending_the_session_under_anothers_work_is_the_users_step() {
         step.env(variable, value);
         Running::start(step)
             .wait()
-            .expect(1, "open under another session name or HOME");
+            .expect(1, "under another session name or HOME");
         ann_works();
     }
     let dry = run_as(b.sandbox(), "bob", &["uninstall", "--dry-run"]);

@@ -72,23 +72,20 @@ pub fn at_work_now(config: &Config) -> AtWork {
 }
 
 /// Whether the runtime itself records an open session: its limits name a
-/// watcher that runs, or a command holds the turn. Whatever session name
+/// watcher that runs (every `connect` starts one). Whatever session name
 /// or `HOME` the caller gives (the daemon's registry is found through
 /// both): a step under another name still clears this runtime's records,
-/// which every agent of it shares. A record that cannot be read counts as
-/// open.
+/// which every agent of it shares. Limits that cannot be read count as
+/// open. (A command holding the turn with no session is no session: the
+/// step waits for the turn as ever.)
 pub fn session_open(runtime: &Runtime) -> bool {
-    let watched = match crate::session::limits::read(runtime) {
+    match crate::session::limits::read(runtime) {
         Ok(Some(limits)) => crate::procs::ProcessTable::read()
             .map(|table| crate::session::limits::watcher_runs(&limits, &table))
             .unwrap_or(true),
         Ok(None) => false,
         Err(_) => true,
-    };
-    let running = crate::lease::holder(runtime).map_or(true, |h| {
-        h.is_some_and(|h| h.process.pid != std::process::id())
-    });
-    watched || running
+    }
 }
 
 /// Who other than the caller is at work in the session at `runtime`, by

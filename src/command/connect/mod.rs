@@ -176,8 +176,8 @@ pub fn connect(config: &Config, asked_for: Option<&str>) -> Result<(), ConnectEr
         // every agent in it.
         SessionState::Missing if ending::session_open(&started.runtime) => {
             return Err(SessionError::Unavailable {
-                why: "a session of this runtime is open under another session name or HOME \
-                      (MY_CHROME_SESSION, HOME): use the ones it was connected with"
+                why: "a session of this runtime is open (its watcher runs) under another session \
+                      name or HOME (MY_CHROME_SESSION, HOME): use the ones it was connected with"
                     .into(),
                 nothing_was: "attached or removed",
             }
