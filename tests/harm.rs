@@ -49,14 +49,15 @@ fn bob_opens_a_closer(b: &Browser, how: &str) -> String {
         b.sandbox(),
         &b.ok("bob", &["snapshot", "--tab", "home"]).stdout,
     );
-    let before = user_tabs(b);
+    let before = b.user_tabs();
     b.ok(
         "bob",
         &["click", &reference(&yaml, "Open popup"), "--tab", "home"],
     );
     let popup = common::wait::until("the popup", Duration::from_secs(20), || {
         b.ok("bob", &["tab-list"]);
-        let new: Vec<String> = user_tabs(b)
+        let new: Vec<String> = b
+            .user_tabs()
             .into_iter()
             .filter(|t| !before.contains(t))
             .collect();
@@ -71,16 +72,6 @@ fn bob_opens_a_closer(b: &Browser, how: &str) -> String {
     b.ok("ann", &["snapshot"]);
     thread::sleep(Duration::from_millis(1100));
     popup
-}
-
-/// The `user_tabs` of `agents --json`, as ids.
-fn user_tabs(b: &Browser) -> Vec<String> {
-    b.agents()["user_tabs"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["id"].as_str().unwrap().to_string())
-        .collect()
 }
 
 /// ann's tabs, by id, and that each still answers her.
@@ -141,11 +132,7 @@ fn a_tab_with_anothers_tab_after_it_is_left_open_for_the_user() {
 
 /// Whether `id` is one of the user's tabs.
 fn user_tab(b: &Browser, id: &str) -> bool {
-    b.agents()["user_tabs"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .any(|t| t["id"] == id)
+    b.user_tabs().iter().any(|t| t == id)
 }
 
 /// bob's tab last: closed by its place, which a page closing itself can

@@ -28,16 +28,6 @@ fn two_agents() -> Browser {
     b
 }
 
-/// The `user_tabs` of `agents --json`, as ids.
-fn user_tabs(b: &Browser) -> Vec<String> {
-    b.agents()["user_tabs"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["id"].as_str().unwrap().to_string())
-        .collect()
-}
-
 /// The tabs held for `agent`, as ids.
 fn held_for(b: &Browser, agent: &str) -> Vec<String> {
     common::browser::held_for(&b.agents(), agent)
@@ -420,7 +410,7 @@ fn popups_on_a_timer_go_to_nobody_but_the_user_gives_them() {
     assert!(!long.stdout.contains(POPUP_TEXT), "{}", long.stdout);
     assert_eq!(ids(&b, "bob").len(), 1, "not bob's");
     assert_eq!(ids(&b, "ann").len(), 1, "not ann's by itself either");
-    let popup = user_tabs(&b);
+    let popup = b.user_tabs();
     assert_eq!(popup.len(), 1, "{}", b.agents());
     let popup = &popup[0];
     let listed = b.ok("person", &["agents"]).stdout;
@@ -455,7 +445,7 @@ fn popups_on_a_timer_go_to_nobody_but_the_user_gives_them() {
         Duration::from_secs(20),
         || {
             b.ok("bob", &["tab-list"]);
-            match user_tabs(&b).len() {
+            match b.user_tabs().len() {
                 2 => Ok(()),
                 _ => Err(b.agents().to_string()),
             }
@@ -514,7 +504,7 @@ fn twin_tabs_one_of_which_closes_are_nobodys() {
             .iter()
             .all(|t| !ann.contains(t) && !bob.contains(t))
     );
-    let survivor = user_tabs(&b);
+    let survivor = b.user_tabs();
     assert_eq!(survivor.len(), 1, "{}", b.agents());
     assert!(told[0].stderr.contains(&ann[0]) && !told[0].stderr.contains(&bob[0]));
     assert!(told[1].stderr.contains(&bob[0]) && !told[1].stderr.contains(&ann[0]));
@@ -595,7 +585,7 @@ fn a_withheld_reply_leaves_no_output_file_and_removes_none_of_anothers() {
     let mut popup = Vec::new();
     for _ in 0..50 {
         b.ok("bob", &["tab-list"]);
-        popup = user_tabs(&b);
+        popup = b.user_tabs();
         if !popup.is_empty() {
             break;
         }
@@ -797,7 +787,7 @@ fn what_the_daemons_replies_prove_saves_a_list_and_no_forgery_does() {
     let own = b.tabs("ann");
     assert_eq!(own.len(), 1, "{own:?}");
     assert!(own[0].2 && own[0].3 == b.page("ann"), "{own:?}");
-    assert!(held_for(&b, "ann").is_empty() && user_tabs(&b).is_empty());
+    assert!(held_for(&b, "ann").is_empty() && b.user_tabs().is_empty());
     b.ok("bob", &["goto", &b.page("bob")]);
     // bob's tab is current: ann's is selected first. With a tab of bob's
     // in the session, a reply with no tab section is no proof (it is also

@@ -78,6 +78,16 @@ impl Browser {
     pub fn agents(&self) -> serde_json::Value {
         self.ok("person", &["agents", "--json"]).json()
     }
+
+    /// The `user_tabs` of `agents --json`, as ids.
+    pub fn user_tabs(&self) -> Vec<String> {
+        self.agents()["user_tabs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["id"].as_str().unwrap().to_string())
+            .collect()
+    }
 }
 
 /// Whether `text` mentions any agent's page but `agent`'s.
