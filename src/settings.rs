@@ -719,7 +719,10 @@ mod tests {
                 b"{\"version\":1,\"agent_gone_secs\":60,\"file_roots\":[]}",
             )
             .unwrap();
-        assert!(load(&runtime).unwrap().connect_consent);
+        let read = load(&runtime).unwrap();
+        assert!(read.connect_consent);
+        // Nor the caps (written before them): the defaults.
+        assert_eq!((read.agent_tabs, read.session_tabs), (10, 30));
         assert!(Change::default().is_empty());
         for change in [
             Change {
@@ -742,8 +745,48 @@ mod tests {
                 connect_consent: Some(true),
                 ..Change::default()
             },
+            Change {
+                agent_tabs: Some(3),
+                ..Change::default()
+            },
+            Change {
+                session_tabs: Some(3),
+                ..Change::default()
+            },
         ] {
             assert!(!change.is_empty(), "{change:?}");
+        }
+        // The caps are recorded and read back.
+        let caps = Change {
+            agent_tabs: Some(4),
+            session_tabs: Some(12),
+            ..Change::default()
+        };
+        let recorded = record(&runtime, &caps).unwrap();
+        assert_eq!((recorded.agent_tabs, recorded.session_tabs), (4, 12));
+        let again = load(&runtime).unwrap();
+        assert_eq!((again.agent_tabs, again.session_tabs), (4, 12));
+    }
+
+    #[test]
+    fn a_tab_cap_is_a_whole_number_in_its_range() {
+        assert_eq!(tabs("--agent-tabs", " 7 ", AGENT_TABS_RANGE).unwrap(), 7);
+        assert_eq!(tabs("--agent-tabs", "1", AGENT_TABS_RANGE).unwrap(), 1);
+        assert_eq!(tabs("--agent-tabs", "200", AGENT_TABS_RANGE).unwrap(), 200);
+        assert_eq!(
+            tabs("--session-tabs", "500", SESSION_TABS_RANGE).unwrap(),
+            500
+        );
+        for (what, raw, range) in [
+            ("--agent-tabs", "0", AGENT_TABS_RANGE),
+            ("--agent-tabs", "201", AGENT_TABS_RANGE),
+            ("--agent-tabs", "ten", AGENT_TABS_RANGE),
+            ("--session-tabs", "1", SESSION_TABS_RANGE),
+            ("--session-tabs", "501", SESSION_TABS_RANGE),
+        ] {
+            let refused = tabs(what, raw, range).unwrap_err();
+            assert_eq!(refused.exit(), Exit::Usage, "{raw}");
+            assert!(refused.to_string().starts_with(what), "{refused}");
         }
     }
 
