@@ -11,34 +11,10 @@ use std::time::Duration;
 
 use common::browser::{Browser, as_agent, browser, run_as};
 use common::run::Running;
-use common::site::{agent_text, put_page};
+use common::site::{CLOSER, agent_text, put_page};
 use common::{read_snapshot, reference};
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
-
-/// A page that learns the moment its tab is selected (the daemon asks the
-/// page for its WebMCP tools then) and closes itself: at once, or the
-/// milliseconds after that its query names; `popup` opens a popup first
-/// (a tab appended as its own goes), so the session keeps its count. A
-/// mark after a comma is requested from the site as `/probed-<mark>` when
-/// it learns it. Its first second is left alone (the daemon may ask as it
-/// opens the tab).
-const CLOSER: &str = r#"<!doctype html><html><head><title>Closer</title></head><body>
-<h1>Closes itself when selected</h1>
-<script>
-const [how, mark] = location.search.slice(1).split(',');
-const close = () => {
-  if (how === 'popup') window.open('/popup', '_blank', 'width=400,height=300');
-  window.close();
-};
-Object.defineProperty(navigator, 'modelContext', { configurable: true, value: { getTools() {
-  if (performance.now() > 1000) {
-    if (mark) navigator.sendBeacon('/probed-' + mark);
-    if (how === 'popup' || how === '0') close(); else setTimeout(close, Number(how));
-  }
-  return [];
-} } });
-</script></body></html>"#;
 
 /// A closer in a popup of bob's page (a page may close only a window a
 /// script opened), given to bob by the user; then ann's command makes her
@@ -397,4 +373,70 @@ fn tabs_stop_at_the_users_caps() {
     assert!(released.stdout.contains("(2 closed"), "{}", released.stdout);
     assert_eq!(agents_pages(&b), 3, "{:?}", b.chrome.pages());
     b.ok("ann", &["tab-new", &b.page("ann")]);
+}
+
+/// A page that closes itself after its tab is selected for a command,
+/// before the command reaches it (at once, a few milliseconds later, or
+/// while bob's my-chrome is stopped): the daemon then has no tab of bob's
+/// to run it on, and bob's command runs on none. Before, the daemon made
+/// the next tab current, ann's, and bob's `eval` ran in her page. Each
+/// ends with ann's page never having run it and her tabs answering her.
+#[test]
+fn a_page_command_never_runs_on_the_tab_after_its_own() {
+    let b = browser();
+    put_page("closer", CLOSER);
+    b.ok("bob", &["tab-new", "--label", "home", &b.site.url("/")]);
+    b.ok("ann", &["tab-new", &b.page("ann")]);
+    let anns: Vec<String> = b.tabs("ann").into_iter().map(|t| t.0).collect();
+    // What bob's command does wherever it runs: tells the site the title
+    // of the page it ran in.
+    let beacon = "navigator.sendBeacon('/ran-on-' + document.title.replace(/\\W/g, ''))";
+    for (n, (how, stop)) in [
+        ("150", true),
+        ("5", false),
+        ("12", false),
+        ("25", false),
+        ("40", false),
+        ("0", false),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let popup = bob_opens_a_closer(&b, &format!("{how},{}", 20 + n));
+        let evaluating = Running::start(as_agent(
+            b.sandbox(),
+            "bob",
+            &["eval", beacon, "--tab", &popup],
+        ));
+        if stop {
+            let probed = format!("/probed-{}", 20 + n);
+            common::wait::until("the selection", Duration::from_secs(20), || {
+                if b.site.was_requested(&probed) {
+                    Ok(())
+                } else {
+                    Err(String::new())
+                }
+            });
+            let pid = Pid::from_raw(evaluating.child.id() as i32);
+            let _ = kill(pid, Signal::SIGSTOP);
+            thread::sleep(Duration::from_millis(600));
+            let _ = kill(pid, Signal::SIGCONT);
+        }
+        let evaluated = evaluating.wait();
+        eprintln!(
+            "closer?{how} (stopped: {stop}): exit {}: {}",
+            evaluated.code, evaluated.stderr
+        );
+        // Its own page may have run it before it closed; never ann's.
+        thread::sleep(Duration::from_millis(300));
+        assert!(
+            !b.site.was_requested("/ran-on-Agentann"),
+            "{how}: bob's eval ran in ann's page: {evaluated:?}"
+        );
+        assert_ne!(evaluated.code, 0, "{how}: {evaluated:?}");
+        anns_tabs_answer(&b, &anns);
+        // bob hears once that its page closed his tab, if it did.
+        let told = run_as(b.sandbox(), "bob", &["tab-list"]);
+        assert!([0, 8].contains(&told.code), "{}", told.stderr);
+    }
 }

@@ -58,9 +58,12 @@ impl Match {
 pub struct Rules<'a> {
     /// Headers of the known tabs, in the daemon's order.
     pub known: &'a [&'a str],
-    /// The known tab that was current, if any: if it is still there, it is
-    /// the one listed as current (the daemon's current tab stays the same
-    /// object until it closes).
+    /// The known tab that was current, if any, when no request since may
+    /// have moved it: if it is still there, it is the one listed as
+    /// current (the daemon's current tab stays the same object, closed or
+    /// not, until a request moves it: `tabs::stay`). That no other tab is
+    /// listed as current then is not relied on: a session a release
+    /// before this one started lets a closed current tab's neighbour be.
     pub current: Option<usize>,
     /// A known tab whose page the command just acted on: it may show
     /// anything now.

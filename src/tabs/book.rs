@@ -52,6 +52,9 @@ pub struct Book {
     /// Browser-wide state an agent started that reaches every tab (whom
     /// it keeps out: `policy::holds`).
     pub holds: Vec<Hold>,
+    /// The daemon keeps a closed current tab current (`tabs::stay`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub current_stays: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -236,6 +239,7 @@ impl Book {
             current: None,
             agents: BTreeMap::new(),
             holds: Vec::new(),
+            current_stays: false,
         };
         for tab in seen {
             let (owner, why) = if blank_is_spare && tab.header == BLANK {
@@ -365,6 +369,7 @@ impl Book {
     /// agents; the notes for `during`'s own agent are returned instead.
     pub fn sync(&mut self, seen: &[Seen], during: Option<&During>) -> Vec<Notice> {
         let closed = during.and_then(|d| d.closed);
+        let was_current = self.current;
         let known: Vec<Tab> = self
             .tabs
             .iter()
@@ -432,6 +437,14 @@ impl Book {
         }
         self.tabs = tabs;
         self.current = current;
+        // The daemon makes a tab current only when asked (`tabs::stay`):
+        // after any other request, a current tab that went leaves none,
+        // whatever a lone `### Page` (which marks no tab current) implies.
+        if !during.is_some_and(|d| d.moves_current)
+            && was_current.is_some_and(|id| !self.tabs.iter().any(|t| t.id == id))
+        {
+            self.current = None;
+        }
         for agent in self.agents.values_mut() {
             if agent
                 .current
@@ -1356,6 +1369,27 @@ mod tests {
     }
 
     #[test]
+    fn a_current_tab_that_closed_leaves_none_current() {
+        // b's tab (current) closed during b's command: the reply's lone
+        // `### Page` is a's tab, which the daemon did not make current.
+        let mut book = two_agents();
+        book.current = Some(2);
+        let mut during = During {
+            opens: false,
+            ..opens("b", 2)
+        };
+        ran(&mut book, &during, &seen(&[A], 0));
+        assert_eq!(book.current, None);
+        // A request that moves it (a select, a new tab) is believed.
+        during.moves_current = true;
+        book.sync(&seen(&[A], 0), Some(&during));
+        assert_eq!(book.current, Some(1));
+        // Nothing went: the list's mark stands.
+        book.sync(&seen(&[A], 0), None);
+        assert_eq!(book.current, Some(1));
+    }
+
+    #[test]
     fn a_tab_closed_on_purpose_is_not_news() {
         let mut book = two_agents();
         let close = During {
@@ -1644,13 +1678,14 @@ mod tests {
 
     #[test]
     fn a_current_tab_no_longer_listed_as_current_was_closed() {
-        // b's t2 is current; the user closes it (the daemon makes a's t1
-        // current) and opens b's page again: that tab is new, the user's.
+        // b's t2 is current; the user closes it (the daemon makes no tab
+        // current, `tabs::stay`) and opens b's page again: that tab is
+        // new, the user's.
         let mut book = two_agents();
         assert_eq!(book.current, Some(2));
-        assert!(book.sync(&seen(&[A, B], 0), None).is_empty());
+        assert!(book.sync(&seen(&[A, B], usize::MAX), None).is_empty());
         assert_eq!(owners(&book), [(1, agent("a")), (3, Owner::User)]);
-        assert_eq!(book.current, Some(1));
+        assert_eq!(book.current, None);
         assert_eq!(book.resolve("b", &TabRef::Id(2)), Err(Refused::Gone(2)));
         assert_eq!(
             book.resolve("b", &TabRef::Id(3)),

@@ -12,6 +12,7 @@ pub mod book;
 pub mod listing;
 pub mod notice;
 pub mod proof;
+pub mod stay;
 pub mod view;
 
 use std::os::unix::fs::MetadataExt;
@@ -83,9 +84,15 @@ pub enum TabsError {
     #[error("the session's tabs could not be listed ({0}); nothing was run")]
     Unlisted(String),
     #[error(
-        "the tab this command ran on closed during it, so the tab the reply describes is \
-         another's: none of the reply is shown. Your tabs now:\n{own}Name one (`--tab <id>`) or \
-         open one (`my-chrome tab-new <url>`)"
+        "the session's daemon could not be made to keep an agent's command on the agent's own \
+         tab (its `run-code` did not answer as the pinned @playwright/cli does); nothing was \
+         run. Run `my-chrome doctor`, then `my-chrome connect` again"
+    )]
+    CurrentMoves,
+    #[error(
+        "the tab this command was for closed before or while it ran (by the user, or by its \
+         page): it ran on no other tab, and none of the reply is shown. Your tabs now:\n{own}Name \
+         one (`--tab <id>`) or open one (`my-chrome tab-new <url>`)"
     )]
     Withheld { own: String },
     #[error(
@@ -178,7 +185,7 @@ impl TabsError {
                 | Refused::LabelTaken(_) => Exit::Usage,
             },
             TabsError::OthersHaveTabs { .. } | TabsError::ChangedWhileAsked { .. } => Exit::Busy,
-            TabsError::Moved | TabsError::Unlisted(_) => Exit::Failure,
+            TabsError::Moved | TabsError::Unlisted(_) | TabsError::CurrentMoves => Exit::Failure,
             TabsError::LastTab(_) => Exit::Usage,
             TabsError::LeftOpen(_) => Exit::Busy,
             TabsError::TooManyTabs { .. } => Exit::Usage,
@@ -450,6 +457,9 @@ impl Desk {
             }
             None => Book::fresh(&key, first_free_id(runtime)?, &seen, after_connect),
         };
+        if !desk.book.current_stays {
+            desk.keep_current()?;
+        }
         let now = lease::now_ms();
         let idle: Vec<(String, u64)> = desk
             .book
@@ -478,6 +488,24 @@ impl Desk {
             desk.book.registered(&desk.agent, registration, now);
         }
         Ok(desk)
+    }
+
+    /// Has the daemon keep a closed current tab current (`stay`), before
+    /// any command of an agent's runs in this session; refused, nothing
+    /// runs.
+    fn keep_current(&mut self) -> Result<(), TabsError> {
+        let kept = match self.send(&stay::request_words())? {
+            Reply::Text {
+                text: Some(text),
+                is_error: false,
+            } => stay::kept(&text),
+            _ => false,
+        };
+        if !kept {
+            return Err(TabsError::CurrentMoves);
+        }
+        self.book.current_stays = true;
+        Ok(self.save()?)
     }
 
     /// Records the agent's command (its name only, and when).
