@@ -28,19 +28,21 @@ say() { printf 'mutants.sh: %s\n' "$*"; }
 # (every unit test, plus the integration tests that cover the module, take
 # seconds, and make their own sandboxes; turns.rs starts a browser for one
 # test of the log, identity.rs for the names proven in a real session).
-ORDER=(redact minimist file-args file-owners policy tabs token-shape identity consent settings lease runtime handoff manifest request cleanup-record removal)
+ORDER=(redact minimist file-args file-owners policy tabs token-shape identity consent settings lease session-output ending runtime handoff manifest request cleanup-record removal)
 declare -A FILES=(
   [redact]="src/redact/mod.rs src/redact/patterns.rs src/redact/known.rs src/redact/controls.rs"
   [minimist]="src/minimist.rs"
   [file-args]="src/policy/files.rs src/file_args.rs"
   [file-owners]="src/file_owners.rs"
   [policy]="src/policy/mod.rs src/policy/holds.rs"
-  [tabs]="src/policy/tabs.rs src/tabs/book.rs src/tabs/align.rs src/tabs/listing.rs src/tabs/notice.rs src/tabs/proof.rs"
+  [tabs]="src/policy/tabs.rs src/tabs/book.rs src/tabs/align.rs src/tabs/listing.rs src/tabs/notice.rs src/tabs/proof.rs src/tabs/stay.rs"
   [token-shape]="src/token/shape.rs"
   [identity]="src/identity/mod.rs src/identity/key.rs src/identity/registry.rs src/identity/derived.rs"
   [consent]="src/consent/server.rs src/consent/page.rs"
   [settings]="src/settings.rs"
-  [lease]="src/lease/mod.rs"
+  [lease]="src/lease/mod.rs src/lease/late.rs"
+  [session-output]="src/session_output.rs"
+  [ending]="src/command/ending.rs"
   [runtime]="src/runtime.rs"
   [handoff]="src/handoff.rs"
   [manifest]="src/helper/manifest.rs"
@@ -60,6 +62,8 @@ declare -A TESTS=(
   [consent]="--lib"
   [settings]="--lib"
   [lease]="--lib --test turns"
+  [session-output]="--lib"
+  [ending]="--lib"
   [runtime]="--lib --test runtime --test helper"
   [handoff]="--lib --test handoff"
   [manifest]="--lib --test helper"

@@ -261,8 +261,8 @@ impl ChildCommand {
     /// not dying with it, nothing of the caller's terminal or pipes: the
     /// caller's command ends when my-chrome does), with `stdin` and
     /// `stdout` handed to it; its pid. Only my-chrome itself is started so
-    /// (`lease::finish`: it holds the session's turn for an abandoned
-    /// command until the daemon answers it).
+    /// (`lease::finish`: it waits for the answer to a command past its
+    /// bound; the session's watcher).
     pub fn spawn_detached(
         self,
         env: &ChildEnv,

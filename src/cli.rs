@@ -54,6 +54,11 @@ pub struct SettingsArgs {
     /// opens another (2 to 500; default 30).
     #[arg(long, value_name = "N")]
     pub session_tabs: Option<String>,
+    /// Your setting: how long an agent's browser command may run before it
+    /// is given up (1s to 1h; default 2m); an agent's own
+    /// MY_CHROME_COMMAND_TIMEOUT_SECS may only shorten it.
+    #[arg(long, value_name = "DURATION")]
+    pub command_bound: Option<String>,
     /// Whether `connect` asks you in the browser first (`on`, the
     /// default). Turning it off is itself asked of you there.
     #[arg(long, value_name = "on|off")]

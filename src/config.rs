@@ -52,8 +52,10 @@ pub struct Config {
     /// How long a request waits for the user's answer on the consent page
     /// (`MY_CHROME_CONSENT_WAIT_SECS`, 5–120, default 120): shorter only.
     pub consent_wait: Duration,
-    /// Bound on one forwarded browser command (`MY_CHROME_COMMAND_TIMEOUT_SECS`,
-    /// 1–3600, default 120).
+    /// The caller's own bound on one forwarded browser command
+    /// (`MY_CHROME_COMMAND_TIMEOUT_SECS`, 1–3600): it only shortens the
+    /// user's (`settings::Settings::command_bound_for`); unset, the
+    /// longest, which shortens nothing.
     pub command_timeout: Duration,
     /// Bound on waiting for another my-chrome command's lock
     /// (`MY_CHROME_LOCK_WAIT_SECS`, default 900: longer than a whole setup).
@@ -269,7 +271,7 @@ impl Config {
             )?,
             attach_timeout: vars.seconds("MY_CHROME_ATTACH_TIMEOUT_SECS", 1, 600, 60)?,
             consent_wait: vars.seconds("MY_CHROME_CONSENT_WAIT_SECS", 5, 120, 120)?,
-            command_timeout: vars.seconds("MY_CHROME_COMMAND_TIMEOUT_SECS", 1, 3600, 120)?,
+            command_timeout: vars.seconds("MY_CHROME_COMMAND_TIMEOUT_SECS", 1, 3600, 3600)?,
             lock_wait: vars.seconds(
                 "MY_CHROME_LOCK_WAIT_SECS",
                 1,

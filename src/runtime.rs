@@ -113,6 +113,9 @@ pub enum StateFile {
     Bootstrap,
     /// Which command is running on the shared browser session now.
     Lease,
+    /// Commands past their bound that the daemon may still answer
+    /// (src/lease/late.rs).
+    Late,
     /// Every tab of the session: its id, owner and label (src/tabs/).
     Tabs,
     /// The helper tree as its last full check found it.
@@ -146,11 +149,12 @@ pub enum StateFile {
 
 impl StateFile {
     /// Every state file (a unit test holds it to the enum).
-    pub const ALL: [StateFile; 17] = [
+    pub const ALL: [StateFile; 18] = [
         StateFile::RotationBaseline,
         StateFile::RotationMarker,
         StateFile::Bootstrap,
         StateFile::Lease,
+        StateFile::Late,
         StateFile::Tabs,
         StateFile::HelperManifest,
         StateFile::TokenFingerprint,
@@ -172,6 +176,7 @@ impl StateFile {
             StateFile::RotationMarker => "rotation-marker.json",
             StateFile::Bootstrap => "bootstrap.json",
             StateFile::Lease => "lease.json",
+            StateFile::Late => "late.json",
             StateFile::Tabs => "tabs.json",
             StateFile::HelperManifest => "cli-manifest.txt",
             StateFile::TokenFingerprint => "token-fingerprint.txt",
@@ -208,7 +213,7 @@ impl StateFile {
     fn durable(self) -> bool {
         !matches!(
             self,
-            StateFile::Lease | StateFile::Tabs | StateFile::AgentNames
+            StateFile::Lease | StateFile::Late | StateFile::Tabs | StateFile::AgentNames
         )
     }
 }

@@ -39,6 +39,13 @@ pub const DEFAULT_SESSION_TABS: usize = 30;
 /// The fewest and most tabs the user may allow one agent, and the session.
 pub const AGENT_TABS_RANGE: (usize, usize) = (1, 200);
 pub const SESSION_TABS_RANGE: (usize, usize) = (2, 500);
+/// How long an agent's browser command may run before my-chrome gives it
+/// up (the daemon may run it on: then only its agent waits for it) when
+/// the user set no bound.
+pub const DEFAULT_COMMAND_BOUND: Duration = Duration::from_secs(120);
+/// The shortest and longest command bound the user may set.
+pub const COMMAND_BOUND_RANGE: (Duration, Duration) =
+    (Duration::from_secs(1), Duration::from_secs(3600));
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -59,6 +66,13 @@ struct Stored {
     agent_tabs: usize,
     #[serde(default = "default_session_tabs")]
     session_tabs: usize,
+    /// Absent in files written before the bound was the user's.
+    #[serde(default = "default_command_bound_secs")]
+    command_bound_secs: u64,
+}
+
+fn default_command_bound_secs() -> u64 {
+    DEFAULT_COMMAND_BOUND.as_secs()
 }
 
 fn default_agent_tabs() -> usize {
@@ -103,11 +117,21 @@ pub struct Settings {
     pub agent_tabs: usize,
     /// How many tabs the session may have: past it, no agent opens one.
     pub session_tabs: usize,
+    /// How long an agent's browser command may run before it is given up
+    /// (an agent's own `MY_CHROME_COMMAND_TIMEOUT_SECS` may only shorten
+    /// it: [`Settings::command_bound_for`]).
+    pub command_bound: Duration,
     /// Whether they come from the user's `setup` (else: the defaults).
     pub recorded: bool,
 }
 
 impl Settings {
+    /// The bound on a command of a caller that asked for `asked` (its own
+    /// variable, `config.command_timeout`): never longer than the user's.
+    pub fn command_bound_for(&self, asked: Duration) -> Duration {
+        asked.min(self.command_bound)
+    }
+
     /// One line: what each setting is, and where it comes from.
     pub fn describe(&self) -> String {
         let roots = if self.file_roots.is_empty() {
@@ -129,11 +153,13 @@ impl Settings {
         format!(
             "an agent is gone after {} without a command; file roots beside /tmp: {roots}; a \
              session ends {idle}, and {} after connect at the latest; an agent opens at most {} \
-             tabs, the session holds at most {}; connect {} ({})",
+             tabs, the session holds at most {}; a browser command is given up after {}; connect \
+             {} ({})",
             humantime::format_duration(self.agent_gone),
             humantime::format_duration(self.lifetime_limit),
             self.agent_tabs,
             self.session_tabs,
+            humantime::format_duration(self.command_bound),
             if self.connect_consent {
                 "asks you in the browser first"
             } else {
@@ -158,6 +184,7 @@ impl Default for Settings {
             connect_consent: true,
             agent_tabs: DEFAULT_AGENT_TABS,
             session_tabs: DEFAULT_SESSION_TABS,
+            command_bound: DEFAULT_COMMAND_BOUND,
             recorded: false,
         }
     }
@@ -209,11 +236,13 @@ pub fn load(runtime: &Runtime) -> Result<Settings, SettingsError> {
         secs => Some(Duration::from_secs(secs)),
     };
     let lifetime_limit = Duration::from_secs(stored.lifetime_limit_secs);
+    let command_bound = Duration::from_secs(stored.command_bound_secs);
     let in_range = (AGENT_GONE_RANGE.0..=AGENT_GONE_RANGE.1).contains(&agent_gone)
         && idle_limit.is_none_or(|idle| (IDLE_LIMIT_RANGE.0..=IDLE_LIMIT_RANGE.1).contains(&idle))
         && (LIFETIME_LIMIT_RANGE.0..=LIFETIME_LIMIT_RANGE.1).contains(&lifetime_limit)
         && (AGENT_TABS_RANGE.0..=AGENT_TABS_RANGE.1).contains(&stored.agent_tabs)
-        && (SESSION_TABS_RANGE.0..=SESSION_TABS_RANGE.1).contains(&stored.session_tabs);
+        && (SESSION_TABS_RANGE.0..=SESSION_TABS_RANGE.1).contains(&stored.session_tabs)
+        && (COMMAND_BOUND_RANGE.0..=COMMAND_BOUND_RANGE.1).contains(&command_bound);
     if stored.version != VERSION
         || !in_range
         || stored.file_roots.iter().any(|r| file_root(r).is_err())
@@ -228,6 +257,7 @@ pub fn load(runtime: &Runtime) -> Result<Settings, SettingsError> {
         connect_consent: stored.connect_consent,
         agent_tabs: stored.agent_tabs,
         session_tabs: stored.session_tabs,
+        command_bound,
         recorded: true,
     })
 }
@@ -253,6 +283,7 @@ pub struct Change {
     pub connect_consent: Option<bool>,
     pub agent_tabs: Option<usize>,
     pub session_tabs: Option<usize>,
+    pub command_bound: Option<Duration>,
 }
 
 impl Change {
@@ -264,6 +295,7 @@ impl Change {
             && self.connect_consent.is_none()
             && self.agent_tabs.is_none()
             && self.session_tabs.is_none()
+            && self.command_bound.is_none()
     }
 
     /// What of `self` would let agents do more, or a session live longer,
@@ -324,6 +356,14 @@ impl Change {
                 format!("{tabs} tabs (now {})", now.session_tabs),
             ));
         }
+        if let Some(bound) = self.command_bound
+            && bound > now.command_bound
+        {
+            rows.push((
+                "An agent's browser command may run, keeping its tab busy, for".into(),
+                format!("{} (now {})", format(bound), format(now.command_bound)),
+            ));
+        }
         if self.connect_consent == Some(false) && now.connect_consent {
             rows.push((
                 "`my-chrome connect`".into(),
@@ -359,6 +399,9 @@ pub fn record(runtime: &Runtime, change: &Change) -> Result<Settings, SettingsEr
     if let Some(tabs) = change.session_tabs {
         settings.session_tabs = tabs;
     }
+    if let Some(bound) = change.command_bound {
+        settings.command_bound = bound;
+    }
     let stored = Stored {
         version: VERSION,
         agent_gone_secs: settings.agent_gone.as_secs(),
@@ -368,6 +411,7 @@ pub fn record(runtime: &Runtime, change: &Change) -> Result<Settings, SettingsEr
         connect_consent: settings.connect_consent,
         agent_tabs: settings.agent_tabs,
         session_tabs: settings.session_tabs,
+        command_bound_secs: settings.command_bound.as_secs(),
     };
     let bytes = serde_json::to_vec_pretty(&stored).expect("the settings serialise");
     runtime.write_state(StateFile::Settings, &bytes)?;
@@ -409,6 +453,16 @@ pub fn lifetime_limit(raw: &str) -> Result<Duration, SettingsError> {
         raw,
         LIFETIME_LIMIT_RANGE,
         LIFETIME_FORMS,
+    )
+}
+
+/// `--command-bound`: a duration within [`COMMAND_BOUND_RANGE`].
+pub fn command_bound(raw: &str) -> Result<Duration, SettingsError> {
+    duration(
+        "--command-bound",
+        raw,
+        COMMAND_BOUND_RANGE,
+        "a duration such as 30s, 2m or 1h (or a number of seconds), from 1 s to 1 h",
     )
 }
 
@@ -560,6 +614,7 @@ mod tests {
                 connect_consent: Some(true),
                 agent_tabs: Some(3),
                 session_tabs: Some(12),
+                command_bound: Some(secs(30)),
             },
             Change {
                 file_roots: Some(vec![PathBuf::from("/work")]),
@@ -569,6 +624,7 @@ mod tests {
                 connect_consent: Some(now.connect_consent),
                 agent_tabs: Some(now.agent_tabs),
                 session_tabs: Some(now.session_tabs),
+                command_bound: Some(now.command_bound),
             },
         ] {
             assert_eq!(asks(tighter), Vec::<(String, String)>::new());
@@ -721,8 +777,9 @@ mod tests {
             .unwrap();
         let read = load(&runtime).unwrap();
         assert!(read.connect_consent);
-        // Nor the caps (written before them): the defaults.
+        // Nor the caps or the bound (written before them): the defaults.
         assert_eq!((read.agent_tabs, read.session_tabs), (10, 30));
+        assert_eq!(read.command_bound, Duration::from_secs(120));
         assert!(Change::default().is_empty());
         for change in [
             Change {
@@ -846,5 +903,59 @@ mod tests {
             "{}",
             now.describe()
         );
+    }
+
+    #[test]
+    fn the_command_bound_is_the_users_and_a_call_may_only_shorten_it() {
+        let (_home, runtime) = crate::runtime::scratch();
+        let now = load(&runtime).unwrap();
+        assert_eq!(
+            now.command_bound_for(Duration::from_secs(3600)),
+            Duration::from_secs(120)
+        );
+        assert_eq!(
+            now.command_bound_for(Duration::from_secs(5)),
+            Duration::from_secs(5)
+        );
+        let longer = Change {
+            command_bound: Some(Duration::from_secs(600)),
+            ..Change::default()
+        };
+        assert!(!longer.is_empty());
+        let rows = longer.widening(&now);
+        assert_eq!(rows.len(), 1, "{rows:?}");
+        assert!(rows[0].1.contains("10m (now 2m)"), "{rows:?}");
+        let shorter = Change {
+            command_bound: Some(Duration::from_secs(30)),
+            ..Change::default()
+        };
+        assert!(shorter.widening(&now).is_empty(), "shorter is anyone's");
+        let recorded = record(&runtime, &longer).unwrap();
+        assert_eq!(recorded.command_bound, Duration::from_secs(600));
+        assert_eq!(
+            load(&runtime).unwrap().command_bound,
+            Duration::from_secs(600)
+        );
+        assert_eq!(
+            recorded.command_bound_for(Duration::from_secs(3600)),
+            Duration::from_secs(600)
+        );
+        assert_eq!(command_bound("90s").unwrap(), Duration::from_secs(90));
+        assert_eq!(command_bound("1").unwrap(), Duration::from_secs(1));
+        assert_eq!(command_bound("1h").unwrap(), Duration::from_secs(3600));
+        for bad in ["0", "61m", "soon"] {
+            let err = command_bound(bad).unwrap_err();
+            assert_eq!(err.exit(), Exit::Usage, "{bad}: {err}");
+        }
+        runtime
+            .write_state(
+                StateFile::Settings,
+                b"{\"version\":1,\"agent_gone_secs\":60,\"file_roots\":[],\"command_bound_secs\":0}",
+            )
+            .unwrap();
+        assert!(matches!(
+            load(&runtime),
+            Err(SettingsError::Malformed { .. })
+        ));
     }
 }

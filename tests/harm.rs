@@ -440,3 +440,57 @@ fn a_page_command_never_runs_on_the_tab_after_its_own() {
         assert!([0, 8].contains(&told.code), "{}", told.stderr);
     }
 }
+
+/// A command past its bound costs the others nothing more (issue 46):
+/// bob's `eval`, whose promise never settles, ends at the user's bound
+/// (exit 124; his own longer one counts for nothing) while the daemon
+/// runs it on; ann's commands run at
+/// once beside it, within a two-second wait for the turn (before, the
+/// turn stayed bob's until the daemon finished it, up to ten minutes);
+/// only bob's next command waits for his own (exit 7, saying so);
+/// `agents` lists it; `disconnect` ends the wait.
+#[test]
+fn a_command_past_its_bound_keeps_out_only_its_own_agent() {
+    let b = browser();
+    b.ok("ann", &["goto", &b.page("ann")]);
+    b.ok("bob", &["tab-new", &b.page("bob")]);
+    // The bound is the user's: bob's own variable may shorten it, never
+    // lengthen it.
+    b.ok("person", &["setup", "--command-bound", "3s"]);
+    let mut stuck = as_agent(b.sandbox(), "bob", &["eval", "new Promise(() => {})"]);
+    stuck.env("MY_CHROME_COMMAND_TIMEOUT_SECS", "60");
+    Running::start(stuck)
+        .wait()
+        .expect(124, "did not finish within 3 s");
+    let mut again = as_agent(b.sandbox(), "bob", &["eval", "new Promise(() => {})"]);
+    again.env("MY_CHROME_LEASE_WAIT_SECS", "0");
+    // (His first still runs: this one waits for it, not for the turn.)
+    Running::start(again)
+        .wait()
+        .expect(7, "past its bound: the daemon still runs it");
+    for round in 0..3 {
+        let started = std::time::Instant::now();
+        let mut anns = as_agent(b.sandbox(), "ann", &["eval", "document.title"]);
+        anns.env("MY_CHROME_LEASE_WAIT_SECS", "2");
+        let anns = Running::start(anns).wait();
+        assert_eq!(anns.code, 0, "{}{}", anns.stdout, anns.stderr);
+        assert!(anns.stdout.contains("Agent ann"), "{}", anns.stdout);
+        eprintln!(
+            "round {round}: ann's eval beside bob's late one: {} ms",
+            started.elapsed().as_millis()
+        );
+    }
+    let agents = b.agents();
+    assert_eq!(agents["late"][0]["agent"], "bob", "{agents}");
+    let mut next = as_agent(b.sandbox(), "bob", &["eval", "document.title"]);
+    next.env("MY_CHROME_LEASE_WAIT_SECS", "1");
+    let next = Running::start(next).wait();
+    next.expect(7, "past its bound: the daemon still runs it");
+    assert!(
+        next.stderr.contains("agent bob's `eval`"),
+        "{}",
+        next.stderr
+    );
+    b.ok("person", &["disconnect"]);
+    assert_eq!(b.agents()["late"], serde_json::json!([]));
+}

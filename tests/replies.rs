@@ -76,9 +76,21 @@ impl Script {
                 self.current = self.tabs.len() - 1;
             }
             "tab-select" => self.current = index().filter(|i| *i < self.tabs.len()).unwrap(),
+            // The current tab, closed, stays current (src/tabs/stay.rs):
+            // none is listed as current.
             "tab-close" => {
                 self.tabs.remove(self.current);
-                self.current = self.current.min(self.tabs.len() - 1);
+                self.current = usize::MAX;
+            }
+            // What the pinned daemon answers my-chrome's rule of the
+            // current tab with.
+            "run-code" => {
+                return (
+                    "### Result\n\"kept\"\n### Ran Playwright code\n```js\nawait (code)(page);\n```"
+                        .into(),
+                    false,
+                    Duration::ZERO,
+                );
             }
             _ => {
                 if let Some(popup) = self.opens.clone() {
@@ -176,8 +188,10 @@ impl Scripted {
         // the list after while a tab of the session is not ann's.
         assert_eq!(
             scripted.log(),
-            ["tab-list", "tab-new", "tab-list", "eval", "tab-list"],
-            "ann's first command opens its tab"
+            [
+                "tab-list", "run-code", "tab-new", "tab-list", "eval", "tab-list"
+            ],
+            "ann's first command keeps the current tab, then opens its tab"
         );
         // The user gives it to ann: every tab is hers.
         let given = scripted.run(&["tab-give", "t1", "ann"]);

@@ -68,6 +68,9 @@ pub struct SettingsReport {
     /// The most tabs one agent, and the session, may have.
     pub agent_tabs: Option<usize>,
     pub session_tabs: Option<usize>,
+    /// How long an agent's browser command may run (a caller may only
+    /// shorten it).
+    pub command_bound_secs: Option<u64>,
 }
 
 #[derive(Debug, Serialize)]
@@ -366,6 +369,7 @@ fn settings_report(config: &Config) -> SettingsReport {
             connect_consent: Some(settings.connect_consent),
             agent_tabs: Some(settings.agent_tabs),
             session_tabs: Some(settings.session_tabs),
+            command_bound_secs: Some(settings.command_bound.as_secs()),
         },
         Err(e) => SettingsReport {
             status: format!("error: {e}"),
@@ -376,6 +380,7 @@ fn settings_report(config: &Config) -> SettingsReport {
             connect_consent: None,
             agent_tabs: None,
             session_tabs: None,
+            command_bound_secs: None,
         },
     }
 }

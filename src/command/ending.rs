@@ -98,18 +98,26 @@ fn at_work(config: &Config, runtime: &Runtime) -> AtWork {
     let me = crate::identity::verified(config, Some(runtime), gone_after)
         .ok()
         .filter(|me| me.registration.is_some());
-    // This very command, once it holds the turn, is nobody's other work.
-    let running = crate::lease::holder(runtime)
+    // This very command, once it holds the turn, is nobody's other work;
+    // a command past its bound that the daemon still runs is its agent's.
+    let mut running: Vec<(String, String)> = crate::lease::holder(runtime)
         .ok()
         .flatten()
-        .filter(|h| h.process.pid != std::process::id());
+        .filter(|h| h.process.pid != std::process::id())
+        .map(|h| (h.agent, h.command))
+        .into_iter()
+        .collect();
+    let late = crate::lease::late::read(runtime).unwrap_or_default();
+    running.extend(late.into_iter().map(|l| (l.agent, l.command)));
+    let running: Vec<(&str, &str)> = running
+        .iter()
+        .map(|(a, c)| (a.as_str(), c.as_str()))
+        .collect();
     match crate::tabs::load(runtime) {
         Ok(book) => others(
             book.as_ref(),
             me.as_ref().map(|m| (m.name.as_str(), m.registration)),
-            running
-                .as_ref()
-                .map(|h| (h.agent.as_str(), h.command.as_str())),
+            &running,
         ),
         Err(_) => AtWork {
             agents: Vec::new(),
@@ -118,13 +126,13 @@ fn at_work(config: &Config, runtime: &Runtime) -> AtWork {
     }
 }
 
-/// The agents of `book` with tabs (or tabs held for them), and the agent of
-/// the command `running`, but `me` (a name and its proven registration)
-/// when the book knows it by that registration.
+/// The agents of `book` with tabs (or tabs held for them), and the agents of
+/// the commands `running` (agent, command), but `me` (a name and its
+/// proven registration) when the book knows it by that registration.
 fn others(
     book: Option<&Book>,
     me: Option<(&str, Option<u64>)>,
-    running: Option<(&str, &str)>,
+    running: &[(&str, &str)],
 ) -> AtWork {
     let is_me = |name: &str| {
         me.is_some_and(|(mine, registration)| {
@@ -165,9 +173,7 @@ fn others(
             }
         }
     }
-    if let Some((name, command)) = running
-        && !is_me(name)
-    {
+    for &(name, command) in running.iter().filter(|(name, _)| !is_me(name)) {
         let doing = format!("a command running (`{command}`)");
         match agents.iter_mut().find(|(n, _)| n == name) {
             Some((_, what)) => *what = format!("{what}, {doing}"),
@@ -269,7 +275,7 @@ mod tests {
     #[test]
     fn every_other_agent_with_tabs_or_a_command_counts_and_a_proven_caller_does_not() {
         let book = book();
-        let all = others(Some(&book), None, Some(("cid", "eval")));
+        let all = others(Some(&book), None, &[("cid", "eval")]);
         assert_eq!(
             all.agents,
             [
@@ -279,30 +285,26 @@ mod tests {
             ]
         );
         // ann, proven by the registration the book knows her by.
-        let anns = others(
-            Some(&book),
-            Some(("ann", Some(7))),
-            Some(("ann", "snapshot")),
-        );
+        let anns = others(Some(&book), Some(("ann", Some(7))), &[("ann", "snapshot")]);
         assert_eq!(anns.agents, [("bob".to_string(), "1 tab".to_string())]);
         // The name alone, or another registration of it, is not ann.
         for claim in [None, Some(8)] {
-            let claimed = others(Some(&book), Some(("ann", claim)), None);
+            let claimed = others(Some(&book), Some(("ann", claim)), &[]);
             assert_eq!(claimed.names(), ["ann", "bob"]);
         }
         // Alone: nothing to ask.
         let mut alone = book.clone();
         alone.tabs[1].owner = Owner::User;
-        assert!(others(Some(&alone), Some(("ann", Some(7))), None).is_empty());
-        assert!(others(None, None, None).is_empty());
+        assert!(others(Some(&alone), Some(("ann", Some(7))), &[]).is_empty());
+        assert!(others(None, None, &[]).is_empty());
     }
 
     #[test]
     fn work_begun_while_the_user_was_asked_is_refused() {
         let book = book();
-        let asked = others(Some(&book), None, None);
+        let asked = others(Some(&book), None, &[]);
         assert!(still_as_asked(&asked, &asked).is_ok());
-        let more = others(Some(&book), None, Some(("dan", "goto")));
+        let more = others(Some(&book), None, &[("dan", "goto")]);
         let refused = still_as_asked(&more, &asked).unwrap_err();
         assert!(
             refused.to_string().contains("agent dan began work"),
@@ -323,7 +325,7 @@ mod tests {
         let home = tempfile::tempdir().unwrap();
         let vars = [("HOME".into(), home.path().into())];
         let config = Config::from_vars(vars).unwrap();
-        let asked = asking(&config, "disconnect", &others(Some(&book()), None, None));
+        let asked = asking(&config, "disconnect", &others(Some(&book()), None, &[]));
         assert_eq!(
             asked.heading,
             "end the session for every agent (disconnect)?"

@@ -183,6 +183,7 @@ pub fn forward(config: &Config, raw: &[OsString]) -> Result<(), ForwardError> {
         name,
         line: &line,
         request: &request,
+        bound: settings.command_bound_for(config.command_timeout),
     };
     let done = run_for_agent(
         config,
@@ -225,6 +226,8 @@ struct Asked<'a> {
     name: &'a str,
     line: &'a Line,
     request: &'a Request,
+    /// How long it may run: the user's bound, or the caller's if shorter.
+    bound: std::time::Duration,
 }
 
 impl Asked<'_> {
@@ -299,14 +302,16 @@ fn run_for_agent(
         agent: &desk.agent.clone(),
         acted_on: Some(id),
         closed: None,
-        opens: may_open_tabs(asked.name),
+        // A tab that appears while another agent's command past its bound
+        // may still run could be of that command's page: the user's.
+        opens: may_open_tabs(asked.name) && !desk.others_late(),
         moves_current: false,
     };
     let before = session_output::Before::read(desk.runtime().root());
     let reply = match daemon::run_command(
         socket,
         &asked.request.bytes,
-        config.command_timeout,
+        asked.bound,
         config.reply_limit,
     ) {
         Ok(reply) => reply,
@@ -550,7 +555,7 @@ fn run_pinned(
         "playwright-cli",
         &started.node()?.path,
         started.runtime.root(),
-        config.command_timeout,
+        started.settings.command_bound_for(config.command_timeout),
     )
     .arg(started.helper.entry());
     if ours {

@@ -165,6 +165,11 @@ pub fn settings_change(
             .as_deref()
             .map(|raw| settings::tabs("--session-tabs", raw, settings::SESSION_TABS_RANGE))
             .transpose()?,
+        command_bound: asked
+            .command_bound
+            .as_deref()
+            .map(settings::command_bound)
+            .transpose()?,
     })
 }
 

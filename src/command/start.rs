@@ -508,15 +508,15 @@ impl Turn {
     }
 
     /// The command went past its bound with the daemon still running it
-    /// (`connection` is its): the turn passes to a process of my-chrome's
-    /// that waits for the daemon's answer (`lease::finish`), so that the
-    /// next command waits for it too.
+    /// (`connection` is its): a process of my-chrome's waits for the
+    /// daemon's answer (`lease::finish`), so that the agent's next command
+    /// waits for it too; the turn ends now.
     pub fn hand_over(self, connection: std::os::unix::net::UnixStream) -> Result<(), Error> {
         let Turn { started, lease, .. } = self;
         let me = std::env::current_exe();
         let runtime = started.runtime.root().to_path_buf();
         let env = &started.env;
-        Ok(lease.hand_over(connection, |stdin, stdout| {
+        Ok(lease.hand_over(connection, |stdin| {
             let me = me.map_err(|e| format!("this program's path is unknown ({e})"))?;
             crate::child::ChildCommand::new(
                 "my-chrome wait-abandoned",
@@ -528,7 +528,7 @@ impl Turn {
             .arg("--runtime")
             .arg(&runtime)
             .despite_signals()
-            .spawn_detached(env, stdin, stdout)
+            .spawn_detached(env, stdin, std::process::Stdio::null())
             .map_err(|e| e.to_string())
         })?)
     }
@@ -561,7 +561,7 @@ impl Turn {
             &self.daemon_cwd()?,
             crate::tabs::Bounds {
                 housekeeping: budget,
-                command: self.config.command_timeout,
+                command: self.settings.command_bound_for(self.config.command_timeout),
                 gone_after: self.settings.agent_gone,
                 caps: (self.settings.agent_tabs, self.settings.session_tabs),
             },

@@ -61,10 +61,11 @@ pub enum DaemonError {
     #[error("talking to the session's daemon failed ({0}); nothing more was sent")]
     Io(io::Error),
     #[error(
-        "the browser command did not finish within {} s (MY_CHROME_COMMAND_TIMEOUT_SECS); my-chrome \
-         stopped waiting for it, but the daemon runs it to its end: until it answers, my-chrome \
-         holds the session's turn for it in the background (at most {} min), so the next \
-         command waits for it (`my-chrome agents` shows it; `my-chrome disconnect` ends it)",
+        "the browser command did not finish within {} s (the user's bound, `my-chrome setup \
+         --command-bound`, or your MY_CHROME_COMMAND_TIMEOUT_SECS if shorter); my-chrome stopped \
+         waiting for it, but the daemon runs it to its end: until it answers (at most {} min), \
+         your next command waits for it, and the other agents' do not (`my-chrome agents` \
+         shows it; `my-chrome disconnect` ends the wait)",
         .0.as_secs(),
         crate::lease::finish::CAP.as_secs() / 60
     )]

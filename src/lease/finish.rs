@@ -1,20 +1,18 @@
-//! An abandoned command's turn. A browser command that went past its bound
+//! A command past its bound. A browser command that went past its bound
 //! (or was interrupted) once sent is run on by the daemon to its end; only
 //! its reply is lost (research of the pinned daemon: closing the connection
-//! stops none of its tools). Until that end, another command would run
-//! beside it, on whatever tab it leaves current. So its turn is handed to
-//! a process of my-chrome's (`HeldLease::hand_over` starts `my-chrome`
-//! itself, with the command's connection for standard input and the
-//! session lock for standard output), which waits for the daemon's answer,
-//! at most [`CAP`], then records the end and exits, giving the turn up:
-//! the next command waits for the daemon to finish the abandoned one, as
-//! it waits for any command in flight. `disconnect` ends the wait
-//! ([`stop`]). The waiting process holds no token and reads nothing of a
-//! page: the answer is read and dropped. It does nothing unless the lease
-//! file names it (pid and start time) as the abandoned command's waiter,
-//! and takes the agent and command it logs from there: run by hand, it
-//! can neither clear the record `disconnect` stops the real waiter by nor
-//! write the log.
+//! stops none of its tools). Its connection is handed to a process of
+//! my-chrome's (`HeldLease::hand_over` starts `my-chrome` itself, with the
+//! connection for standard input), recorded in `late.json` (`late.rs`),
+//! which waits for the daemon's answer, at most [`CAP`], then logs the end
+//! and exits. The session's turn has gone on meanwhile: the others'
+//! commands run beside it (each on its own tab: the daemon keeps a command
+//! on the tab it started on), and only its agent's next command waits for
+//! this process. `disconnect` ends the wait ([`stop`]). The waiting
+//! process holds no token and reads nothing of a page: the answer is read
+//! and dropped. It does nothing unless `late.json` names it (pid and start
+//! time) as a command's waiter, and takes the agent and command it logs
+//! from there: run by hand, it can write no log.
 
 use std::io::Read;
 use std::os::fd::AsFd;
@@ -23,8 +21,9 @@ use std::time::{Duration, Instant};
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 use nix::sys::signal::Signal;
 
+use super::LeaseError;
+use super::late::{self, Late};
 use super::log::{self, Event};
-use super::{Holder, LeaseError, recorded, write};
 use crate::config::RuntimeLocation;
 use crate::procs::ProcessId;
 use crate::runtime::Runtime;
@@ -35,7 +34,7 @@ use crate::signals;
 pub const CAP: Duration = Duration::from_secs(600);
 /// How often the wait looks for a signal.
 const POLL: Duration = Duration::from_millis(100);
-/// How long the waiter waits for the lease file to name it (`hand_over`
+/// How long the waiter waits for `late.json` to name it (`hand_over`
 /// writes it once the waiter has started).
 const NAMED_WITHIN: Duration = Duration::from_secs(5);
 
@@ -50,11 +49,9 @@ pub enum End {
     Stopped(Signal),
 }
 
-/// The waiting process: once the lease file of `runtime` names it, reads
-/// the abandoned command's answer from standard input (its connection),
-/// then records the end. Standard output is the session lock: nothing is
-/// ever written to it; it is closed, and the turn given up, when this
-/// process exits.
+/// The waiting process: once `late.json` of `runtime` names it, reads
+/// the late command's answer from standard input (its connection), then
+/// logs the end; its record answers no more once it has exited.
 pub fn wait(runtime: &RuntimeLocation) -> Result<End, LeaseError> {
     let runtime = Runtime::open(runtime)?;
     let me = ProcessId::current()?;
@@ -63,31 +60,29 @@ pub fn wait(runtime: &RuntimeLocation) -> Result<End, LeaseError> {
     };
     let started = Instant::now();
     let end = answer(std::io::stdin(), CAP);
-    // Only while the record is still this process's (a later command's
-    // record is not its to clear).
-    if named(&runtime, me, Duration::ZERO)?.is_some() {
-        let line = log::line(
-            std::time::SystemTime::now(),
-            &holder.agent,
-            Some(&holder.command),
-            &Event::Finished {
-                after: started.elapsed(),
-                answered: end == End::Answered,
-            },
-        );
-        let _ = log::append(&runtime, &[line]);
-        // The abandoned command's end is the session's latest activity.
-        let _ = write(&runtime, None, Some(super::now_ms()));
-    }
+    let line = log::line(
+        std::time::SystemTime::now(),
+        &holder.agent,
+        Some(&holder.command),
+        &Event::Finished {
+            after: started.elapsed(),
+            answered: end == End::Answered,
+        },
+    );
+    let _ = log::append(&runtime, &[line]);
+    // Its record answers no more once this process has ended.
     Ok(end)
 }
 
-/// The lease file's holder, once (within `within`) it names `me` as an
-/// abandoned command's waiter.
-fn named(runtime: &Runtime, me: ProcessId, within: Duration) -> Result<Option<Holder>, LeaseError> {
+/// The late command whose waiter `late.json` names `me`, once (within
+/// `within`) it does.
+fn named(runtime: &Runtime, me: ProcessId, within: Duration) -> Result<Option<Late>, LeaseError> {
     let deadline = Instant::now() + within;
     loop {
-        if let Some(holder) = recorded(runtime)?.filter(|h| h.abandoned && h.process.same_as(&me)) {
+        if let Some(holder) = late::read(runtime)?
+            .into_iter()
+            .find(|l| l.handed && l.process.same_as(&me))
+        {
             return Ok(Some(holder));
         }
         if Instant::now() >= deadline || signals::pending().is_some() {
@@ -128,21 +123,24 @@ fn answer(mut connection: impl Read + AsFd, cap: Duration) -> End {
     }
 }
 
-/// Ends the wait for an abandoned command, if one holds the turn (for
-/// `disconnect`, which lets the session go): the waiting process is sent
-/// SIGTERM — it is found by the record only my-chrome writes, pid and
-/// start time — and given a moment to record its end. Whether one was.
+/// Ends the waits for commands past their bound (for `disconnect`, which
+/// lets the session go): each waiting process is sent SIGTERM — found by
+/// the record only my-chrome writes, pid and start time — and given a
+/// moment to log its end. Whether one was.
 pub fn stop(runtime: &Runtime) -> Result<bool, LeaseError> {
-    let Some(holder) = recorded(runtime)?.filter(|h| h.abandoned && h.process.is_running()) else {
-        return Ok(false);
-    };
-    let pid = nix::unistd::Pid::from_raw(holder.process.pid as i32);
-    let _ = nix::sys::signal::kill(pid, Signal::SIGTERM);
+    let waiting: Vec<Late> = late::read(runtime)?
+        .into_iter()
+        .filter(|l| l.handed)
+        .collect();
+    for late in &waiting {
+        let pid = nix::unistd::Pid::from_raw(late.process.pid as i32);
+        let _ = nix::sys::signal::kill(pid, Signal::SIGTERM);
+    }
     let deadline = Instant::now() + Duration::from_secs(3);
-    while holder.process.is_running() && Instant::now() < deadline {
+    while waiting.iter().any(|l| l.process.is_running()) && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(20));
     }
-    Ok(true)
+    Ok(!waiting.is_empty())
 }
 
 #[cfg(test)]

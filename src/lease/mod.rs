@@ -7,6 +7,7 @@
 //! message and `my-chrome agents`); `lease.log` records every command.
 
 pub mod finish;
+pub mod late;
 pub mod log;
 
 use std::path::PathBuf;
@@ -135,11 +136,13 @@ pub fn holder(runtime: &Runtime) -> Result<Option<Holder>, LeaseError> {
 }
 
 /// The session's last activity (when a command last took or ended its
-/// turn) and whether a command holds the turn now (an abandoned one
-/// included): what the idle limit goes by.
+/// turn) and whether a command holds the turn now, or is past its bound
+/// with a process waiting for it: what the idle limit goes by.
 pub fn activity(runtime: &Runtime) -> Result<(Option<u64>, bool), LeaseError> {
+    // A command past its bound that a process still waits for is at work.
+    let waited = late::read(runtime)?.iter().any(|l| l.handed);
     let Some(lease) = read(runtime)? else {
-        return Ok((None, false));
+        return Ok((None, waited));
     };
     // A command killed mid-run was active until it was killed, at least
     // since it started.
@@ -148,7 +151,7 @@ pub fn activity(runtime: &Runtime) -> Result<(Option<u64>, bool), LeaseError> {
         Some(h) => (lease.last.max(Some(h.since)), false),
         None => (lease.last, false),
     };
-    Ok((last, busy))
+    Ok((last, busy || waited))
 }
 
 /// What `lease.json` names, running or not.
@@ -245,52 +248,39 @@ impl HeldLease {
     }
 
     /// The command was sent and is not answered, and the daemon runs it
-    /// on (`connection`, still open, is its): the turn passes to a process
-    /// of my-chrome's that waits for the answer (at most [`finish::CAP`])
-    /// and then gives the turn up, so the next command waits for the
-    /// daemon to finish this one. No token, no page: it holds the session
-    /// lock and the connection, and writes two lines.
+    /// on (`connection`, still open, is its): a process of my-chrome's
+    /// takes the connection and waits for the answer (at most
+    /// [`finish::CAP`]), recorded in `late.json` (`late`); this turn ends
+    /// now, so the others' commands go on at once, and only this agent's
+    /// next command waits for that process. No token, no page: it holds the
+    /// connection, and writes one line.
     pub fn hand_over(
-        mut self,
+        self,
         connection: std::os::unix::net::UnixStream,
-        spawn: impl FnOnce(std::process::Stdio, std::process::Stdio) -> Result<u32, String>,
+        spawn: impl FnOnce(std::process::Stdio) -> Result<u32, String>,
     ) -> Result<(), LeaseError> {
-        let Some(lock) = self._lock.take() else {
-            return Ok(());
-        };
-        // From here this process's end writes nothing of the turn (`Drop`):
-        // the waiting process records its end.
-        let passed = (|| {
-            let held = lock.hand_over().map_err(|e| {
-                LeaseError::Handover(format!("the session lock could not be passed on: {e}"))
-            })?;
-            let connection = std::os::fd::OwnedFd::from(connection);
-            let pid = spawn(connection.into(), held.into()).map_err(LeaseError::Handover)?;
-            write(
-                &self.runtime,
-                Some(Holder {
-                    agent: self.agent.clone(),
-                    command: self.command.clone(),
-                    since: now_ms(),
-                    process: ProcessId::of(pid)?,
-                    abandoned: true,
-                }),
-                self.last_before,
-            )?;
-            Ok(log::append(
-                &self.runtime,
-                &[event(
-                    &self.agent,
-                    Some(&self.command),
-                    &Event::Abandoned { tab: self.tab },
-                )],
-            )?)
-        })();
-        if passed.is_err() {
-            // Ended here, as any command's turn.
-            self.record_end();
-        }
-        passed
+        let connection = std::os::fd::OwnedFd::from(connection);
+        let pid = spawn(connection.into()).map_err(LeaseError::Handover)?;
+        late::add(
+            &self.runtime,
+            late::Late {
+                agent: self.agent.clone(),
+                command: self.command.clone(),
+                since: now_ms(),
+                process: ProcessId::of(pid)?,
+                handed: true,
+            },
+        )?;
+        log::append(
+            &self.runtime,
+            &[event(
+                &self.agent,
+                Some(&self.command),
+                &Event::Abandoned { tab: self.tab },
+            )],
+        )?;
+        // Its end is recorded, and the turn passed on, as any command's.
+        Ok(())
     }
 
     /// The command's end, in the log and the lease file.
@@ -369,7 +359,24 @@ pub fn acquire(
     let agent = agent.to_string();
     let command = log::command_name(command).to_string();
     let started = Instant::now();
-    let first = config.lease_wait.min(TELL_AFTER);
+    // The agent's own command past its bound runs on in the daemon: its
+    // next one waits for that (nobody else's does).
+    if kind == Kind::Browser
+        && let Some(own) = late::wait_for_own(runtime, &agent, config.lease_wait)?
+    {
+        return Err(LeaseError::Busy {
+            holder: agent.clone(),
+            command: own.command.clone(),
+            running: own.secs(now_ms()),
+            waited: started.elapsed().as_secs(),
+            you: agent,
+            abandoned: true,
+        });
+    }
+    let first = config
+        .lease_wait
+        .saturating_sub(started.elapsed())
+        .min(TELL_AFTER);
     let lock = match runtime.session_lock(first) {
         Ok(lock) => lock,
         Err(RuntimeError::LockTimeout { .. }) if first < config.lease_wait => {
@@ -390,6 +397,21 @@ pub fn acquire(
         Err(e) => return Err(busy_or(e, runtime, &agent, &command, started)),
     };
     let waited = started.elapsed();
+    // Under the turn, again: a command of the agent's that went past its
+    // bound while this one waited for the turn keeps it waiting too (one
+    // late command per agent at most).
+    if kind == Kind::Browser
+        && let Some(own) = late::own_waited(runtime, &agent)?
+    {
+        return Err(LeaseError::Busy {
+            holder: agent.clone(),
+            command: own.command.clone(),
+            running: own.secs(now_ms()),
+            waited: waited.as_secs(),
+            you: agent,
+            abandoned: true,
+        });
+    }
     // A file that is not ours is refused, never overwritten; a log that
     // cannot keep this command's line stops it before it runs.
     let lease = read(runtime)?;
@@ -399,8 +421,20 @@ pub fn acquire(
     // A command killed mid-run may have left a request in the daemon (a
     // tab selected, opened or closed): it ends within moments, before this
     // command lists the tabs.
-    if before.is_some_and(|h| !h.process.is_running()) {
+    if let Some(killed) = before.filter(|h| !h.process.is_running()) {
         std::thread::sleep(SETTLE);
+        // Nobody waits for its answer: the daemon may build it until the
+        // cap, and no reply proves the tabs meanwhile.
+        late::add(
+            runtime,
+            late::Late {
+                agent: killed.agent,
+                command: killed.command,
+                since: killed.since,
+                process: killed.process,
+                handed: false,
+            },
+        )?;
     }
     write(
         runtime,
@@ -694,7 +728,7 @@ mod tests {
     }
 
     #[test]
-    fn a_turn_handed_over_is_its_waiters_and_one_that_cannot_be_ends_here() {
+    fn a_command_past_its_bound_keeps_only_its_own_agent_waiting() {
         use std::os::unix::net::UnixStream;
         let place = Place::new();
         let mut held = place.take_as("alpha", 0, "eval", Kind::Browser).unwrap();
@@ -702,34 +736,79 @@ mod tests {
         held.on_tab(2);
         let (ours, _daemon) = UnixStream::pair().unwrap();
         let waiter = std::process::id();
-        held.hand_over(ours, |_connection, _lock| Ok(waiter))
-            .unwrap();
-        // The waiter holds it (the lock went with it): the record names it,
-        // and this process wrote no end.
-        let holding = recorded(&place.runtime).unwrap().expect("handed over");
-        assert!(holding.abandoned);
-        assert_eq!(holding.process, ProcessId::of(waiter).unwrap());
+        held.hand_over(ours, |_connection| Ok(waiter)).unwrap();
+        // The turn is free; late.json names the waiter.
+        assert_eq!(recorded(&place.runtime).unwrap(), None, "the turn is free");
+        let late = late::read(&place.runtime).unwrap();
+        assert_eq!(late.len(), 1, "{late:?}");
+        assert!(late[0].handed);
+        assert_eq!(late[0].process, ProcessId::of(waiter).unwrap());
         assert_eq!(
-            (holding.agent.as_str(), holding.command.as_str()),
+            (late[0].agent.as_str(), late[0].command.as_str()),
             ("alpha", "eval")
         );
-        assert_eq!(place.log(), ["ABANDONED agent=alpha command=eval tab=t2"]);
-        // A waiter that cannot start: the turn ends here, as any command's.
-        // (This process keeps its copy of a lock it handed over until it
-        // exits: another runtime.)
+        assert_eq!(
+            place.log(),
+            [
+                "ABANDONED agent=alpha command=eval tab=t2",
+                "RAN agent=alpha command=eval tab=t2",
+            ]
+        );
+        // Another agent takes the turn at once; alpha waits for its own.
+        drop(place.take("beta", 0, "snapshot").unwrap());
+        let Err(refused) = place.take_as("alpha", 0, "snapshot", Kind::Browser) else {
+            panic!("alpha's next command did not wait for its own");
+        };
+        assert!(
+            matches!(&refused, LeaseError::Busy { holder, abandoned: true, .. } if holder == "alpha"),
+            "{refused}"
+        );
+        // A waiter that cannot start: nothing is late, the turn ends here.
         let place = Place::new();
         let mut held = place.take_as("beta", 0, "click", Kind::Browser).unwrap();
         held.mark_ran();
         let (ours, _daemon) = UnixStream::pair().unwrap();
         let refused = held
-            .hand_over(ours, |_connection, _lock| Err("no such program".into()))
+            .hand_over(ours, |_connection| Err("no such program".into()))
             .unwrap_err();
         assert!(
             matches!(&refused, LeaseError::Handover(why) if why == "no such program"),
             "{refused}"
         );
         assert_eq!(recorded(&place.runtime).unwrap(), None, "the turn is free");
+        assert!(late::read(&place.runtime).unwrap().is_empty());
         assert_eq!(place.log(), ["RAN agent=beta command=click"]);
+    }
+
+    #[test]
+    fn a_command_killed_mid_run_may_answer_until_the_cap() {
+        let place = Place::new();
+        // A holder whose process is gone: killed mid-run.
+        write(
+            &place.runtime,
+            Some(Holder {
+                agent: "alpha".into(),
+                command: "click".into(),
+                since: now_ms(),
+                process: ProcessId {
+                    pid: std::process::id(),
+                    start: 1,
+                },
+                abandoned: false,
+            }),
+            None,
+        )
+        .unwrap();
+        drop(place.take("beta", 0, "snapshot").unwrap());
+        let late = late::read(&place.runtime).unwrap();
+        assert_eq!(late.len(), 1, "{late:?}");
+        assert!(!late[0].handed && late[0].agent == "alpha");
+        // Nobody waits for it: alpha's next command is not kept waiting.
+        drop(
+            place
+                .take_as("alpha", 0, "snapshot", Kind::Browser)
+                .unwrap(),
+        );
     }
 
     #[test]

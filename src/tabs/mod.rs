@@ -399,6 +399,10 @@ pub struct Desk {
     /// proof.rs): what the daemon compares the next reply's headers with.
     /// Gone once anything else is sent.
     baseline: Option<Vec<Seen>>,
+    /// Commands past their bound that the daemon may still answer
+    /// (`lease::late`): while there are any, no reply proves the tabs, and
+    /// a tab that appears is not this agent's if one is another's.
+    late: Vec<lease::late::Late>,
 }
 
 impl Desk {
@@ -434,6 +438,7 @@ impl Desk {
             book: Book::fresh("", 1, &[], false),
             known: crate::token::fingerprint::recorded(runtime)?,
             baseline: None,
+            late: lease::late::read(runtime)?,
         };
         let seen = desk.list()?;
         let key = session_key(socket)?;
@@ -822,6 +827,7 @@ impl Desk {
             .tabs
             .iter()
             .all(|t| t.owner.agent() == Some(self.agent.as_str()));
+        let proof = proof::unless_late(proof, !self.late.is_empty());
         let (seen, listed) = match (proof, baseline) {
             (Proof::Unchanged, Some(baseline)) if all_own => (baseline, Listed::Unchanged),
             (Proof::Listed(seen), _) => (self.redacted(seen), Listed::InReply),
@@ -847,6 +853,12 @@ impl Desk {
                 self.caps.0
             ));
         }
+    }
+
+    /// Whether a tab that appears during this agent's command may be
+    /// another's: another agent's command past its bound may still run.
+    pub fn others_late(&self) -> bool {
+        lease::late::others(&self.late, &self.agent)
     }
 
     /// Whether the daemon's current tab is the agent's.

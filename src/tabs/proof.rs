@@ -46,6 +46,9 @@ pub enum Why {
     Marked,
     /// Tab sections at the start that are not exactly the daemon's form.
     Unreadable,
+    /// A command past its bound may answer meanwhile (`lease::late`): the
+    /// daemon's reply to it takes note of the tabs too.
+    Late,
 }
 
 /// The section titles that say the tabs changed, or that the daemon could
@@ -87,6 +90,17 @@ pub fn of_command(text: Option<&str>, is_error: bool, text_mode: bool) -> Proof 
         return Proof::Unproven(Why::Marked);
     }
     Proof::Unchanged
+}
+
+/// What a reply proves while a command past its bound may still answer
+/// (`late`): nothing. The daemon's late reply to it, built meanwhile, took
+/// note of the tabs' headers, so this reply may leave out a change.
+pub fn unless_late(proof: Proof, late: bool) -> Proof {
+    if late {
+        Proof::Unproven(Why::Late)
+    } else {
+        proof
+    }
 }
 
 /// The list of a tab command's reply (`tab-list`, `tab-select`,
@@ -183,6 +197,19 @@ mod tests {
 
     const TWO: &str = "### Open tabs\n- 0: (current) [A](https://a.test/)\n- 1: [B](https://b.test/)\n\
         ### Page\n- Page URL: https://a.test/\n- Page Title: A\n### Snapshot\n- [Snapshot](x.yml)";
+
+    #[test]
+    fn nothing_is_proven_while_a_late_reply_may_come() {
+        let listed = of_command(Some(TWO), false, true);
+        assert!(matches!(listed, Proof::Listed(_)), "{listed:?}");
+        assert_eq!(unless_late(listed.clone(), false), listed);
+        assert_eq!(unless_late(listed, true), Proof::Unproven(Why::Late));
+        assert_eq!(
+            unless_late(Proof::Unchanged, true),
+            Proof::Unproven(Why::Late)
+        );
+        assert_eq!(unless_late(Proof::Unchanged, false), Proof::Unchanged);
+    }
 
     #[test]
     fn a_reply_with_no_tab_section_proves_nothing_changed() {

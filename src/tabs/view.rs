@@ -17,6 +17,9 @@ pub struct Agents {
     /// The caller's agent name.
     pub you: String,
     pub running: Option<Running>,
+    /// Commands past their bound that the daemon may still run: only
+    /// their own agents' next commands wait for them.
+    pub late: Vec<Running>,
     pub agents: Vec<AgentView>,
     /// Tabs no agent owns: the user's (to give: `tab-give`), and the blank
     /// one `connect` left.
@@ -89,6 +92,7 @@ impl Agents {
         let mut out = Agents {
             you: you.to_string(),
             running: None,
+            late: Vec::new(),
             agents: Vec::new(),
             user_tabs: Vec::new(),
             spare_tabs: Vec::new(),
@@ -112,6 +116,14 @@ impl Agents {
             command: h.command,
             secs: now.saturating_sub(h.since) / 1000,
         });
+        out.late = lease::late::read(&runtime)?
+            .into_iter()
+            .map(|l| Running {
+                secs: l.secs(now),
+                agent: l.agent,
+                command: l.command,
+            })
+            .collect();
         if let Some(mut book) = load(&runtime)? {
             // As the next browser command will find it: an agent gone quiet
             // has its tabs held for it (nothing is written here).
@@ -197,6 +209,12 @@ impl Agents {
                 r.agent, r.command, r.secs
             ));
         }
+        for r in &self.late {
+            parts.push(format!(
+                "past its bound: {} `{}` ({} s)",
+                r.agent, r.command, r.secs
+            ));
+        }
         parts.join("; ")
     }
 
@@ -271,6 +289,13 @@ impl Agents {
                 r.agent, r.command, r.secs
             )),
             None => out.push_str("running now: nothing\n"),
+        }
+        for r in &self.late {
+            out.push_str(&format!(
+                "past its bound: agent {}'s `{}` ({} s; the daemon may still run it: only agent \
+                 {}'s next command waits for it)\n",
+                r.agent, r.command, r.secs, r.agent
+            ));
         }
         out.push_str(&format!(
             "you: agent {}; an agent without a command for {} s is gone and its tabs are held \

@@ -1,0 +1,195 @@
+//! Commands past their bound (or killed mid-run) that the daemon may still
+//! answer: `late.json`. Such a command costs the others nothing more: the
+//! session's turn goes on at its bound, and only its own agent's next
+//! command waits for its end. While one may still answer, the daemon may
+//! build its late reply in the middle of another command, and a reply it
+//! builds takes note of every tab's header: no reply then proves what the
+//! tabs are (the tabs are listed after each command), and a tab that
+//! appears meanwhile is the user's, not the running command's agent's.
+//!
+//! Written only under the session's turn. An entry whose waiting process
+//! (`finish.rs`) ended, or, for a command killed mid-run (nobody waits for
+//! its answer), whose [`CAP`] passed, answers no more: it is dropped the
+//! next time the file is written.
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use super::LeaseError;
+use super::finish::CAP;
+use crate::procs::ProcessId;
+use crate::runtime::{Runtime, RuntimeError, StateFile};
+
+const VERSION: u32 = 1;
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LateFile {
+    version: u32,
+    late: Vec<Late>,
+}
+
+/// A command the daemon may still be running.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Late {
+    pub agent: String,
+    /// Its name (never its arguments).
+    pub command: String,
+    /// When it was sent, in milliseconds since the Unix epoch.
+    pub since: u64,
+    /// The process of my-chrome's waiting for its answer (`handed`), or the
+    /// command's own, which was killed.
+    pub process: ProcessId,
+    /// Whether a process waits for its answer: then it may answer while
+    /// that process runs; else until [`CAP`] after it was sent.
+    pub handed: bool,
+}
+
+impl Late {
+    /// Whether the daemon may still answer it at `now`.
+    pub fn may_answer(&self, now: u64) -> bool {
+        if self.handed {
+            self.process.is_running()
+        } else {
+            now < self.since.saturating_add(CAP.as_millis() as u64)
+        }
+    }
+
+    /// Seconds since it was sent.
+    pub fn secs(&self, now: u64) -> u64 {
+        now.saturating_sub(self.since) / 1000
+    }
+}
+
+/// The commands the daemon may still answer. A file that is not ours is
+/// refused (exit 6), as the lease file is.
+pub fn read(runtime: &Runtime) -> Result<Vec<Late>, LeaseError> {
+    let now = super::now_ms();
+    Ok(recorded(runtime)?
+        .into_iter()
+        .filter(|l| l.may_answer(now))
+        .collect())
+}
+
+/// Whether the daemon may still answer a command of an agent other than
+/// `agent` (then a tab that appears is not `agent`'s by its command).
+pub fn others(late: &[Late], agent: &str) -> bool {
+    late.iter().any(|l| l.agent != agent)
+}
+
+/// `agent`'s own command the daemon still runs, with a process waiting
+/// for it: its next command waits for that.
+pub fn own_waited(runtime: &Runtime, agent: &str) -> Result<Option<Late>, LeaseError> {
+    Ok(read(runtime)?
+        .into_iter()
+        .find(|l| l.agent == agent && l.handed))
+}
+
+/// Adds `late`, under the turn (what answers no more goes).
+pub fn add(runtime: &Runtime, late: Late) -> Result<(), LeaseError> {
+    let mut all = read(runtime)?;
+    all.push(late);
+    Ok(write(runtime, all)?)
+}
+
+/// Every entry, answering or not.
+fn recorded(runtime: &Runtime) -> Result<Vec<Late>, LeaseError> {
+    let Some(bytes) = runtime
+        .read_state(StateFile::Late)?
+        .filter(|bytes| !bytes.iter().all(|b| *b == 0 || b.is_ascii_whitespace()))
+    else {
+        return Ok(Vec::new());
+    };
+    let malformed = |detail: String| LeaseError::Malformed {
+        path: runtime.root().join(StateFile::Late.file_name()),
+        detail,
+    };
+    let file: LateFile =
+        serde_json::from_slice(&bytes).map_err(|e| malformed(crate::runtime::json_fault(&e)))?;
+    if file.version != VERSION {
+        return Err(malformed("unexpected version".into()));
+    }
+    Ok(file.late)
+}
+
+fn write(runtime: &Runtime, late: Vec<Late>) -> Result<(), RuntimeError> {
+    let file = LateFile {
+        version: VERSION,
+        late,
+    };
+    let bytes = serde_json::to_vec(&file).expect("the late file serialises");
+    runtime.write_state(StateFile::Late, &bytes)
+}
+
+/// How long a command waits, at most, for its agent's command past its
+/// bound before saying so: the caller's wait for the turn.
+pub fn wait_for_own(
+    runtime: &Runtime,
+    agent: &str,
+    wait: Duration,
+) -> Result<Option<Late>, LeaseError> {
+    let deadline = std::time::Instant::now() + wait;
+    let mut told = false;
+    loop {
+        let Some(late) = own_waited(runtime, agent)? else {
+            return Ok(None);
+        };
+        if std::time::Instant::now() >= deadline {
+            return Ok(Some(late));
+        }
+        if let Some(signal) = crate::signals::pending() {
+            return Err(LeaseError::Interrupted(signal));
+        }
+        if !told {
+            crate::output::notice(&format!(
+                "my-chrome: your `{}` is past its bound and the daemon still runs it; waiting up \
+                 to {} s for its end as agent {agent}...",
+                late.command,
+                wait.as_secs()
+            ));
+            told = true;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn late(handed: bool, since: u64, process: ProcessId) -> Late {
+        Late {
+            agent: "bob".into(),
+            command: "eval".into(),
+            since,
+            process,
+            handed,
+        }
+    }
+
+    #[test]
+    fn a_waited_command_answers_while_its_waiter_runs_a_killed_one_until_the_cap() {
+        let me = ProcessId::current().unwrap();
+        let now = super::super::now_ms();
+        assert!(late(true, 0, me).may_answer(now));
+        let gone = ProcessId {
+            pid: me.pid,
+            start: me.start.wrapping_add(1000),
+        };
+        assert!(!late(true, now, gone).may_answer(now));
+        let cap = CAP.as_millis() as u64;
+        assert!(late(false, now - cap + 1, gone).may_answer(now));
+        assert!(!late(false, now - cap, gone).may_answer(now));
+    }
+
+    #[test]
+    fn only_another_agents_command_makes_new_tabs_nobodys() {
+        let me = ProcessId::current().unwrap();
+        let bobs = [late(true, 0, me)];
+        assert!(others(&bobs, "ann"));
+        assert!(!others(&bobs, "bob"));
+        assert!(!others(&[], "ann"));
+    }
+}
