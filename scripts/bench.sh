@@ -29,7 +29,7 @@
 #     alternating: the medians (target: <= 1.2x);
 #   - one agent's command while another sends commands back to back,
 #     against the same command alone (issue 46's fairness: target <= 2x, at
-#     most the one running waited for; the turn is not yet queued);
+#     most the one running waited for: the turn is given in the order asked);
 #   - the helper check's share: reading the record of the verified tree and
 #     comparing all of <runtime>/cli with it, in a fresh process
 #     (examples/manifest_cost.rs; target: <= 5 ms);

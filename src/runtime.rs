@@ -8,7 +8,7 @@
 //! reported with the path and the rule, exit 6, and nothing is touched.
 
 use std::fs::{self, DirBuilder, File, OpenOptions};
-use std::io::{self, Read, Write};
+use std::io::{self, Read, Seek, Write};
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::thread;
@@ -28,6 +28,11 @@ const LOCK_FILE: &str = ".lock";
 /// The session's lock: one browser command at a time, never waiting behind
 /// a `setup` holding the wrapper lock.
 const SESSION_LOCK_FILE: &str = ".session.lock";
+/// The queue to the session's lock: the next ticket is in this file (read
+/// and written under its own lock), and each waiter holds a lock file of
+/// its own, `.turn-<ticket>.lock`, until it has the session's lock.
+const TURN_TICKETS_FILE: &str = ".turn-tickets.lock";
+const TURN_PREFIX: &str = ".turn-";
 /// The registry of agent names' lock (src/identity/registry.rs).
 const NAMES_LOCK_FILE: &str = ".names.lock";
 /// Its presence makes the runtime the Playwright CLI's workspace.
@@ -61,6 +66,7 @@ pub fn made_here(name: &str) -> bool {
         CLAIM_FILE,
         LOCK_FILE,
         SESSION_LOCK_FILE,
+        TURN_TICKETS_FILE,
         NAMES_LOCK_FILE,
         WORKSPACE_DIR,
         TMP_DIR,
@@ -79,6 +85,15 @@ pub fn made_here(name: &str) -> bool {
         ]
         .iter()
         .any(|prefix| name.starts_with(prefix))
+        || turn_ticket(name).is_some()
+}
+
+/// The ticket a waiter's lock file `.turn-<ticket>.lock` is named for.
+fn turn_ticket(name: &str) -> Option<u64> {
+    name.strip_prefix(TURN_PREFIX)?
+        .strip_suffix(".lock")?
+        .parse()
+        .ok()
 }
 
 /// Whether `rel` (a path inside the runtime) lies where setup seals
@@ -393,10 +408,64 @@ impl Runtime {
     /// The session's lock: held by one browser command at a time, for the
     /// whole command (docs/DESIGN.md, "Agents side by side"). Waits up to
     /// `wait`, giving up at once on SIGINT, SIGTERM or SIGHUP; a waiter
-    /// gets it as soon as it is free (the kernel wakes it, no polling), in
-    /// no particular order.
-    pub fn session_lock(&self, wait: Duration) -> Result<FileLock, RuntimeError> {
-        let (file, path) = self.lock_file(SESSION_LOCK_FILE)?;
+    /// gets it as soon as it is free (the kernel wakes it, no polling).
+    /// Waiters get it in the order they asked (the kernel wakes a lock's
+    /// waiters in no order): each takes a ticket and locks a file of its
+    /// own for it, waits for the file of the ticket before it, then for the
+    /// session's lock, and lets its own file go once it has that. So at
+    /// most one waiter is at the session's lock, the next in line; one that
+    /// gives up or dies lets the one after it go ahead. `waiting` is called
+    /// with the time waited so far, now and then, while it waits.
+    pub fn session_lock(
+        &self,
+        wait: Duration,
+        waiting: &mut dyn FnMut(Duration),
+    ) -> Result<FileLock, RuntimeError> {
+        let started = Instant::now();
+        let (ticket, mine) = self.take_ticket(wait)?;
+        if let Some(before) = ticket.checked_sub(1) {
+            let name = format!("{TURN_PREFIX}{before}.lock");
+            if self.root.join(&name).exists() {
+                let ahead = self.blocking_lock(&name, wait, started, waiting)?;
+                // Its only waiter was this one: nobody opens it again.
+                let _ = fs::remove_file(self.root.join(&name));
+                drop(ahead);
+            }
+        }
+        let lock = self.blocking_lock(SESSION_LOCK_FILE, wait, started, waiting)?;
+        drop(mine);
+        Ok(lock)
+    }
+
+    /// A ticket for the session's lock, and the lock of its own file, made
+    /// under the tickets' lock (so the file of every earlier ticket exists
+    /// before a later ticket is given).
+    fn take_ticket(&self, wait: Duration) -> Result<(u64, FileLock), RuntimeError> {
+        let mut tickets = self.lock_at(TURN_TICKETS_FILE, wait, &|| {})?;
+        let mut text = String::new();
+        let file: &mut File = &mut tickets._lock;
+        file.seek(io::SeekFrom::Start(0))
+            .and_then(|_| file.read_to_string(&mut text))
+            .map_err(io_error("read", &tickets.path))?;
+        let ticket = text.trim().parse::<u64>().unwrap_or(0) + 1;
+        let name = format!("{TURN_PREFIX}{ticket}.lock");
+        let mine = self.lock_at(&name, Duration::ZERO, &|| {})?;
+        file.set_len(0)
+            .and_then(|_| file.seek(io::SeekFrom::Start(0)))
+            .and_then(|_| file.write_all(ticket.to_string().as_bytes()))
+            .map_err(io_error("write", &tickets.path))?;
+        Ok((ticket, mine))
+    }
+
+    /// Lock `name`, waiting in the kernel until `wait` after `started`.
+    fn blocking_lock(
+        &self,
+        name: &str,
+        wait: Duration,
+        started: Instant,
+        waiting: &mut dyn FnMut(Duration),
+    ) -> Result<FileLock, RuntimeError> {
+        let (file, path) = self.lock_file(name)?;
         let file = match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
             Ok(lock) => return still_linked(lock, &path),
             Err((file, nix::errno::Errno::EWOULDBLOCK)) => file,
@@ -408,7 +477,6 @@ impl Runtime {
         thread::spawn(move || {
             let _ = send.send(Flock::lock(file, FlockArg::LockExclusive).map_err(|(_, e)| e));
         });
-        let started = Instant::now();
         loop {
             match receive.recv_timeout(Duration::from_millis(50)) {
                 Ok(Ok(lock)) => return still_linked(lock, &path),
@@ -421,6 +489,7 @@ impl Runtime {
             if started.elapsed() >= wait {
                 return Err(RuntimeError::LockTimeout { path, waited: wait });
             }
+            waiting(started.elapsed());
         }
     }
 
@@ -609,16 +678,6 @@ impl FileLock {
         };
         fs::symlink_metadata(&self.path)
             .is_ok_and(|now| now.dev() == held.dev() && now.ino() == held.ino())
-    }
-
-    /// The locked file, for a process that holds the lock on after this
-    /// one ends (the lock lives as long as any copy of its descriptor):
-    /// this process never unlocks it, its own copy closes when it exits.
-    pub fn hand_over(self) -> std::io::Result<File> {
-        let copy = self._lock.try_clone()?;
-        // Dropping the lock would unlock it for every copy.
-        std::mem::forget(self);
-        Ok(copy)
     }
 }
 
@@ -851,12 +910,13 @@ mod tests {
                     as &(dyn Fn(&Runtime) -> Result<(), RuntimeError> + Sync),
             ),
             (SESSION_LOCK_FILE, &|r: &Runtime| {
-                r.session_lock(Duration::from_secs(10)).map(drop)
+                r.session_lock(Duration::from_secs(10), &mut |_| {})
+                    .map(drop)
             }),
         ] {
             let held = match name {
                 LOCK_FILE => runtime.wrapper_lock(Duration::ZERO, &quiet).unwrap(),
-                _ => runtime.session_lock(Duration::ZERO).unwrap(),
+                _ => runtime.session_lock(Duration::ZERO, &mut |_| {}).unwrap(),
             };
             let waiter = runtime.clone();
             let waiting = std::thread::scope(|scope| {
@@ -879,9 +939,72 @@ mod tests {
     }
 
     #[test]
+    fn the_session_lock_goes_to_its_waiters_in_the_order_they_asked() {
+        let (_home, runtime) = scratch();
+        for _round in 0..2 {
+            let held = runtime.session_lock(Duration::ZERO, &mut |_| {}).unwrap();
+            let order = std::sync::Mutex::new(Vec::new());
+            std::thread::scope(|scope| {
+                for who in ["a", "b", "c", "d"] {
+                    let (runtime, order) = (&runtime, &order);
+                    scope.spawn(move || {
+                        let lock = runtime
+                            .session_lock(Duration::from_secs(20), &mut |_| {})
+                            .unwrap();
+                        order.lock().unwrap().push(who);
+                        std::thread::sleep(Duration::from_millis(20));
+                        drop(lock);
+                    });
+                    // Each is waiting before the next asks; the first
+                    // waits past a second (a wait split there, to say
+                    // whom it waits for, lost its place).
+                    std::thread::sleep(Duration::from_millis(400));
+                }
+                drop(held);
+            });
+            assert_eq!(*order.lock().unwrap(), ["a", "b", "c", "d"]);
+        }
+        // One waiter's file at most is left behind, and it is ours.
+        let left: Vec<String> = fs::read_dir(runtime.root())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| turn_ticket(n).is_some())
+            .collect();
+        assert!(left.len() <= 1, "{left:?}");
+        assert!(left.iter().all(|n| made_here(n)));
+    }
+
+    #[test]
+    fn a_waiter_that_gives_up_lets_the_next_one_go_ahead() {
+        let (_home, runtime) = scratch();
+        let held = runtime.session_lock(Duration::ZERO, &mut |_| {}).unwrap();
+        std::thread::scope(|scope| {
+            let quitter = scope.spawn(|| {
+                runtime
+                    .session_lock(Duration::from_millis(300), &mut |_| {})
+                    .map(drop)
+            });
+            std::thread::sleep(Duration::from_millis(100));
+            let next = scope.spawn(|| {
+                runtime
+                    .session_lock(Duration::from_secs(20), &mut |_| {})
+                    .map(drop)
+            });
+            let quit = quitter.join().unwrap();
+            assert!(
+                matches!(quit, Err(RuntimeError::LockTimeout { .. })),
+                "{quit:?}"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+            drop(held);
+            next.join().unwrap().unwrap();
+        });
+    }
+
+    #[test]
     fn a_lock_whose_file_was_replaced_is_no_longer_here() {
         let (_home, runtime) = scratch();
-        let held = runtime.session_lock(Duration::ZERO).unwrap();
+        let held = runtime.session_lock(Duration::ZERO, &mut |_| {}).unwrap();
         assert!(held.still_here());
         // Another file at its path, on the same file system (a runtime put
         // back in its place): not the one locked.

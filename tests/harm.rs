@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use common::browser::{Browser, as_agent, browser, run_as};
 use common::run::Running;
-use common::site::{CLOSER, agent_text, put_page};
+use common::site::{CLOSER, LATE_SELECT, agent_text, put_page};
 use common::{read_snapshot, reference};
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
@@ -493,4 +493,45 @@ fn a_command_past_its_bound_keeps_out_only_its_own_agent() {
     );
     b.ok("person", &["disconnect"]);
     assert_eq!(b.agents()["late"], serde_json::json!([]));
+}
+
+/// bob's page answers the probe of its selection 3 s late (the daemon
+/// makes a tab current only once it is answered, and waits up to 5 s),
+/// and bob shortens his own bound to 1 s. Found by an attack: the
+/// selection, given up at bob's bound, was finished by the daemon in the
+/// middle of ann's next command, which then ran in bob's page, and her
+/// tab was read as closed. The selection's budget is no caller's to
+/// shorten: it waits for the page, and ann's tab and commands are hers.
+#[test]
+fn a_selection_answered_late_moves_no_tab_under_another() {
+    let b = browser();
+    put_page("late-select", LATE_SELECT);
+    b.ok("ann", &["goto", &b.page("ann")]);
+    b.ok("bob", &["tab-new", &b.site.url("/put/late-select?3000")]);
+    let bobs = b.tabs("bob")[0].0.clone();
+    b.ok("ann", &["eval", "1"]);
+    let anns: Vec<String> = b.tabs("ann").into_iter().map(|t| t.0).collect();
+    thread::sleep(Duration::from_millis(1100));
+    let mut select = as_agent(
+        b.sandbox(),
+        "bob",
+        &["eval", "document.title", "--tab", &bobs],
+    );
+    select.env("MY_CHROME_COMMAND_TIMEOUT_SECS", "1");
+    let started = std::time::Instant::now();
+    let bob = Running::start(select).wait();
+    eprintln!(
+        "bob's eval took {} ms: exit {}",
+        started.elapsed().as_millis(),
+        bob.code
+    );
+    assert_eq!(bob.code, 0, "{}{}", bob.stdout, bob.stderr);
+    assert!(bob.stdout.contains("Bob late"), "{}", bob.stdout);
+    assert!(b.site.was_requested("/late-asked"), "never probed late");
+    for _ in 0..3 {
+        let anns_run = b.ok("ann", &["eval", "document.title"]);
+        assert!(anns_run.stdout.contains("Agent ann"), "{}", anns_run.stdout);
+    }
+    let now: Vec<String> = b.tabs("ann").into_iter().map(|t| t.0).collect();
+    assert_eq!(now, anns, "ann's tab is hers: {}", b.agents());
 }

@@ -237,6 +237,7 @@ fn doctor_json_is_stable() {
         [
             "agent_gone_secs",
             "agent_tabs",
+            "command_bound_secs",
             "connect_consent",
             "file_roots",
             "idle_limit_secs",

@@ -289,6 +289,13 @@ impl Tabs {
                 let index = index.as_u64().or_else(|| index.as_str()?.parse().ok())?;
                 self.current = usize::try_from(index).ok().filter(|i| *i < self.count)?;
             }
+            // my-chrome's rule of the current tab (src/tabs/stay.rs), once
+            // per session, answered as the pinned daemon answers it.
+            "run-code" => {
+                let reply =
+                    serde_json::json!({"id": 1, "result": {"text": "### Result\n\"kept\"\n"}});
+                return Some(format!("{reply}\n"));
+            }
             _ => return None,
         }
         // Distinct titles, so that each tab is told from the others.

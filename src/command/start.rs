@@ -541,7 +541,12 @@ impl Turn {
         socket: &std::path::Path,
         after_connect: bool,
     ) -> Result<crate::tabs::Desk, Error> {
-        let budget = crate::session::pinned::housekeeping(self.config.command_timeout);
+        // Neither the caller nor the command bound shortens it: a page may
+        // take 5 s to answer the probe of a selection, and a selection the
+        // daemon finished after its budget would make that tab current in
+        // the middle of another agent's command.
+        let budget =
+            crate::session::pinned::housekeeping(crate::session::pinned::HOUSEKEEPING_TIMEOUT);
         self.desk_within(socket, after_connect, budget)
     }
 

@@ -29,9 +29,8 @@ use crate::procs::ProcessId;
 use crate::runtime::Runtime;
 use crate::signals;
 
-/// How long the turn waits for an abandoned command's answer at most: then
-/// it is given up (the daemon may still run it; the log says so).
-pub const CAP: Duration = Duration::from_secs(600);
+/// How long the wait lasts at most (`late::CAP`).
+pub use super::late::CAP;
 /// How often the wait looks for a signal.
 const POLL: Duration = Duration::from_millis(100);
 /// How long the waiter waits for `late.json` to name it (`hand_over`

@@ -17,11 +17,15 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use super::LeaseError;
-use super::finish::CAP;
 use crate::procs::ProcessId;
 use crate::runtime::{Runtime, RuntimeError, StateFile};
 
 const VERSION: u32 = 1;
+
+/// How long a command past its bound is waited for at most: then it is
+/// given up (the daemon may still run it; the log says so). A command
+/// killed outright counts as answering until then.
+pub const CAP: Duration = Duration::from_secs(600);
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -373,29 +373,27 @@ pub fn acquire(
             abandoned: true,
         });
     }
-    let first = config
-        .lease_wait
-        .saturating_sub(started.elapsed())
-        .min(TELL_AFTER);
-    let lock = match runtime.session_lock(first) {
-        Ok(lock) => lock,
-        Err(RuntimeError::LockTimeout { .. }) if first < config.lease_wait => {
-            if let Some(h) = holder(runtime)? {
-                crate::output::notice(&format!(
-                    "my-chrome: agent {}'s `{}` is running on the browser; waiting up to {} s as \
-                     agent {agent}...",
-                    h.agent,
-                    h.command,
-                    config.lease_wait.as_secs()
-                ));
-            }
-            let rest = config.lease_wait.saturating_sub(started.elapsed());
-            runtime
-                .session_lock(rest)
-                .map_err(|e| busy_or(e, runtime, &agent, &command, started))?
+    let left = config.lease_wait.saturating_sub(started.elapsed());
+    // Past a second, it says whom it waits for (once).
+    let mut told = false;
+    let mut tell = |waited: Duration| {
+        if told || waited < TELL_AFTER {
+            return;
         }
-        Err(e) => return Err(busy_or(e, runtime, &agent, &command, started)),
+        told = true;
+        if let Ok(Some(h)) = holder(runtime) {
+            crate::output::notice(&format!(
+                "my-chrome: agent {}'s `{}` is running on the browser; waiting up to {} s as \
+                 agent {agent}...",
+                h.agent,
+                h.command,
+                config.lease_wait.as_secs()
+            ));
+        }
     };
+    let lock = runtime
+        .session_lock(left, &mut tell)
+        .map_err(|e| busy_or(e, runtime, &agent, &command, started))?;
     let waited = started.elapsed();
     // Under the turn, again: a command of the agent's that went past its
     // bound while this one waited for the turn keeps it waiting too (one

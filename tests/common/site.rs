@@ -240,6 +240,20 @@ Object.defineProperty(navigator, 'modelContext', { configurable: true, value: { 
 } } });
 </script></body></html>"#;
 
+/// A page that answers the daemon's question for its WebMCP tools (asked
+/// when its tab is selected, before the daemon makes it current) after
+/// the milliseconds its query names; its first second is left alone.
+pub const LATE_SELECT: &str = r#"<!doctype html><html><head><title>Bob late</title></head><body>
+<h1>Answers late when selected</h1>
+<script>
+const late = Number(location.search.slice(1));
+Object.defineProperty(navigator, 'modelContext', { configurable: true, value: { getTools() {
+  if (performance.now() < 1000) return [];
+  navigator.sendBeacon('/late-asked');
+  return new Promise(r => setTimeout(() => r([]), late));
+} } });
+</script></body></html>"#;
+
 /// Pages tests put on the site, by name (what a hostile page is).
 static PUT: std::sync::Mutex<Vec<(String, String)>> = std::sync::Mutex::new(Vec::new());
 
