@@ -85,6 +85,14 @@ impl ProcessId {
     }
 }
 
+impl ProcessId {
+    /// Whether it is this same process, stopped by a signal.
+    pub fn is_stopped(&self) -> bool {
+        one_process(self.pid)
+            .is_some_and(|p| p.stopped && p.start.abs_diff(self.start) <= START_SLACK_SECS)
+    }
+}
+
 /// What [`lineage`] reports of each ancestor.
 #[derive(Clone, Debug)]
 pub struct Ancestor {
@@ -138,6 +146,9 @@ const START_SLACK_SECS: u64 = 2;
 struct OneProcess {
     start: u64,
     zombie: bool,
+    /// Stopped by a signal (SIGSTOP, SIGTSTP): it runs nothing until
+    /// continued.
+    stopped: bool,
     parent: Option<u32>,
     name: String,
     cmd: Vec<OsString>,
@@ -160,6 +171,7 @@ fn one_process(pid: u32) -> Option<OneProcess> {
         start: p.start_time(),
         // It has finished: it holds nothing any more.
         zombie: p.status() == sysinfo::ProcessStatus::Zombie,
+        stopped: p.status() == sysinfo::ProcessStatus::Stop,
         parent: p.parent().map(|p| p.as_u32()),
         name: p.name().to_string_lossy().into_owned(),
         cmd: p.cmd().to_vec(),

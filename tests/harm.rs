@@ -535,3 +535,61 @@ fn a_selection_answered_late_moves_no_tab_under_another() {
     let now: Vec<String> = b.tabs("ann").into_iter().map(|t| t.0).collect();
     assert_eq!(now, anns, "ann's tab is hers: {}", b.agents());
 }
+
+/// bob stops his own my-chrome (SIGSTOP) while its `eval` holds the
+/// session's turn (found by an attack: a stopped process gives nothing up,
+/// and ann waited her whole wait, then exit 7). Past the user's bound and
+/// the housekeeping around it, the next in line ends the stopped process:
+/// ann's command runs, the log says so, and bob's process is gone.
+#[test]
+fn a_process_stopped_with_the_turn_keeps_nobody_out_past_the_bound() {
+    let b = browser();
+    b.ok("ann", &["goto", &b.page("ann")]);
+    b.ok("bob", &["tab-new", &b.page("bob")]);
+    b.ok("person", &["setup", "--command-bound", "2s"]);
+    let mut stuck = Running::start(as_agent(
+        b.sandbox(),
+        "bob",
+        &[
+            "eval",
+            "navigator.sendBeacon('/bob-sent'), new Promise(r => setTimeout(r, 60000))",
+        ],
+    ));
+    common::wait::until("bob's eval", Duration::from_secs(20), || {
+        if b.site.was_requested("/bob-sent") {
+            Ok(())
+        } else {
+            Err(String::new())
+        }
+    });
+    let bob = Pid::from_raw(stuck.child.id() as i32);
+    kill(bob, Signal::SIGSTOP).unwrap();
+    let started = std::time::Instant::now();
+    let mut anns = as_agent(b.sandbox(), "ann", &["eval", "document.title"]);
+    anns.env("MY_CHROME_LEASE_WAIT_SECS", "60");
+    let anns = Running::start(anns).wait();
+    eprintln!(
+        "ann's eval, bob's my-chrome stopped with the turn, bound 2 s: exit {} after {} ms",
+        anns.code,
+        started.elapsed().as_millis()
+    );
+    assert_eq!(anns.code, 0, "{}{}", anns.stdout, anns.stderr);
+    assert!(anns.stdout.contains("Agent ann"), "{}", anns.stdout);
+    assert!(
+        anns.stderr.contains("was stopped while it held"),
+        "{}",
+        anns.stderr
+    );
+    let log = std::fs::read_to_string(b.sandbox().runtime.join("lease.log")).unwrap();
+    assert!(
+        log.contains("STOPPED-ENDED agent=bob command=eval"),
+        "{log}"
+    );
+    assert!(
+        stuck.child.try_wait().unwrap().is_some() || {
+            thread::sleep(Duration::from_millis(500));
+            stuck.child.try_wait().unwrap().is_some()
+        },
+        "bob's process was ended"
+    );
+}

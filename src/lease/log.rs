@@ -33,8 +33,13 @@ pub enum Event<'a> {
     /// Had no command for `idle`: its tabs are held for it.
     Gone { idle: Duration },
     /// Ran, on tab `tab`, and was not answered within its bound (or was
-    /// interrupted): the daemon runs it on, and its turn is held for it.
+    /// interrupted): the daemon runs it on, and its agent's next command
+    /// waits for it.
     Abandoned { tab: Option<u64> },
+    /// Its process was found stopped (SIGSTOP) holding the turn `held`
+    /// after the turn began, past the user's bound: it was killed, which
+    /// gave the turn up.
+    StoppedEnded { held: Duration },
     /// The abandoned command's turn ends, `after` its hand-over: the
     /// daemon answered (`answered`), or the wait gave up or was stopped.
     Finished { after: Duration, answered: bool },
@@ -87,6 +92,7 @@ pub fn line(at: SystemTime, agent: &str, command: Option<&str>, event: &Event) -
         Event::Gone { .. } => "GONE",
         Event::Abandoned { .. } => "ABANDONED",
         Event::Finished { .. } => "FINISHED",
+        Event::StoppedEnded { .. } => "STOPPED-ENDED",
         Event::Ended { .. } => "ENDED",
         Event::HoldEnded { .. } => "HOLD-ENDED",
     });
@@ -128,6 +134,9 @@ pub fn line(at: SystemTime, agent: &str, command: Option<&str>, event: &Event) -
             if let Some(tab) = tab {
                 let _ = write!(out, " tab=t{tab}");
             }
+        }
+        Event::StoppedEnded { held } => {
+            let _ = write!(out, " held={}s", held.as_secs());
         }
         Event::Finished { after, answered } => {
             let _ = write!(
@@ -224,6 +233,13 @@ mod tests {
         assert_eq!(
             line(at, "alpha", None, &gone),
             "2025-11-29T21:20:00.250Z GONE agent=alpha idle=1801s\n"
+        );
+        let stopped = Event::StoppedEnded {
+            held: Duration::from_secs(11),
+        };
+        assert_eq!(
+            line(at, "bob", Some("eval"), &stopped),
+            "2025-11-29T21:20:00.250Z STOPPED-ENDED agent=bob command=eval held=11s\n"
         );
     }
 

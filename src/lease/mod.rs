@@ -374,9 +374,15 @@ pub fn acquire(
         });
     }
     let left = config.lease_wait.saturating_sub(started.elapsed());
+    // A turn held by a process its agent stopped ends once it is past what
+    // any command's turn takes (`end_stopped`).
+    let most = crate::settings::load(runtime)
+        .map_or(crate::settings::DEFAULT_COMMAND_BOUND, |s| s.command_bound)
+        + crate::session::pinned::HOUSEKEEPING_TIMEOUT;
     // Past a second, it says whom it waits for (once).
     let mut told = false;
     let mut tell = |waited: Duration| {
+        end_stopped(runtime, most);
         if told || waited < TELL_AFTER {
             return;
         }
@@ -456,6 +462,42 @@ pub fn acquire(
         activity: kind != Kind::Watcher,
         _lock: Some(lock),
     })
+}
+
+/// Ends the turn of a process stopped (SIGSTOP, Ctrl+Z) while it holds it,
+/// once the turn began longer ago than `most` (the user's command bound
+/// and the housekeeping around it): a stopped process gives up nothing
+/// until it is continued, so an agent could keep every other out for as
+/// long as it liked. It is killed (found by the record only my-chrome
+/// writes, pid and start time, and only while it is stopped); the kernel
+/// frees its lock, and the next turn records what it may have left
+/// running in the daemon (`late`).
+fn end_stopped(runtime: &Runtime, most: Duration) {
+    let Ok(Some(h)) = holder(runtime) else {
+        return;
+    };
+    let held = Duration::from_millis(now_ms().saturating_sub(h.since));
+    if held <= most || !h.process.is_stopped() {
+        return;
+    }
+    let pid = nix::unistd::Pid::from_raw(h.process.pid as i32);
+    if nix::sys::signal::kill(pid, Signal::SIGKILL).is_ok() {
+        let _ = log::append(
+            runtime,
+            &[event(
+                &h.agent,
+                Some(&h.command),
+                &Event::StoppedEnded { held },
+            )],
+        );
+        crate::output::notice(&format!(
+            "my-chrome: agent {}'s `{}` was stopped while it held the browser's turn, {} s \
+             after it began (past the user's bound): it was ended",
+            h.agent,
+            h.command,
+            held.as_secs()
+        ));
+    }
 }
 
 /// A lock that timed out is the browser being busy: logged, and said with
