@@ -761,10 +761,17 @@ fn a_page_command_runs_on_no_other_tab(real: &RealWorld, runs: &mut Vec<Run>) {
     ok_as(
         real,
         "bob",
-        &["goto", &site.url("/put/closer?600,stay"), "--tab", &popup],
+        &[
+            "goto",
+            &site.url("/put/closer?600,stay,4000"),
+            "--tab",
+            &popup,
+        ],
     );
     ok_as(real, "ann", &["snapshot"]);
-    std::thread::sleep(Duration::from_millis(1100));
+    // Armed 4 s after its load (a loaded machine's `goto` asks the page
+    // for its tools well after a second).
+    std::thread::sleep(Duration::from_millis(4100));
     let beacon = "navigator.sendBeacon('/ran-on-' + document.title.replace(/\\W/g, ''))";
     let evaluating = common::Running::start(
         real.sandbox()

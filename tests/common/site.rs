@@ -221,18 +221,19 @@ impl Site {
 /// milliseconds after that its query names; `popup` opens a popup first
 /// (a tab appended as its own goes), so the session keeps its count. A
 /// mark after a comma is requested from the site as `/probed-<mark>` when
-/// it learns it. Its first second is left alone (the daemon may ask as it
-/// opens the tab).
+/// it learns it. Its first second (or the milliseconds a third part
+/// names) is left alone (the daemon asks as it opens the tab, and after a
+/// `goto`).
 pub const CLOSER: &str = r#"<!doctype html><html><head><title>Closer</title></head><body>
 <h1>Closes itself when selected</h1>
 <script>
-const [how, mark] = location.search.slice(1).split(',');
+const [how, mark, arm] = location.search.slice(1).split(',');
 const close = () => {
   if (how === 'popup') window.open('/popup', '_blank', 'width=400,height=300');
   window.close();
 };
 Object.defineProperty(navigator, 'modelContext', { configurable: true, value: { getTools() {
-  if (performance.now() > 1000) {
+  if (performance.now() > Number(arm || 1000)) {
     if (mark) navigator.sendBeacon('/probed-' + mark);
     if (how === 'popup' || how === '0') close(); else setTimeout(close, Number(how));
   }
