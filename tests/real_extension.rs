@@ -98,7 +98,6 @@ fn scenario(version: &str) {
     agents_side_by_side(&real, version, &mut runs);
     a_misled_agent_reaches_nothing_of_another(&real, &mut runs);
     no_agent_harms_another(&real, &mut runs);
-    a_page_command_runs_on_no_other_tab(&real, &mut runs);
     what_a_page_asks_for_is_refused(&real, &mut runs);
     the_consent_page_is_the_users_alone(&real, &mut runs);
 
@@ -719,101 +718,6 @@ setTimeout(() => clearInterval(t), 30000);</script>
     assert!(back.stdout.contains("Agent ann"), "{}", back.stdout);
     runs.push(back);
     ok_as(real, "ann", &["release"]);
-}
-
-/// bob's own page (a popup the user gave him) closes itself the moment
-/// bob's `eval` selects it, while his my-chrome is stopped between the
-/// selection and the command: the daemon keeps the closed tab current
-/// (src/tabs/stay.rs), so the `eval` runs on no other tab. Before, it ran
-/// in ann's page, the tab after it. tests/harm.rs has the timings.
-fn a_page_command_runs_on_no_other_tab(real: &RealWorld, runs: &mut Vec<Run>) {
-    let site = Site::start();
-    common::site::put_page("closer", common::site::CLOSER);
-    ok_as(real, "bob", &["tab-new", "--label", "home", &site.url("/")]);
-    ok_as(real, "ann", &["tab-new", &site.url("/agent/ann")]);
-    let user_tabs = || -> Vec<String> {
-        let agents = real.sandbox().run(&["agents", "--json"]).json();
-        agents["user_tabs"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|t| t["id"].as_str().unwrap().to_string())
-            .collect()
-    };
-    let before = user_tabs();
-    let home = read_snapshot(
-        real.sandbox(),
-        &ok_as(real, "bob", &["snapshot", "--tab", "home"]).stdout,
-    );
-    ok_as(
-        real,
-        "bob",
-        &["click", &reference(&home, "Open popup"), "--tab", "home"],
-    );
-    let mut popup = None;
-    real_extension::eventually("bob's popup never reached the session", || {
-        ok_as(real, "bob", &["tab-list"]);
-        popup = user_tabs().into_iter().find(|t| !before.contains(t));
-        popup.is_some()
-    });
-    let popup = popup.unwrap();
-    ok(real, runs, &["tab-give", &popup, "bob"]);
-    // A tab of an earlier step closing meanwhile makes a selection say
-    // "run it again" (exit 1, nothing run): it is run again.
-    let closer = site.url("/put/closer?600,stay,4000");
-    let mut went = real
-        .sandbox()
-        .run(&["--agent", "bob", "goto", &closer, "--tab", &popup]);
-    for _ in 0..3 {
-        if went.code != 1 || !went.stderr.contains("Run it again") {
-            break;
-        }
-        went = real
-            .sandbox()
-            .run(&["--agent", "bob", "goto", &closer, "--tab", &popup]);
-    }
-    assert_eq!(went.code, 0, "{}{}", went.stdout, went.stderr);
-    ok_as(real, "ann", &["snapshot"]);
-    // Armed 4 s after its load (a loaded machine's `goto` asks the page
-    // for its tools well after a second).
-    std::thread::sleep(Duration::from_millis(4100));
-    let beacon = "navigator.sendBeacon('/ran-on-' + document.title.replace(/\\W/g, ''))";
-    let evaluating = common::Running::start(
-        real.sandbox()
-            .command(&["--agent", "bob", "eval", beacon, "--tab", &popup]),
-    );
-    real_extension::eventually("bob's page was never selected", || {
-        site.was_requested("/probed-stay")
-    });
-    let pid = nix::unistd::Pid::from_raw(evaluating.child.id() as i32);
-    let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGSTOP);
-    std::thread::sleep(Duration::from_millis(1500));
-    let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGCONT);
-    let evaluated = evaluating.wait();
-    // Its page closed after the selection was answered (exit 8: it ran on
-    // no other tab), or, on a loaded machine, before (exit 1: the tabs
-    // moved under the selection, nothing ran).
-    eprintln!(
-        "bob's eval on a page that closed under it: exit {}",
-        evaluated.code
-    );
-    assert!([1, 8].contains(&evaluated.code), "{evaluated:?}");
-    assert!(
-        evaluated.stderr.contains("no other tab") || evaluated.stderr.contains("nothing was run"),
-        "{}",
-        evaluated.stderr
-    );
-    std::thread::sleep(Duration::from_millis(300));
-    assert!(
-        !site.was_requested("/ran-on-Agentann"),
-        "bob's eval ran in ann's page"
-    );
-    runs.push(evaluated);
-    let anns = ok_as(real, "ann", &["eval", "document.title"]);
-    assert!(anns.stdout.contains("Agent ann"), "{}", anns.stdout);
-    for name in ["ann", "bob"] {
-        ok_as(real, name, &["release"]);
-    }
 }
 
 /// Waits until `agent` has `n` tabs (a popup reaches the daemon a moment
