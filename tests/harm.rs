@@ -50,6 +50,17 @@ fn bob_opens_a_closer(b: &Browser, how: &str) -> String {
     popup
 }
 
+/// Waits until the site saw `path` requested.
+fn requested(b: &Browser, path: &str) {
+    common::wait::until(path, Duration::from_secs(20), || {
+        if b.site.was_requested(path) {
+            Ok(())
+        } else {
+            Err(String::new())
+        }
+    });
+}
+
 /// ann's tabs, by id, and that each still answers her.
 fn anns_tabs_answer(b: &Browser, tabs: &[String]) {
     let listed: Vec<String> = b.tabs("ann").into_iter().map(|t| t.0).collect();
@@ -410,13 +421,7 @@ fn a_page_command_never_runs_on_the_tab_after_its_own() {
         ));
         if stop {
             let probed = format!("/probed-{}", 20 + n);
-            common::wait::until("the selection", Duration::from_secs(20), || {
-                if b.site.was_requested(&probed) {
-                    Ok(())
-                } else {
-                    Err(String::new())
-                }
-            });
+            requested(&b, &probed);
             let pid = Pid::from_raw(evaluating.child.id() as i32);
             let _ = kill(pid, Signal::SIGSTOP);
             thread::sleep(Duration::from_millis(600));
@@ -555,13 +560,7 @@ fn a_process_stopped_with_the_turn_keeps_nobody_out_past_the_bound() {
             "navigator.sendBeacon('/bob-sent'), new Promise(r => setTimeout(r, 60000))",
         ],
     ));
-    common::wait::until("bob's eval", Duration::from_secs(20), || {
-        if b.site.was_requested("/bob-sent") {
-            Ok(())
-        } else {
-            Err(String::new())
-        }
-    });
+    requested(&b, "/bob-sent");
     let bob = Pid::from_raw(stuck.child.id() as i32);
     kill(bob, Signal::SIGSTOP).unwrap();
     let started = std::time::Instant::now();

@@ -364,14 +364,7 @@ pub fn acquire(
     if kind == Kind::Browser
         && let Some(own) = late::wait_for_own(runtime, &agent, config.lease_wait)?
     {
-        return Err(LeaseError::Busy {
-            holder: agent.clone(),
-            command: own.command.clone(),
-            running: own.secs(now_ms()),
-            waited: started.elapsed().as_secs(),
-            you: agent,
-            abandoned: true,
-        });
+        return Err(waiting_for_own(agent, &own, started.elapsed()));
     }
     let left = config.lease_wait.saturating_sub(started.elapsed());
     // A turn held by a process its agent stopped ends once it is past what
@@ -407,14 +400,7 @@ pub fn acquire(
     if kind == Kind::Browser
         && let Some(own) = late::own_waited(runtime, &agent)?
     {
-        return Err(LeaseError::Busy {
-            holder: agent.clone(),
-            command: own.command.clone(),
-            running: own.secs(now_ms()),
-            waited: waited.as_secs(),
-            you: agent,
-            abandoned: true,
-        });
+        return Err(waiting_for_own(agent, &own, waited));
     }
     // A file that is not ours is refused, never overwritten; a log that
     // cannot keep this command's line stops it before it runs.
@@ -462,6 +448,19 @@ pub fn acquire(
         activity: kind != Kind::Watcher,
         _lock: Some(lock),
     })
+}
+
+/// `agent`'s own command past its bound, `own`, still runs in the daemon:
+/// its next one waited `waited` and runs nothing.
+fn waiting_for_own(agent: String, own: &late::Late, waited: Duration) -> LeaseError {
+    LeaseError::Busy {
+        holder: agent.clone(),
+        command: own.command.clone(),
+        running: own.secs(now_ms()),
+        waited: waited.as_secs(),
+        you: agent,
+        abandoned: true,
+    }
 }
 
 /// Ends the turn of a process stopped (SIGSTOP, Ctrl+Z) while it holds it,
