@@ -35,6 +35,9 @@ const TURN_TICKETS_FILE: &str = ".turn-tickets.lock";
 const TURN_PREFIX: &str = ".turn-";
 /// The registry of agent names' lock (src/identity/registry.rs).
 const NAMES_LOCK_FILE: &str = ".names.lock";
+/// The lock of `late.json` (src/lease/late.rs): its waiters write it
+/// without the session's turn.
+const LATE_LOCK_FILE: &str = ".late.lock";
 /// Its presence makes the runtime the Playwright CLI's workspace.
 pub const WORKSPACE_DIR: &str = ".playwright";
 /// Handed to every child as `TMPDIR`, so the CLI daemon's socket is private.
@@ -68,6 +71,7 @@ pub fn made_here(name: &str) -> bool {
         SESSION_LOCK_FILE,
         TURN_TICKETS_FILE,
         NAMES_LOCK_FILE,
+        LATE_LOCK_FILE,
         WORKSPACE_DIR,
         TMP_DIR,
         CLI_DIR,
@@ -497,6 +501,12 @@ impl Runtime {
     /// write, so a short wait.
     pub fn names_lock(&self, wait: Duration) -> Result<FileLock, RuntimeError> {
         self.lock_at(NAMES_LOCK_FILE, wait, &|| {})
+    }
+
+    /// The lock of the commands past their bound: held for a read and a
+    /// write, never longer.
+    pub fn late_lock(&self, wait: Duration) -> Result<FileLock, RuntimeError> {
+        self.lock_at(LATE_LOCK_FILE, wait, &|| {})
     }
 
     fn lock_file(&self, name: &str) -> Result<(File, PathBuf), RuntimeError> {

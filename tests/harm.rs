@@ -500,6 +500,121 @@ fn a_command_past_its_bound_keeps_out_only_its_own_agent() {
     assert_eq!(b.agents()["late"], serde_json::json!([]));
 }
 
+/// bob's pages are titled with the extension's connect page, more of
+/// them than one cleanup closes: `ensure` (anyone's) takes no page of his
+/// for the connect tab, which only a tab showing the session's token is.
+/// Found by an attack: it closed his tabs by index, then detached the
+/// whole session under ann's work, with nobody asked.
+#[test]
+fn a_page_titled_as_the_connect_tab_is_no_connect_tab() {
+    let b = browser();
+    b.ok("ann", &["goto", &b.page("ann")]);
+    let title = "chrome-extension://mmlmfjhmonkocbjadbfplnigmagldckm/connect.html?token=x";
+    put_page(
+        "conn",
+        &format!("<!doctype html><html><head><title>{title}</title></head><body>x</body></html>"),
+    );
+    for i in 0..9 {
+        b.ok("bob", &["tab-new", &b.site.url(&format!("/put/conn?{i}"))]);
+    }
+    b.chrome.person_will("refuse");
+    b.ok("bob", &["ensure"]);
+    assert_eq!(b.tabs("bob").len(), 9);
+    let anns = b.ok("ann", &["eval", "document.title"]);
+    assert!(anns.stdout.contains("Agent ann"), "{}", anns.stdout);
+}
+
+/// bob's first command runs on the blank tab opened for him, and leaves a
+/// timer there that opens a page of his during ann's next command: that
+/// page is not ann's (a blank tab runs its agent's scripts like any
+/// other). Found by an attack: it was listed as ann's, for her `fill`.
+#[test]
+fn a_popup_from_another_agents_blank_tab_is_not_the_runners() {
+    let b = browser();
+    put_page(
+        "evil",
+        "<!doctype html><html><head><title>Evil</title></head><body><h1>bob's page</h1>\
+         <input aria-label='Password'></body></html>",
+    );
+    b.ok("ann", &["goto", &b.page("ann")]);
+    let evil = b.site.url("/put/evil");
+    b.ok(
+        "bob",
+        &[
+            "eval",
+            &format!("setTimeout(() => window.open('{evil}'), 1500), document.title"),
+        ],
+    );
+    b.ok(
+        "ann",
+        &[
+            "eval",
+            "new Promise(r => setTimeout(() => r(document.title), 3000))",
+        ],
+    );
+    // It opened (the site served it), and it is nobody's but the user's.
+    assert!(b.site.was_requested("/put/evil"));
+    let anns = b.tabs("ann");
+    assert!(!anns.iter().any(|t| t.3.contains("/put/evil")), "{anns:?}");
+    assert_eq!(anns.len(), 1, "{anns:?}");
+    let user: Vec<String> = b.user_tabs();
+    assert_eq!(user.len(), 1, "{user:?}");
+}
+
+/// bob kills the process that waits for his command past its bound
+/// (SIGKILL, as any process of his may be), while the daemon still runs
+/// the command: it stays late — listed, so no reply proves the tabs —
+/// until the cap or the session's end, and bob's next command is not held
+/// for a waiter that is gone. A second one's waiter stopped (SIGSTOP)
+/// keeps nothing past `disconnect`. Found by an attack: the record went
+/// with its waiter, while the daemon could still answer.
+#[test]
+fn a_late_command_stays_late_whatever_is_done_to_its_waiter() {
+    let b = browser();
+    b.ok("ann", &["goto", &b.page("ann")]);
+    b.ok("bob", &["tab-new", &b.page("bob")]);
+    let late_one = |b: &Browser| {
+        let mut stuck = as_agent(b.sandbox(), "bob", &["eval", "new Promise(() => {})"]);
+        stuck.env("MY_CHROME_COMMAND_TIMEOUT_SECS", "2");
+        Running::start(stuck)
+            .wait()
+            .expect(124, "did not finish within 2 s");
+        let file = std::fs::read(b.sandbox().runtime.join("late.json")).unwrap();
+        let late: serde_json::Value = serde_json::from_slice(&file).unwrap();
+        let waiter = late["late"].as_array().unwrap().last().unwrap()["process"]["pid"]
+            .as_u64()
+            .unwrap();
+        Pid::from_raw(waiter as i32)
+    };
+    let gone = |pid: Pid| {
+        common::wait::until("the waiter's end", Duration::from_secs(10), || {
+            if kill(pid, None).is_err() {
+                Ok(())
+            } else {
+                Err(String::new())
+            }
+        })
+    };
+    let killed = late_one(&b);
+    kill(killed, Signal::SIGKILL).unwrap();
+    gone(killed);
+    let agents = b.agents();
+    assert_eq!(agents["late"][0]["agent"], "bob", "{agents}");
+    let mut next = as_agent(b.sandbox(), "bob", &["eval", "document.title"]);
+    next.env("MY_CHROME_LEASE_WAIT_SECS", "1");
+    let next = Running::start(next).wait();
+    assert_eq!(next.code, 0, "{}{}", next.stdout, next.stderr);
+    assert!(next.stdout.contains("Agent bob"), "{}", next.stdout);
+    let anns = b.ok("ann", &["eval", "document.title"]);
+    assert!(anns.stdout.contains("Agent ann"), "{}", anns.stdout);
+    let stopped = late_one(&b);
+    kill(stopped, Signal::SIGSTOP).unwrap();
+    assert_eq!(b.agents()["late"].as_array().unwrap().len(), 2);
+    b.ok("person", &["disconnect"]);
+    gone(stopped);
+    assert_eq!(b.agents()["late"], serde_json::json!([]));
+}
+
 /// bob's page answers the probe of its selection 3 s late (the daemon
 /// makes a tab current only once it is answered, and waits up to 5 s),
 /// and bob shortens his own bound to 1 s. Found by an attack: the

@@ -95,6 +95,8 @@ fn scenario(version: &str) {
     no_other_process_can_attach(&real, &mut runs);
     no_page_carries_the_token(&real, &token, &mut runs);
     a_browser_task(&real, &mut runs);
+    a_page_command_runs_on_no_other_tab(&real, &mut runs);
+    a_command_past_its_bound_keeps_out_only_its_agent(&real, &mut runs);
     agents_side_by_side(&real, version, &mut runs);
     a_misled_agent_reaches_nothing_of_another(&real, &mut runs);
     no_agent_harms_another(&real, &mut runs);
@@ -723,6 +725,109 @@ setTimeout(() => clearInterval(t), 30000);</script>
     assert!(back.stdout.contains("Agent ann"), "{}", back.stdout);
     runs.push(back);
     ok_as(real, "ann", &["release"]);
+}
+
+/// bob's own page closes itself the moment bob's `eval` selects it, while
+/// his my-chrome is stopped between the selection and the command; ann's
+/// tab comes right after his. The daemon keeps the closed tab current
+/// (src/tabs/stay.rs), so the `eval` runs on no tab; before, it ran in
+/// ann's page. The page arms itself once it was in the background (no
+/// clock to race on a loaded machine), and the step runs before any step
+/// whose pages close themselves. tests/harm.rs has more timings.
+fn a_page_command_runs_on_no_other_tab(real: &RealWorld, runs: &mut Vec<Run>) {
+    let site = Site::start();
+    common::site::put_page("closer", common::site::CLOSER);
+    ok_as(
+        real,
+        "bob",
+        &["tab-new", &site.url("/put/closer?600,stay,hidden")],
+    );
+    let bobs = tab_ids(real, "bob");
+    assert_eq!(bobs.len(), 1, "{bobs:?}");
+    ok_as(real, "ann", &["tab-new", &site.url("/agent/ann")]);
+    ok_as(real, "ann", &["snapshot"]);
+    let beacon = "navigator.sendBeacon('/ran-on-' + document.title.replace(/\\W/g, ''))";
+    let evaluating = common::Running::start(
+        real.sandbox()
+            .command(&["--agent", "bob", "eval", beacon, "--tab", &bobs[0]]),
+    );
+    real_extension::eventually("bob's page was never selected", || {
+        site.was_requested("/probed-stay")
+    });
+    let pid = nix::unistd::Pid::from_raw(evaluating.child.id() as i32);
+    let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGSTOP);
+    std::thread::sleep(Duration::from_millis(1500));
+    let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGCONT);
+    let evaluated = evaluating.wait();
+    eprintln!(
+        "bob's eval on a page that closed under it: exit {}",
+        evaluated.code
+    );
+    // Its page closed after the selection was answered (exit 8: it ran on
+    // no other tab), or, on a loaded machine, before (exit 1: the tabs
+    // moved under the selection, nothing ran).
+    assert!([1, 8].contains(&evaluated.code), "{evaluated:?}");
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(
+        !site.was_requested("/ran-on-Agentann"),
+        "bob's eval ran in ann's page"
+    );
+    runs.push(evaluated);
+    let anns = ok_as(real, "ann", &["eval", "document.title"]);
+    assert!(anns.stdout.contains("Agent ann"), "{}", anns.stdout);
+    for name in ["ann", "bob"] {
+        ok_as(real, name, &["release"]);
+    }
+}
+
+/// bob's `eval` settles 8 s after it starts, past his bound (shortened to
+/// 2 s for himself, as a caller may): ann's commands run meanwhile; bob's
+/// next command waits for his own late one, then runs; `agents` listed it
+/// while it was late. The waits are printed.
+fn a_command_past_its_bound_keeps_out_only_its_agent(real: &RealWorld, runs: &mut Vec<Run>) {
+    let site = Site::start();
+    ok_as(real, "ann", &["tab-new", &site.url("/agent/ann")]);
+    ok_as(real, "bob", &["tab-new", &site.url("/agent/bob")]);
+    let started = Instant::now();
+    let mut late = real.sandbox().command(&[
+        "--agent",
+        "bob",
+        "eval",
+        "new Promise(r => setTimeout(() => { window.settled = 'yes'; r(1); }, 8000))",
+    ]);
+    late.env("MY_CHROME_COMMAND_TIMEOUT_SECS", "2");
+    let late = common::Running::start(late).wait();
+    late.expect(124, "did not finish within 2 s");
+    runs.push(late);
+    let listed = real.sandbox().run(&["agents", "--json"]).json();
+    assert_eq!(listed["late"][0]["agent"], "bob", "{listed}");
+    for round in 0..3 {
+        let asked = Instant::now();
+        let anns = ok_as(real, "ann", &["eval", "document.title"]);
+        assert!(anns.stdout.contains("Agent ann"), "{}", anns.stdout);
+        eprintln!(
+            "ann's eval beside bob's late one ({round}): {} ms",
+            asked.elapsed().as_millis()
+        );
+        runs.push(anns);
+    }
+    // It ran once his late one had settled, in his own page.
+    let bobs = ok_as(
+        real,
+        "bob",
+        &["eval", "document.title + ' ' + window.settled"],
+    );
+    assert!(bobs.stdout.contains("Agent bob yes"), "{}", bobs.stdout);
+    eprintln!(
+        "bob's next eval ended {} ms after his late one started (it settles at 8000)",
+        started.elapsed().as_millis()
+    );
+    runs.push(bobs);
+    let listed = real.sandbox().run(&["agents", "--json"]).json();
+    assert_eq!(listed["late"], serde_json::json!([]), "{listed}");
+    for name in ["ann", "bob"] {
+        ok_as(real, name, &["release"]);
+    }
 }
 
 /// Waits until `agent` has `n` tabs (a popup reaches the daemon a moment

@@ -130,8 +130,9 @@ impl<'s, C: Fn() -> Result<PinnedCli<'s>, Error>> Detach<'s, C> {
         leftovers::remove_recorded(runtime)?;
         leftovers::remove_dead_socket(runtime, &config.home, &config.session);
         runtime.remove_state(StateFile::SessionBrowser)?;
-        // Every agent name ends with the session.
+        // Every agent name ends with the session, and every late command.
         crate::identity::registry::remove(runtime)?;
+        crate::lease::late::end_all(runtime)?;
         let said = if let Some(Stopped { pids, why }) = stopped {
             format!(
                 "my-chrome: session {}'s daemon (pid {}) was stopped: {why}; {chrome}",

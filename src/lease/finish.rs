@@ -69,7 +69,11 @@ pub fn wait(runtime: &RuntimeLocation) -> Result<End, LeaseError> {
         },
     );
     let _ = log::append(&runtime, &[line]);
-    // Its record answers no more once this process has ended.
+    // Answered, its record goes. Stopped or given up, the daemon may still
+    // run the command: the record stays until the cap or the session's end.
+    if end == End::Answered {
+        late::answered(&runtime, &me)?;
+    }
     Ok(end)
 }
 
@@ -123,17 +127,20 @@ fn answer(mut connection: impl Read + AsFd, cap: Duration) -> End {
 }
 
 /// Ends the waits for commands past their bound (for `disconnect`, which
-/// lets the session go): each waiting process is sent SIGTERM — found by
-/// the record only my-chrome writes, pid and start time — and given a
-/// moment to log its end. Whether one was.
+/// lets the session go): each waiting process is sent SIGTERM (and
+/// SIGCONT, should it be stopped) — found by the record only my-chrome
+/// writes, pid and start time — and given a moment to log its end. Their
+/// records stay until the session's end (`late::end_all`): the daemon may
+/// still run those commands. Whether one was waiting.
 pub fn stop(runtime: &Runtime) -> Result<bool, LeaseError> {
     let waiting: Vec<Late> = late::read(runtime)?
         .into_iter()
-        .filter(|l| l.handed)
+        .filter(|l| l.handed && l.process.is_running())
         .collect();
     for late in &waiting {
         let pid = nix::unistd::Pid::from_raw(late.process.pid as i32);
         let _ = nix::sys::signal::kill(pid, Signal::SIGTERM);
+        let _ = nix::sys::signal::kill(pid, Signal::SIGCONT);
     }
     let deadline = Instant::now() + Duration::from_secs(3);
     while waiting.iter().any(|l| l.process.is_running()) && Instant::now() < deadline {

@@ -7,10 +7,12 @@
 //! tabs are (the tabs are listed after each command), and a tab that
 //! appears meanwhile is the user's, not the running command's agent's.
 //!
-//! Written only under the session's turn. An entry whose waiting process
-//! (`finish.rs`) ended, or, for a command killed mid-run (nobody waits for
-//! its answer), whose [`CAP`] passed, answers no more: it is dropped the
-//! next time the file is written.
+//! Written under its own lock (`Runtime::late_lock`): a turn adds an
+//! entry, and a command's waiter (`finish.rs`) takes its own out once the
+//! daemon has answered it. An entry nobody took out — its waiter killed or
+//! stopped, or a command killed mid-run (nobody waits for its answer) —
+//! may answer until [`CAP`] (and the waiter's last moments) after it was
+//! sent; the session's end (`end_all`) ends them all.
 
 use std::time::Duration;
 
@@ -26,6 +28,11 @@ const VERSION: u32 = 1;
 /// given up (the daemon may still run it; the log says so). A command
 /// killed outright counts as answering until then.
 pub const CAP: Duration = Duration::from_secs(600);
+/// Past [`CAP`], the moment a waiter takes to log its end and go.
+const SLACK: Duration = Duration::from_secs(10);
+/// How long a write waits for the late file's lock (held for a read and a
+/// write only).
+const LOCK_WAIT: Duration = Duration::from_secs(5);
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -46,19 +53,23 @@ pub struct Late {
     /// The process of my-chrome's waiting for its answer (`handed`), or the
     /// command's own, which was killed.
     pub process: ProcessId,
-    /// Whether a process waits for its answer: then it may answer while
-    /// that process runs; else until [`CAP`] after it was sent.
+    /// Whether a process waits for its answer (and takes the entry out
+    /// once it came): then the agent's next command waits for that process.
     pub handed: bool,
 }
 
 impl Late {
-    /// Whether the daemon may still answer it at `now`.
+    /// Whether the daemon may still answer it at `now`: until its entry is
+    /// taken out, at most [`CAP`] (and [`SLACK`]) after it was sent. A
+    /// waiter that was killed or stopped does not end it sooner: the
+    /// daemon may still be running the command.
     pub fn may_answer(&self, now: u64) -> bool {
-        if self.handed {
-            self.process.is_running()
-        } else {
-            now < self.since.saturating_add(CAP.as_millis() as u64)
-        }
+        now < self.since.saturating_add((CAP + SLACK).as_millis() as u64)
+    }
+
+    /// Whether a process of my-chrome's still waits for its answer.
+    pub fn waited(&self) -> bool {
+        self.handed && self.process.is_running()
     }
 
     /// Seconds since it was sent.
@@ -84,18 +95,42 @@ pub fn others(late: &[Late], agent: &str) -> bool {
 }
 
 /// `agent`'s own command the daemon still runs, with a process waiting
-/// for it: its next command waits for that.
+/// for it: its next command waits for that. (One whose waiter was killed
+/// is not waited for: the agent's next command runs beside it, as after
+/// a command killed mid-run.)
 pub fn own_waited(runtime: &Runtime, agent: &str) -> Result<Option<Late>, LeaseError> {
     Ok(read(runtime)?
         .into_iter()
-        .find(|l| l.agent == agent && l.handed))
+        .find(|l| l.agent == agent && l.waited()))
 }
 
 /// Adds `late`, under the turn (what answers no more goes).
 pub fn add(runtime: &Runtime, late: Late) -> Result<(), LeaseError> {
+    let _lock = runtime.late_lock(LOCK_WAIT)?;
     let mut all = read(runtime)?;
     all.push(late);
     Ok(write(runtime, all)?)
+}
+
+/// Takes out the entry whose waiter is `me`: the daemon answered it.
+pub fn answered(runtime: &Runtime, me: &ProcessId) -> Result<(), LeaseError> {
+    let _lock = runtime.late_lock(LOCK_WAIT)?;
+    let all = read(runtime)?;
+    let left: Vec<Late> = all
+        .iter()
+        .filter(|l| !(l.handed && l.process.same_as(me)))
+        .cloned()
+        .collect();
+    if left.len() != all.len() {
+        write(runtime, left)?;
+    }
+    Ok(())
+}
+
+/// The session's end: its daemon answers nothing more.
+pub fn end_all(runtime: &Runtime) -> Result<(), LeaseError> {
+    let _lock = runtime.late_lock(LOCK_WAIT)?;
+    Ok(runtime.remove_state(StateFile::Late)?)
 }
 
 /// Every entry, answering or not.
@@ -174,18 +209,48 @@ mod tests {
     }
 
     #[test]
-    fn a_waited_command_answers_while_its_waiter_runs_a_killed_one_until_the_cap() {
+    fn a_late_command_answers_until_taken_out_or_the_cap_whatever_its_waiter() {
         let me = ProcessId::current().unwrap();
         let now = super::super::now_ms();
-        assert!(late(true, 0, me).may_answer(now));
         let gone = ProcessId {
             pid: me.pid,
             start: me.start.wrapping_add(1000),
         };
-        assert!(!late(true, now, gone).may_answer(now));
-        let cap = CAP.as_millis() as u64;
-        assert!(late(false, now - cap + 1, gone).may_answer(now));
-        assert!(!late(false, now - cap, gone).may_answer(now));
+        let cap = (CAP + SLACK).as_millis() as u64;
+        for handed in [true, false] {
+            for process in [me, gone] {
+                assert!(late(handed, now - cap + 1, process).may_answer(now));
+                assert!(!late(handed, now - cap, process).may_answer(now));
+            }
+        }
+        // Only a living waiter is waited for by its agent.
+        assert!(late(true, now, me).waited());
+        assert!(!late(true, now, gone).waited());
+        assert!(!late(false, now, me).waited());
+    }
+
+    #[test]
+    fn the_waiter_takes_out_its_own_entry_and_the_end_takes_out_all() {
+        let (_home, runtime) = crate::runtime::scratch();
+        let me = ProcessId::current().unwrap();
+        let other = ProcessId {
+            pid: me.pid,
+            start: me.start.wrapping_add(1000),
+        };
+        let now = super::super::now_ms();
+        add(&runtime, late(true, now, me)).unwrap();
+        add(&runtime, late(true, now, other)).unwrap();
+        assert_eq!(
+            own_waited(&runtime, "bob").unwrap(),
+            Some(late(true, now, me))
+        );
+        answered(&runtime, &me).unwrap();
+        // The other's waiter is gone (killed): it is not waited for, and
+        // still may answer.
+        assert_eq!(read(&runtime).unwrap(), vec![late(true, now, other)]);
+        assert_eq!(own_waited(&runtime, "bob").unwrap(), None);
+        end_all(&runtime).unwrap();
+        assert!(read(&runtime).unwrap().is_empty());
     }
 
     #[test]

@@ -140,7 +140,7 @@ pub fn holder(runtime: &Runtime) -> Result<Option<Holder>, LeaseError> {
 /// with a process waiting for it: what the idle limit goes by.
 pub fn activity(runtime: &Runtime) -> Result<(Option<u64>, bool), LeaseError> {
     // A command past its bound that a process still waits for is at work.
-    let waited = late::read(runtime)?.iter().any(|l| l.handed);
+    let waited = late::read(runtime)?.iter().any(late::Late::waited);
     let Some(lease) = read(runtime)? else {
         return Ok((None, waited));
     };

@@ -9,6 +9,7 @@ use std::path::Path;
 
 use crate::daemon::request::{Plan, plan_words};
 use crate::daemon::{DaemonError, Housekeeping, Reply};
+use crate::token::fingerprint::Fingerprint;
 
 /// How many connect tabs one `close_all` closes at most.
 const MAX_CONNECT_TABS: usize = 8;
@@ -65,11 +66,18 @@ fn send(
 }
 
 /// Takes every connect tab out of the session behind `socket`, within
-/// `budget`.
-pub fn close_all(socket: &Path, cwd: &Path, budget: &Housekeeping) -> Result<(), ConnectTabError> {
+/// `budget`: a tab that shows the token `known` fingerprints (the token
+/// the session was connected with; without one, any tab naming the
+/// connect page).
+pub fn close_all(
+    socket: &Path,
+    cwd: &Path,
+    budget: &Housekeeping,
+    known: Option<&Fingerprint>,
+) -> Result<(), ConnectTabError> {
     let list = || {
         let text = send(socket, cwd, budget, &["tab-list"])?;
-        connect_tabs(&text).ok_or_else(|| ConnectTabError::Unlisted("no tab list".into()))
+        connect_tabs(&text, known).ok_or_else(|| ConnectTabError::Unlisted("no tab list".into()))
     };
     let found = list()?;
     if found.is_empty() {
@@ -101,10 +109,13 @@ pub fn close_all(socket: &Path, cwd: &Path, budget: &Housekeeping) -> Result<(),
 
 /// The indices of the extension's connect tabs in `tab-list` output
 /// (`- 0: (current) [title](url)`): its address in the URL, or in the
-/// title (a page that failed to load is titled with its address); `None`
-/// when it lists no tab at all (an error text), since an attached session
-/// always has one.
-pub fn connect_tabs(listing: &str) -> Option<Vec<usize>> {
+/// title (a page that failed to load is titled with its address), with
+/// the token `known` fingerprints in it. A page can write the connect
+/// page's address into its title or its own address, never the token: so
+/// no page makes a session look like it shows the connect tab (which
+/// ends it). `None` when it lists no tab at all (an error text), since an
+/// attached session always has one.
+pub fn connect_tabs(listing: &str, known: Option<&Fingerprint>) -> Option<Vec<usize>> {
     let page = format!(
         "chrome-extension://{}/connect.html",
         crate::chrome::EXTENSION_ID
@@ -119,13 +130,34 @@ pub fn connect_tabs(listing: &str) -> Option<Vec<usize>> {
     if tabs.is_empty() {
         return None;
     }
-    let found = tabs.into_iter().filter(|(_, tab)| tab.contains(&page));
+    let found = tabs.into_iter().filter(|(_, tab)| {
+        tab.contains(&page) && known.is_none_or(|fp| fp.found_in(tab.as_bytes()))
+    });
     Some(found.map(|(index, _)| index).collect())
 }
 
 #[cfg(test)]
 mod tests {
-    use super::connect_tabs;
+    use super::{Fingerprint, connect_tabs};
+    use crate::token::Token;
+
+    #[test]
+    fn only_a_tab_with_the_token_is_a_connect_tab_when_the_token_is_known() {
+        let token = "Zq3_secretTOKENvalue-0123456789abcdef";
+        let fp = Fingerprint::of(&Token::parse(token.as_bytes(), "test").unwrap()).unwrap();
+        let page = "chrome-extension://mmlmfjhmonkocbjadbfplnigmagldckm/connect.html";
+        let listing = format!(
+            "### Result\n\
+            - 0: [Welcome]({page}?mcpRelayUrl=x&token={token})\n\
+            - 1: (current) [](about:blank)\n\
+            - 2: [{page}](https://evil.test/)\n\
+            - 3: [{page}?token=guess](chrome-error://chromewebdata/)\n\
+            - 4: [x](https://evil.test/a]({page}?token=guess)\n\
+            - 5: [{page}?token={token}](chrome-error://chromewebdata/)\n"
+        );
+        assert_eq!(connect_tabs(&listing, Some(&fp)), Some(vec![0, 5]));
+        assert_eq!(connect_tabs(&listing, None), Some(vec![0, 2, 3, 4, 5]));
+    }
 
     #[test]
     fn connect_tabs_are_found_by_their_address() {
@@ -136,14 +168,14 @@ mod tests {
             - 3: [x](chrome-extension://abcdefghijklmnopabcdefghijklmnop/connect.html?a)\n\
             - 4: (current) [](chrome-extension://mmlmfjhmonkocbjadbfplnigmagldckm/connect.html?<redacted>)\n\
             - 5: [chrome-extension://mmlmfjhmonkocbjadbfplnigmagldckm/connect.html?x](chrome-error://chromewebdata/)\n";
-        assert_eq!(connect_tabs(listing), Some(vec![0, 4, 5]));
+        assert_eq!(connect_tabs(listing, None), Some(vec![0, 4, 5]));
         assert_eq!(
-            connect_tabs("### Result\n- 0: (current) [](about:blank)\n"),
+            connect_tabs("### Result\n- 0: (current) [](about:blank)\n", None),
             Some(vec![])
         );
         // An error text lists no tab: that is no answer, not "none open".
         assert_eq!(
-            connect_tabs("### Error\nError: Browser has been closed\n"),
+            connect_tabs("### Error\nError: Browser has been closed\n", None),
             None
         );
     }

@@ -468,7 +468,10 @@ impl Book {
     /// The agent whose page opened the tabs that appeared during `during`,
     /// when that can be known: its command may open tabs, nothing else
     /// changed, and no page but its own was open to open one (every other
-    /// tab is blank).
+    /// tab is the spare, blank, that `connect` left and no command ran in).
+    /// A blank tab of anyone else's counts: an agent's runs its scripts
+    /// (a timer there opened a popup during another's command), and a
+    /// page can script a blank popup it opened.
     fn sole_opener(&self, known: &[Tab], matches: &[Match], during: &During) -> Option<String> {
         let settled = matches
             .iter()
@@ -478,9 +481,10 @@ impl Book {
                 .filter(|m| matches!(m, Match::Kept { .. }))
                 .count()
                 == known.len();
-        let only_its_pages = known
-            .iter()
-            .all(|t| t.owner.agent_or_held() == Some(during.agent) || t.header == BLANK);
+        let only_its_pages = known.iter().all(|t| {
+            t.owner.agent_or_held() == Some(during.agent)
+                || (t.owner == Owner::Spare && t.header == BLANK)
+        });
         (during.opens && settled && only_its_pages).then(|| during.agent.to_string())
     }
 
@@ -1169,11 +1173,19 @@ mod tests {
     }
 
     #[test]
-    fn blank_tabs_of_others_open_no_popup() {
-        // b has only a blank tab: a's click's popup is a's.
+    fn only_the_spare_blank_tab_opens_no_popup() {
+        // b has only a blank tab, which runs b's scripts all the same: the
+        // tab that appears during a's click is the user's.
         let mut book = Book::fresh("s", 1, &seen(&[BLANK, BLANK], 0), false);
         book.give(1, "a").unwrap();
         book.give(2, "b").unwrap();
+        ran(&mut book, &opens("a", 1), &seen(&[A, BLANK], 0));
+        ran(&mut book, &opens("a", 1), &seen(&[A, BLANK, C], 0));
+        assert_eq!(book.tabs[2].owner, Owner::User);
+        // Beside connect's spare, untouched, a's popup is a's.
+        let mut book = Book::fresh("s", 1, &seen(&[BLANK, BLANK], 0), true);
+        book.give(1, "a").unwrap();
+        assert_eq!(book.tabs[1].owner, Owner::Spare);
         ran(&mut book, &opens("a", 1), &seen(&[A, BLANK], 0));
         ran(&mut book, &opens("a", 1), &seen(&[A, BLANK, C], 0));
         assert_eq!(book.tabs[2].owner, agent("a"));
@@ -1793,7 +1805,8 @@ mod tests {
 
     #[test]
     fn release_of_one_tab_touches_that_tab_only() {
-        let mut book = Book::fresh("s", 1, &seen(&[BLANK, BLANK], 0), false);
+        // (t1 is connect's spare: b's popup is b's.)
+        let mut book = Book::fresh("s", 1, &seen(&[BLANK, BLANK], 0), true);
         book.give(2, "b").unwrap();
         book.claim("b", 2, Some("mine")).unwrap();
         ran(&mut book, &opens("b", 2), &seen(&[BLANK, B], 1));

@@ -153,6 +153,24 @@ impl Fingerprint {
         window.len() == self.len && salted(&self.salt, window) == self.digest
     }
 
+    /// Whether `text` holds the token anywhere.
+    pub fn found_in(&self, text: &[u8]) -> bool {
+        let len = self.len;
+        if text.len() < len {
+            return false;
+        }
+        let mut hash = self.hash(&text[..len]);
+        for at in 0..=text.len() - len {
+            if at > 0 {
+                hash = self.roll(hash, text[at - 1], text[at + len - 1]);
+            }
+            if self.may_be(hash) && self.is_token(&text[at..at + len]) {
+                return true;
+            }
+        }
+        false
+    }
+
     /// The state file's content.
     pub fn to_record(&self) -> String {
         format!(
@@ -223,6 +241,21 @@ mod tests {
     use super::*;
 
     const VALUE: &[u8] = b"Zq3_secretTOKENvalue-0123456789abcdef";
+
+    #[test]
+    fn it_finds_the_value_anywhere_in_a_text_and_nothing_else() {
+        let fp = Fingerprint::with(VALUE, [7; 16], 1_000_003);
+        let mut text = b"connect.html?token=".to_vec();
+        text.extend_from_slice(VALUE);
+        text.extend_from_slice(b")");
+        assert!(fp.found_in(&text));
+        assert!(fp.found_in(VALUE));
+        assert!(!fp.found_in(&VALUE[1..]));
+        let mut near = VALUE.to_vec();
+        near[5] ^= 1;
+        assert!(!fp.found_in(&near));
+        assert!(!fp.found_in(b""));
+    }
 
     #[test]
     fn it_recognises_the_value_and_nothing_else() {

@@ -82,13 +82,12 @@ impl Running {
         };
         let mut running = Running::start_with_stdin(cmd, stdin);
         if let Some(bytes) = input {
-            running
-                .child
-                .stdin
-                .take()
-                .unwrap()
-                .write_all(bytes)
-                .unwrap();
+            let written = running.child.stdin.take().unwrap().write_all(bytes);
+            // A process that ended before reading says why in its output,
+            // which the caller's assertions show (a bare panic here did not).
+            if let Err(e) = written {
+                assert_eq!(e.kind(), std::io::ErrorKind::BrokenPipe, "{e}");
+            }
         }
         running
     }

@@ -223,17 +223,21 @@ impl Site {
 /// mark after a comma is requested from the site as `/probed-<mark>` when
 /// it learns it. Its first second (or the milliseconds a third part
 /// names) is left alone (the daemon asks as it opens the tab, and after a
-/// `goto`).
+/// `goto`); a third part `hidden` leaves it alone until its tab was once
+/// in the background (another tab made current: no clock to race).
 pub const CLOSER: &str = r#"<!doctype html><html><head><title>Closer</title></head><body>
 <h1>Closes itself when selected</h1>
 <script>
 const [how, mark, arm] = location.search.slice(1).split(',');
+let hidden = false;
+document.addEventListener('visibilitychange', () => { if (document.hidden) hidden = true; });
+const armed = () => arm === 'hidden' ? hidden : performance.now() > Number(arm || 1000);
 const close = () => {
   if (how === 'popup') window.open('/popup', '_blank', 'width=400,height=300');
   window.close();
 };
 Object.defineProperty(navigator, 'modelContext', { configurable: true, value: { getTools() {
-  if (performance.now() > Number(arm || 1000)) {
+  if (armed()) {
     if (mark) navigator.sendBeacon('/probed-' + mark);
     if (how === 'popup' || how === '0') close(); else setTimeout(close, Number(how));
   }

@@ -321,7 +321,11 @@ impl<'s> Attempt<'s> {
             .started
             .daemon_cwd()
             .map_err(|e| after_delivery(Exit::Failure, format!("{e}.")))?;
-        connect_tab::close_all(&socket, &cwd, &self.budget).map_err(|e| match e {
+        // The token this connect recorded (fail closed without it).
+        let known = crate::token::fingerprint::recorded(&self.started.runtime)
+            .ok()
+            .flatten();
+        connect_tab::close_all(&socket, &cwd, &self.budget, known.as_ref()).map_err(|e| match e {
             connect_tab::ConnectTabError::Seen(why) => after_delivery(
                 Exit::Failure,
                 format!(
