@@ -223,15 +223,13 @@ impl Site {
 /// mark after a comma is requested from the site as `/probed-<mark>` when
 /// it learns it. Its first second (or the milliseconds a third part
 /// names) is left alone (the daemon asks as it opens the tab, and after a
-/// `goto`); a third part `hidden` leaves it alone until its tab was once
-/// in the background (another tab made current: no clock to race).
+/// `goto`); a third part `flag` leaves it alone until a script sets
+/// `window.armed` (an agent's own `eval` there: no clock to race).
 pub const CLOSER: &str = r#"<!doctype html><html><head><title>Closer</title></head><body>
 <h1>Closes itself when selected</h1>
 <script>
 const [how, mark, arm] = location.search.slice(1).split(',');
-let hidden = false;
-document.addEventListener('visibilitychange', () => { if (document.hidden) hidden = true; });
-const armed = () => arm === 'hidden' ? hidden : performance.now() > Number(arm || 1000);
+const armed = () => arm === 'flag' ? window.armed === true : performance.now() > Number(arm || 1000);
 const close = () => {
   if (how === 'popup') window.open('/popup', '_blank', 'width=400,height=300');
   window.close();
