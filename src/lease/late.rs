@@ -223,6 +223,9 @@ mod tests {
                 assert!(!late(handed, now - cap, process).may_answer(now));
             }
         }
+        // How long ago it was sent, in whole seconds (what `agents` shows).
+        assert_eq!(late(true, now - 5_500, me).secs(now), 5);
+        assert_eq!(late(true, now + 1, me).secs(now), 0);
         // Only a living waiter is waited for by its agent.
         assert!(late(true, now, me).waited());
         assert!(!late(true, now, gone).waited());

@@ -367,11 +367,7 @@ pub fn acquire(
         return Err(waiting_for_own(agent, &own, started.elapsed()));
     }
     let left = config.lease_wait.saturating_sub(started.elapsed());
-    // A turn held by a process its agent stopped ends once it is past what
-    // any command's turn takes (`end_stopped`).
-    let most = crate::settings::load(runtime)
-        .map_or(crate::settings::DEFAULT_COMMAND_BOUND, |s| s.command_bound)
-        + crate::session::pinned::HOUSEKEEPING_TIMEOUT;
+    let most = longest_turn(runtime);
     // Past a second, it says whom it waits for (once).
     let mut told = false;
     let mut tell = |waited: Duration| {
@@ -461,6 +457,15 @@ fn waiting_for_own(agent: String, own: &late::Late, waited: Duration) -> LeaseEr
         you: agent,
         abandoned: true,
     }
+}
+
+/// What any command's turn takes at most: the user's command bound and
+/// the housekeeping around it. A turn held by a process its agent stopped
+/// ends once it is past that (`end_stopped`).
+fn longest_turn(runtime: &Runtime) -> Duration {
+    crate::settings::load(runtime)
+        .map_or(crate::settings::DEFAULT_COMMAND_BOUND, |s| s.command_bound)
+        + crate::session::pinned::HOUSEKEEPING_TIMEOUT
 }
 
 /// Ends the turn of a process stopped (SIGSTOP, Ctrl+Z) while it holds it,
@@ -817,6 +822,92 @@ mod tests {
         assert_eq!(recorded(&place.runtime).unwrap(), None, "the turn is free");
         assert!(late::read(&place.runtime).unwrap().is_empty());
         assert_eq!(place.log(), ["RAN agent=beta command=click"]);
+    }
+
+    #[test]
+    fn only_the_agents_next_browser_command_waits_for_its_late_one_and_then_runs() {
+        use std::os::unix::net::UnixStream;
+        let place = Place::new();
+        let mut held = place.take_as("alpha", 0, "eval", Kind::Browser).unwrap();
+        held.mark_ran();
+        // A waiter that ends by itself a second from now.
+        let mut waiter = std::process::Command::new("sleep")
+            .arg("1")
+            .spawn()
+            .unwrap();
+        let id = ProcessId::of(waiter.id()).unwrap();
+        let (ours, _daemon) = UnixStream::pair().unwrap();
+        held.hand_over(ours, |_connection| Ok(id.pid)).unwrap();
+        // A command that is not a browser command does not wait for it.
+        drop(place.take_as("alpha", 0, "release", Kind::Session).unwrap());
+        assert!(id.is_running());
+        // alpha's next browser command waits for it, then runs.
+        drop(
+            place
+                .take_as("alpha", 10, "snapshot", Kind::Browser)
+                .unwrap(),
+        );
+        assert!(!id.is_running());
+        waiter.wait().unwrap();
+    }
+
+    #[test]
+    fn a_stopped_holder_is_ended_only_past_the_longest_turn_and_only_while_stopped() {
+        let place = Place::new();
+        let most = longest_turn(&place.runtime);
+        assert_eq!(
+            most,
+            crate::settings::DEFAULT_COMMAND_BOUND + crate::session::pinned::HOUSEKEEPING_TIMEOUT
+        );
+        let mut holder = std::process::Command::new("sleep")
+            .arg("60")
+            .spawn()
+            .unwrap();
+        let id = ProcessId::of(holder.id()).unwrap();
+        let held_for = |ago: Duration| {
+            let since = now_ms() - ago.as_millis() as u64;
+            let holding = Holder {
+                agent: "alpha".into(),
+                command: "eval".into(),
+                since,
+                process: id,
+                abandoned: false,
+            };
+            write(&place.runtime, Some(holding), None).unwrap();
+        };
+        // Past the longest turn, but running: left alone.
+        held_for(most + Duration::from_secs(5));
+        end_stopped(&place.runtime, most);
+        assert!(id.is_running());
+        // Stopped, within the longest turn: left alone.
+        let pid = nix::unistd::Pid::from_raw(id.pid as i32);
+        nix::sys::signal::kill(pid, Signal::SIGSTOP).unwrap();
+        // (A signal is delivered a moment after it is sent.)
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !id.is_stopped() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        held_for(most - Duration::from_secs(5));
+        end_stopped(&place.runtime, most);
+        assert!(id.is_running());
+        // Stopped, past it: ended, and the log says so.
+        held_for(most + Duration::from_secs(5));
+        end_stopped(&place.runtime, most);
+        let ended = !id.is_running() || {
+            std::thread::sleep(Duration::from_millis(500));
+            !id.is_running()
+        };
+        let _ = holder.kill();
+        holder.wait().unwrap();
+        assert!(ended, "the stopped holder was not ended");
+        assert!(
+            place
+                .log()
+                .iter()
+                .any(|l| l.starts_with("STOPPED-ENDED agent=alpha")),
+            "{:?}",
+            place.log()
+        );
     }
 
     #[test]
