@@ -254,6 +254,14 @@ mod tests {
         assert_eq!(own_waited(&runtime, "bob").unwrap(), None);
         end_all(&runtime).unwrap();
         assert!(read(&runtime).unwrap().is_empty());
+        // A file cut short by a power loss (blank, or zero-filled) holds
+        // nothing; anything else that is not ours is refused.
+        for blank in [&b"\n \n"[..], &[0u8; 8][..]] {
+            runtime.write_state(StateFile::Late, blank).unwrap();
+            assert!(read(&runtime).unwrap().is_empty());
+        }
+        runtime.write_state(StateFile::Late, b"{}").unwrap();
+        assert!(matches!(read(&runtime), Err(LeaseError::Malformed { .. })));
     }
 
     #[test]
