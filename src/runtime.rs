@@ -893,8 +893,14 @@ mod tests {
             ".cli-setup.x1",
             ".cli-old.77",
             ".state.Ab12",
+            ".turn-12.lock",
+            ".turn-tickets.lock",
+            ".late.lock",
         ] {
             assert!(made_here(name), "{name}");
+        }
+        for name in [".turn-x.lock", ".turn-12.lockx", ".turn-.lock"] {
+            assert!(!made_here(name), "{name}");
         }
         for name in [
             "id_rsa",
