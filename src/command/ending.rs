@@ -273,6 +273,42 @@ mod tests {
     }
 
     #[test]
+    fn the_records_count_another_command_running_or_late_never_this_one() {
+        let (_home, runtime) = crate::runtime::scratch();
+        let vars = [
+            ("HOME", runtime.root().parent().unwrap().as_os_str()),
+            ("MY_CHROME_RUNTIME_DIR", runtime.root().as_os_str()),
+        ]
+        .map(|(k, v)| (std::ffi::OsString::from(k), v.to_os_string()));
+        let config = Config::from_vars(vars).unwrap();
+        assert!(at_work(&config, &runtime).is_empty());
+        // This very command holds the turn: nobody's other work.
+        let held = crate::lease::acquire(
+            &config,
+            &runtime,
+            "cid",
+            "disconnect",
+            crate::lease::Kind::Session,
+        )
+        .unwrap();
+        assert!(at_work(&config, &runtime).is_empty());
+        drop(held);
+        // bob's command past its bound, which the daemon still runs.
+        let late = crate::lease::late::Late {
+            agent: "bob".into(),
+            command: "eval".into(),
+            since: crate::lease::now_ms(),
+            process: crate::procs::ProcessId::current().unwrap(),
+            handed: true,
+        };
+        crate::lease::late::add(&runtime, late).unwrap();
+        assert_eq!(
+            at_work(&config, &runtime).agents,
+            [("bob".to_string(), "a command running (`eval`)".to_string())]
+        );
+    }
+
+    #[test]
     fn every_other_agent_with_tabs_or_a_command_counts_and_a_proven_caller_does_not() {
         let book = book();
         let all = others(Some(&book), None, &[("cid", "eval")]);
