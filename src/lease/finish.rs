@@ -135,7 +135,7 @@ fn answer(mut connection: impl Read + AsFd, cap: Duration) -> End {
 pub fn stop(runtime: &Runtime) -> Result<bool, LeaseError> {
     let waiting: Vec<Late> = late::read(runtime)?
         .into_iter()
-        .filter(|l| l.handed && l.process.is_running())
+        .filter(Late::waited)
         .collect();
     for late in &waiting {
         let pid = nix::unistd::Pid::from_raw(late.process.pid as i32);
