@@ -334,11 +334,14 @@ fn ok_as(real: &RealWorld, agent: &str, args: &[&str]) -> Run {
     let mut full = vec!["--agent", agent];
     full.extend_from_slice(args);
     let run = real.sandbox().run(&full);
-    assert_eq!(
-        run.code, 0,
-        "{agent} {args:?}: {}{}",
-        run.stdout, run.stderr
-    );
+    if run.code != 0 {
+        // What the book holds then, to tell a product fault from a page's.
+        let book = real.sandbox().run(&["agents", "--json"]);
+        panic!(
+            "{agent} {args:?} exited {}: {}{}\nagents --json then: {}{}",
+            run.code, run.stdout, run.stderr, book.stdout, book.stderr
+        );
+    }
     run
 }
 

@@ -83,6 +83,12 @@ pub enum TabsError {
     Moved,
     #[error("the session's tabs could not be listed ({0}); nothing was run")]
     Unlisted(String),
+    /// A `tab-new` after which no new tab is current: the daemon ran it,
+    /// so "nothing was run" would be untrue.
+    #[error(
+        "no new tab is the agent's ({0}); a tab that appears later is the user's. Run          `my-chrome tab-list`, then the command again"
+    )]
+    NotOpened(&'static str),
     #[error(
         "the session's daemon could not be made to keep an agent's command on the agent's own \
          tab (its `run-code` did not answer as the pinned @playwright/cli does); nothing was \
@@ -185,7 +191,10 @@ impl TabsError {
                 | Refused::LabelTaken(_) => Exit::Usage,
             },
             TabsError::OthersHaveTabs { .. } | TabsError::ChangedWhileAsked { .. } => Exit::Busy,
-            TabsError::Moved | TabsError::Unlisted(_) | TabsError::CurrentMoves => Exit::Failure,
+            TabsError::Moved
+            | TabsError::Unlisted(_)
+            | TabsError::NotOpened(_)
+            | TabsError::CurrentMoves => Exit::Failure,
             TabsError::LastTab(_) => Exit::Usage,
             TabsError::LeftOpen(_) => Exit::Busy,
             TabsError::TooManyTabs { .. } => Exit::Usage,
@@ -671,11 +680,16 @@ impl Desk {
             }),
         );
         show_notes(&notes);
+        let failed = matches!(reply, Reply::Error(_) | Reply::Text { is_error: true, .. });
         let id = self
             .book
             .current
             .filter(|id| *id >= first_new)
-            .ok_or_else(|| TabsError::Unlisted("the new tab is not in the list".into()))?;
+            .ok_or(TabsError::NotOpened(if failed {
+                "the daemon answered with an error"
+            } else {
+                "the daemon's list shows none current"
+            }))?;
         self.book
             .adopt(&self.agent, id, label)
             .map_err(|r| self.refused(r))?;
