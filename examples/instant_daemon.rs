@@ -5,7 +5,8 @@
 //! tests/native.rs does: its socket in a private directory of the runtime's
 //! tmp, made by the pinned playwright-core, attached), prints `READY`, and
 //! serves until it is killed: `tab-list` and `tab-select` get the list of
-//! its blank tabs, one at first (`- 0: (current) [t](about:blank)`), every
+//! its blank tabs, one at first (`- 0: (current) [t](about:blank)`),
+//! `run-code` (the current tab's rule, src/tabs/stay.rs) `"kept"`, every
 //! other command `### Result\n1`; a connection that sends nothing (a
 //! liveness probe) gets nothing. `tab-new` adds a tab, current, to the list
 //! it answers with: the agent's first command opens its own tab (the tab
@@ -24,6 +25,7 @@ use my_chrome::config::Config;
 use my_chrome::helper::pin::Pin;
 
 const RESULT: &str = "### Result\n1";
+const KEPT: &str = "### Result\n\"kept\"\n";
 
 /// How many tabs there are; the last one is current.
 static TABS: AtomicUsize = AtomicUsize::new(1);
@@ -70,6 +72,9 @@ fn answer(stream: UnixStream) {
     let text = match request["params"]["args"]["_"][0].as_str() {
         Some("tab-new") => tabs(TABS.fetch_add(1, Ordering::SeqCst) + 1),
         Some("tab-list" | "tab-select") => tabs(TABS.load(Ordering::SeqCst)),
+        // The rule that keeps the current tab (src/tabs/stay.rs), as a
+        // daemon answers that took it.
+        Some("run-code") => KEPT.to_string(),
         _ => RESULT.to_string(),
     };
     let reply = serde_json::json!({"id": 1, "result": {"text": text}});

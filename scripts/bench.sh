@@ -66,7 +66,9 @@
 # throw-away token in a private GNOME Keyring: never against your Chrome.
 #
 # Usage: scripts/bench.sh [RUNS] [--against REV]     (default 20)
-set -euo pipefail
+set -Eeuo pipefail
+# A step that fails names itself (its output is mostly sent to /dev/null).
+trap 'echo "bench: line $LINENO failed (exit $?): $BASH_COMMAND" >&2' ERR
 cd "$(dirname "$0")/.."
 runs=20 against=
 while [ $# -gt 0 ]; do
