@@ -306,6 +306,53 @@ fn a_hold_ends_with_its_agent() {
     assert!(log.contains("HOLD-ENDED agent=bob what=network"), "{log}");
 }
 
+/// An agent is there until its command ends: ann's `eval` outlasts the
+/// gone time (10 s); bob asks past that time while it still runs, waits
+/// for it, and runs; ann's name, key and tab are still hers after it
+/// (before, the gone time counted from her command's start: bob's call
+/// ended her name while her command ran).
+#[test]
+fn a_command_longer_than_the_gone_time_leaves_its_agent_present() {
+    let b = browser();
+    b.ok("person", &["setup", "--agent-gone", "10s"]);
+    b.ok("ann", &["goto", &b.page("ann")]);
+    let ann: Vec<String> = b.tabs("ann").into_iter().map(|t| t.0).collect();
+    let long = Running::start(as_agent(
+        b.sandbox(),
+        "ann",
+        &[
+            "eval",
+            "new Promise(r => setTimeout(() => r('slept'), 15000))",
+        ],
+    ));
+    common::wait::until("ann's eval to run", Duration::from_secs(20), || {
+        match b.agents()["running"]["agent"].as_str() {
+            Some("ann") => Ok(()),
+            other => Err(format!("{other:?}")),
+        }
+    });
+    thread::sleep(Duration::from_secs(11));
+    // bob asks past the gone time while it runs: his command waits for
+    // it, then runs.
+    assert_eq!(b.agents()["running"]["agent"], "ann");
+    b.ok("bob", &["tab-list"]);
+    let slept = long.wait();
+    assert_eq!(slept.code, 0, "{slept:?}");
+    assert!(slept.stdout.contains("slept"), "{}", slept.stdout);
+    let agents = b.agents();
+    assert_eq!(
+        common::browser::held_for(&agents, "ann"),
+        Vec::<String>::new(),
+        "{agents}"
+    );
+    let own: Vec<String> = b.tabs("ann").into_iter().map(|t| t.0).collect();
+    assert_eq!(own, ann, "{agents}");
+    let title = b.ok("ann", &["eval", "document.title"]);
+    assert!(title.stdout.contains("Agent ann"), "{}", title.stdout);
+    let log = std::fs::read_to_string(b.sandbox().runtime.join("lease.log")).unwrap();
+    assert!(!log.contains(" GONE agent=ann"), "{log}");
+}
+
 /// A page whose title changes every millisecond (a counter, as an unread
 /// count or a clock does more slowly) fails no command: not another
 /// agent's beside it, not its own agent's on it. How long each took is

@@ -198,6 +198,9 @@ pub fn forward(config: &Config, raw: &[OsString]) -> Result<(), ForwardError> {
     // happened: what a command saw counts.
     desk.touch(name);
     desk.save()?;
+    if let Some(registration) = turn.registration() {
+        crate::identity::touch(config, &turn.runtime, &desk.agent, registration)?;
+    }
     match done? {
         Outcome::Done => Ok(()),
         // The daemon runs it on: the next command waits for its end.

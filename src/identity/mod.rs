@@ -178,7 +178,7 @@ pub fn establish(
     let mut registry = registry::read(runtime)?
         .filter(|r| r.session == session)
         .unwrap_or_else(|| Registry::empty(session));
-    registry.expire(now, gone_after);
+    registry.expire(now, gone_after, || at_work(runtime, now));
     let name = asker.name().to_string();
     let (registration, key, changed) = match judge(&asker, &registry)? {
         // A derived name's entry never changes while its process lives: no
@@ -262,7 +262,10 @@ pub fn verified(
             }),
         };
     };
-    registry.expire(crate::lease::now_ms(), gone_after);
+    let now = crate::lease::now_ms();
+    registry.expire(now, gone_after, || {
+        runtime.map(|r| at_work(r, now)).unwrap_or_default()
+    });
     let registration = match judge(&asker, &registry)? {
         Verdict::Proven(registration) => Some(registration),
         Verdict::Free => None,
@@ -272,6 +275,48 @@ pub fn verified(
         registration,
         issued: None,
     })
+}
+
+/// The agents with a command running: the one holding the turn, and
+/// those whose command past its bound the daemon may still answer. A
+/// record that cannot be read names nobody (the name ends as before).
+fn at_work(runtime: &Runtime, now: u64) -> Vec<String> {
+    let holder = crate::lease::holder(runtime).ok().flatten();
+    let late = crate::lease::late::read(runtime).unwrap_or_default();
+    holder
+        .map(|h| h.agent)
+        .into_iter()
+        .chain(
+            late.into_iter()
+                .filter(|l| l.may_answer(now))
+                .map(|l| l.agent),
+        )
+        .collect()
+}
+
+/// A command of `name` (the registration it proved) has ended: its gone
+/// time counts from now, not from the command's start. A name that ended
+/// or was registered anew meanwhile is left as it is.
+pub fn touch(
+    config: &Config,
+    runtime: &Runtime,
+    name: &str,
+    registration: u64,
+) -> Result<(), IdentityError> {
+    let _lock = registry::lock(runtime, config.lock_wait)?;
+    let Some(mut registry) = registry::read(runtime)? else {
+        return Ok(());
+    };
+    match registry.names.get_mut(name) {
+        Some(entry)
+            if entry.registration == registration && matches!(entry.proof, Proof::Key(_)) =>
+        {
+            entry.last = crate::lease::now_ms();
+            registry::write(runtime, &registry)?;
+        }
+        _ => {}
+    }
+    Ok(())
 }
 
 /// `release` gave back everything of the agent's: its name ends with it
@@ -393,6 +438,21 @@ mod tests {
         assert_eq!(verdict(&derived(900), &registry), Ok(None));
     }
 
+    /// A name whose command still runs is not gone, however long ago the
+    /// command started; the others are; nobody is asked when none would end.
+    #[test]
+    fn a_name_at_work_does_not_end_with_the_gone_time() {
+        let seal = || Proof::Key(Sealed::seal(&AgentKey::generate().unwrap()).unwrap());
+        let mut registry = registry_with(vec![("ann", seal()), ("bob", seal())]);
+        registry.expire(1_000 + 9_999, Duration::from_secs(10), || {
+            panic!("asked with no name to end")
+        });
+        registry.expire(1_000 + 10_000, Duration::from_secs(10), || {
+            vec!["ann".to_string(), "cid".to_string()]
+        });
+        assert_eq!(registry.names.keys().collect::<Vec<_>>(), ["ann"]);
+    }
+
     #[test]
     fn a_chosen_name_ends_with_the_gone_time_a_derived_one_with_its_process() {
         let ann = AgentKey::generate().unwrap();
@@ -403,9 +463,9 @@ mod tests {
                 Proof::Process(ProcessId { pid: 200, start: 5 }),
             ),
         ]);
-        registry.expire(1_000 + 9_999, Duration::from_secs(10));
+        registry.expire(1_000 + 9_999, Duration::from_secs(10), Vec::new);
         assert_eq!(registry.names.len(), 2, "within the gone time");
-        registry.expire(1_000 + 10_000, Duration::from_secs(10));
+        registry.expire(1_000 + 10_000, Duration::from_secs(10), Vec::new);
         assert_eq!(
             registry.names.keys().collect::<Vec<_>>(),
             ["claude@200"],

@@ -57,12 +57,26 @@ impl Registry {
         }
     }
 
-    /// Chosen names without a command for `gone_after` end now.
-    pub fn expire(&mut self, now: u64, gone_after: Duration) {
+    /// Chosen names without a command for `gone_after` end now, but those
+    /// `at_work` names (a command of theirs still runs: its start is no
+    /// measure of its agent's absence). `at_work` is asked only when a
+    /// name would end.
+    pub fn expire(
+        &mut self,
+        now: u64,
+        gone_after: Duration,
+        at_work: impl FnOnce() -> Vec<String>,
+    ) {
         let gone_after = gone_after.as_millis() as u64;
-        self.names.retain(|_, entry| {
-            !matches!(entry.proof, Proof::Key(_)) || entry.last.saturating_add(gone_after) > now
-        });
+        let quiet = |entry: &Entry| {
+            matches!(entry.proof, Proof::Key(_)) && entry.last.saturating_add(gone_after) <= now
+        };
+        if !self.names.values().any(quiet) {
+            return;
+        }
+        let working = at_work();
+        self.names
+            .retain(|name, entry| !quiet(entry) || working.contains(name));
     }
 
     fn well_formed(&self) -> bool {
