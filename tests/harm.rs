@@ -17,9 +17,9 @@ use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 
 /// A closer in a popup of bob's page (a page may close only a window a
-/// script opened), given to bob by the user; then ann's command makes her
-/// tab the daemon's current one, so that bob's next command on the popup
-/// selects it again.
+/// script opened), given to bob by the user and armed by his `eval`; then
+/// ann's command makes her tab the daemon's current one, so that bob's
+/// next command on the popup selects it again.
 fn bob_opens_a_closer(b: &Browser, how: &str) -> String {
     let yaml = read_snapshot(
         b.sandbox(),
@@ -43,10 +43,13 @@ fn bob_opens_a_closer(b: &Browser, how: &str) -> String {
         }
     });
     b.ok("person", &["tab-give", &popup, "bob"]);
-    let closer = b.site.url(&format!("/put/closer?{how}"));
+    let closer = b.site.url(&format!("/put/closer?{how},flag"));
     b.ok("bob", &["goto", &closer, "--tab", &popup]);
+    // Armed by bob's own command (not by the page's age: under load, the
+    // goto's reply, which asks the page for its tools, came later than
+    // that age and the page closed under the goto).
+    b.ok("bob", &["eval", "window.armed = true", "--tab", &popup]);
     b.ok("ann", &["snapshot"]);
-    thread::sleep(Duration::from_millis(1100));
     popup
 }
 
@@ -660,6 +663,61 @@ fn a_late_command_stays_late_whatever_is_done_to_its_waiter() {
     b.ok("person", &["disconnect"]);
     gone(stopped);
     assert_eq!(b.agents()["late"], serde_json::json!([]));
+}
+
+/// A late reply is of its own tab: bob's `goto` to a page that answers
+/// after 20 s passes his bound (1 s); ann's `eval` meanwhile makes her
+/// tab the daemon's current one, and it still is when bob's page loads.
+/// The daemon builds a reply (its snapshot, its new console lines) when
+/// the tool ends, from the tab current then: before, bob's late reply
+/// wrote a snapshot of ann's page into the session's output folder (and
+/// took her new console lines out of her next reply). Now each reply is
+/// built on the tab its command ran on (src/tabs/stay.rs).
+#[test]
+fn a_late_reply_is_built_on_its_own_tab() {
+    let b = browser();
+    b.ok("ann", &["goto", &b.page("ann")]);
+    b.ok("bob", &["tab-new", &b.page("bob")]);
+    let outputs = b.sandbox().runtime.join("session-output");
+    let files = || -> Vec<std::path::PathBuf> {
+        std::fs::read_dir(&outputs)
+            .map(|d| d.flatten().map(|e| e.path()).collect())
+            .unwrap_or_default()
+    };
+    let before = files();
+    let mut late = as_agent(b.sandbox(), "bob", &["goto", &b.site.url("/slow")]);
+    late.env("MY_CHROME_COMMAND_TIMEOUT_SECS", "1");
+    Running::start(late)
+        .wait()
+        .expect(124, "did not finish within 1 s");
+    let anns = b.ok("ann", &["eval", "document.title"]);
+    assert!(anns.stdout.contains("Agent ann"), "{}", anns.stdout);
+    common::wait::until("bob's late goto to end", Duration::from_secs(60), || {
+        match b.agents()["late"].as_array().map(Vec::len) {
+            Some(0) => Ok(()),
+            other => Err(format!("{other:?}")),
+        }
+    });
+    let written: Vec<(std::path::PathBuf, String)> = files()
+        .into_iter()
+        .filter(|f| !before.contains(f))
+        .map(|f| {
+            let text = std::fs::read_to_string(&f).unwrap_or_default();
+            (f, text)
+        })
+        .collect();
+    // bob's page, and nothing of ann's.
+    assert!(
+        written
+            .iter()
+            .any(|(_, t)| t.contains(common::site::SECOND_TEXT)),
+        "{written:?}"
+    );
+    let anns_text = agent_text("ann");
+    assert!(
+        !written.iter().any(|(_, t)| t.contains(&anns_text)),
+        "{written:?}"
+    );
 }
 
 /// bob's page answers the probe of its selection 3 s late (the daemon

@@ -86,9 +86,10 @@ pub enum TabsError {
     /// A `tab-new` after which no new tab is current: the daemon ran it,
     /// so "nothing was run" would be untrue.
     #[error(
-        "no new tab is the agent's ({0}); a tab that appears later is the user's. Run          `my-chrome tab-list`, then the command again"
+        "no new tab is the agent's ({0}); a tab that appears later is the user's. Run \
+         `my-chrome tab-list`, then the command again"
     )]
-    NotOpened(&'static str),
+    NotOpened(String),
     #[error(
         "the session's daemon could not be made to keep an agent's command on the agent's own \
          tab (its `run-code` did not answer as the pinned @playwright/cli does); nothing was \
@@ -680,20 +681,40 @@ impl Desk {
             }),
         );
         show_notes(&notes);
-        let failed = matches!(reply, Reply::Error(_) | Reply::Text { is_error: true, .. });
-        let id = self
-            .book
-            .current
-            .filter(|id| *id >= first_new)
-            .ok_or(TabsError::NotOpened(if failed {
-                "the daemon answered with an error"
-            } else {
-                "the daemon's list shows none current"
-            }))?;
+        let id = match self.book.current.filter(|id| *id >= first_new) {
+            Some(id) => id,
+            None => return Err(TabsError::NotOpened(self.why_not_opened(&reply))),
+        };
         self.book
             .adopt(&self.agent, id, label)
             .map_err(|r| self.refused(r))?;
         Ok((id, reply))
+    }
+
+    /// Why a `tab-new` left no new tab current, from its reply: the first
+    /// line of the daemon's error (redacted, cut short; never its other
+    /// sections, which may list tabs), or that the list shows none.
+    fn why_not_opened(&self, reply: &Reply) -> String {
+        const SHOWN: usize = 200;
+        let error = match reply {
+            Reply::Error(message) => message.lines().next(),
+            Reply::Text {
+                text: Some(text),
+                is_error: true,
+            } => text
+                .split_once("### Error\n")
+                .and_then(|(_, rest)| rest.lines().next()),
+            Reply::Text { is_error: true, .. } => Some(""),
+            Reply::Text { .. } => None,
+        };
+        match error {
+            Some(line) => {
+                let line: String = line.chars().take(SHOWN).collect();
+                let line = crate::redact::redact_value(&line, self.known.as_ref());
+                format!("the daemon answered: {line}")
+            }
+            None => "the daemon's list shows none current".into(),
+        }
     }
 
     /// Makes tab `id` the daemon's current one, checking that the list did

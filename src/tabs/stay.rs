@@ -7,16 +7,25 @@
 //! names its tab, so the rule is changed in the daemon instead, once per
 //! session, through the pinned CLI's own `run-code`: a current tab that
 //! closes stays current, closed, and any command sent to it fails. Only
-//! `tab-select` and `tab-new` make a tab current then.
+//! `tab-select` and `tab-new` make a tab current then. The same request
+//! makes each reply of its own tab: the daemon builds a reply's snapshot,
+//! console lines and page section when its tool ends, from the tab
+//! current then, which for a command past its bound is another agent's.
 
 /// Run in the daemon with the current tab's page: its `Tab` (found by the
 /// daemon's `tabSymbol`) leads to the session's context, whose handler of
-/// a closed page is wrapped. Answers `"kept"` (also when already done),
-/// or `"unknown"` when the daemon is not the one this was written for.
+/// a closed page is wrapped, and whose current tab each tool call sees as
+/// the one current when the call started (or the one it made current
+/// itself), held in Node's `AsyncLocalStorage` for that call: a reply is
+/// built when its tool ends, from "the current tab", which another
+/// agent's command may have moved meanwhile (a command past its bound).
+/// Answers `"kept"` (also when already done), or `"unknown"` when the
+/// daemon is not the one this was written for.
 const KEEP: &str = "async page => {
   const mark = Object.getOwnPropertySymbols(page).find(s => s.description === 'tabSymbol');
   const context = mark && page[mark] && page[mark].context;
-  if (!context || typeof context._onPageClosed !== 'function' || !('_currentTab' in context))
+  const wrapped = ['_onPageClosed', '_setCurrentTab', 'setRunningTool', 'currentTab', 'currentTabOrDie'];
+  if (!context || !('_currentTab' in context) || wrapped.some(f => typeof context[f] !== 'function'))
     return 'unknown';
   if (!context.myChromeKeepsCurrent) {
     const closed = context._onPageClosed;
@@ -26,6 +35,38 @@ const KEEP: &str = "async page => {
       if (current === tab) this._currentTab = tab;
     };
     context.myChromeKeepsCurrent = true;
+  }
+  if (!context.myChromePinsReplies) {
+    const node = page.constructor.constructor('return process')();
+    const hooks = typeof node.getBuiltinModule === 'function'
+      ? node.getBuiltinModule('node:async_hooks')
+      : node.mainModule && node.mainModule.require('node:async_hooks');
+    if (!hooks || typeof hooks.AsyncLocalStorage !== 'function')
+      return 'unknown';
+    const call = new hooks.AsyncLocalStorage();
+    const running = context.setRunningTool;
+    context.setRunningTool = function (name) {
+      if (name) call.enterWith({ tab: this._currentTab });
+      else if (call.getStore()) call.getStore().tab = undefined;
+      return running.call(this, name);
+    };
+    const select = context._setCurrentTab;
+    context._setCurrentTab = function (tab) {
+      const own = call.getStore();
+      if (own && own.tab) own.tab = tab;
+      return select.call(this, tab);
+    };
+    const current = context.currentTab;
+    context.currentTab = function () {
+      const own = call.getStore();
+      return own && own.tab ? own.tab : current.call(this);
+    };
+    context.currentTabOrDie = function () {
+      const tab = this.currentTab();
+      if (!tab) throw new Error('No open pages available.');
+      return tab;
+    };
+    context.myChromePinsReplies = true;
   }
   return 'kept';
 }";
