@@ -37,6 +37,9 @@ fn the_extension_at_main_2026_08_21() {
 /// A my-chrome run that must succeed.
 fn ok(real: &RealWorld, runs: &mut Vec<Run>, args: &[&str]) -> String {
     let run = real.sandbox().run(args);
+    // A step that asked the person: they close its page before anything
+    // else happens.
+    real.person.wait_done();
     assert_eq!(
         run.code, 0,
         "my-chrome {args:?}\nstdout:\n{}\nstderr:\n{}",

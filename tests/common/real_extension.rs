@@ -413,6 +413,8 @@ pub enum Answer {
 pub struct Person {
     answer: std::sync::Arc<Mutex<Answer>>,
     answered: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    /// From the moment they see a consent page until it is closed.
+    busy: std::sync::Arc<std::sync::atomic::AtomicBool>,
     stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
@@ -436,11 +438,13 @@ impl Person {
         let answer = std::sync::Arc::new(Mutex::new(Answer::Confirm));
         let answered = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
         let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let (display, their_answer, count, stopped) = (
+        let busy = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let (display, their_answer, count, stopped, reading) = (
             display.to_string(),
             answer.clone(),
             answered.clone(),
             stop.clone(),
+            busy.clone(),
         );
         let thread = std::thread::spawn(move || {
             while !stopped.load(Ordering::SeqCst) {
@@ -453,6 +457,7 @@ impl Person {
                 let Some(window) = found.lines().next().map(str::to_string) else {
                     continue;
                 };
+                reading.store(true, Ordering::SeqCst);
                 // Read it first: the buttons take keys a moment after it shows.
                 std::thread::sleep(Duration::from_millis(1500));
                 xdotool(&display, &["windowfocus", &window]);
@@ -469,15 +474,23 @@ impl Person {
                     if title.starts_with("Confirmed") || title.starts_with("Refused") {
                         count.fetch_add(1, Ordering::SeqCst);
                         xdotool(&display, &["key", "--clearmodifiers", "ctrl+w"]);
+                        // Until its window is gone (`wait_done`).
+                        while Instant::now() < deadline
+                            && xdotool(&display, &["getwindowname", &window]).starts_with(&title)
+                        {
+                            std::thread::sleep(Duration::from_millis(50));
+                        }
                         break;
                     }
                     std::thread::sleep(Duration::from_millis(100));
                 }
+                reading.store(false, Ordering::SeqCst);
             }
         });
         Person {
             answer,
             answered,
+            busy,
             stop,
             thread: Some(thread),
         }
@@ -493,6 +506,18 @@ impl Person {
         !xdotool(display, &["search", "--name", &format!("^{ASKING}")])
             .trim()
             .is_empty()
+    }
+
+    /// Waits until the consent page they answered is closed, as a person
+    /// closes it before the agent goes on. (A command right after would
+    /// otherwise race their ctrl+w: Chromium opens a `tab-new` in the last
+    /// focused window, the consent page's, and the key closed that tab:
+    /// CI, the real extension 0.3.0, twice.)
+    pub fn wait_done(&self) {
+        let deadline = Instant::now() + Duration::from_secs(15);
+        while self.busy.load(std::sync::atomic::Ordering::SeqCst) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(50));
+        }
     }
 
     /// How many consent pages they answered.
