@@ -356,6 +356,42 @@ fn a_command_longer_than_the_gone_time_leaves_its_agent_present() {
     assert!(!log.contains(" GONE agent=ann"), "{log}");
 }
 
+/// Waiting is no absence: bob's `eval` holds the turn for 15 s, ann's
+/// command waits for it, and bob asks again past the gone time (10 s).
+/// ann's command runs when its turn comes, and her name and tab are hers.
+/// Found by an attack: her waiting command was refused as gone (exit 8),
+/// and bob's second call ended her name.
+#[test]
+fn waiting_for_the_turn_past_the_gone_time_leaves_an_agent_present() {
+    let b = browser();
+    b.ok("person", &["setup", "--agent-gone", "10s"]);
+    b.ok("ann", &["goto", &b.page("ann")]);
+    b.ok("bob", &["tab-new", &b.page("bob")]);
+    let long = Running::start(as_agent(
+        b.sandbox(),
+        "bob",
+        &["eval", "new Promise(r => setTimeout(() => r(1), 15000))"],
+    ));
+    common::wait::until("bob's eval to run", Duration::from_secs(20), || {
+        match b.agents()["running"]["agent"].as_str() {
+            Some("bob") => Ok(()),
+            other => Err(format!("{other:?}")),
+        }
+    });
+    let waiting = Running::start(as_agent(b.sandbox(), "ann", &["eval", "document.title"]));
+    thread::sleep(Duration::from_secs(11));
+    let again = Running::start(as_agent(b.sandbox(), "bob", &["tab-list"]));
+    let anns = waiting.wait();
+    assert_eq!(anns.code, 0, "{anns:?}");
+    assert!(anns.stdout.contains("Agent ann"), "{}", anns.stdout);
+    assert_eq!(long.wait().code, 0);
+    assert_eq!(again.wait().code, 0);
+    let next = b.ok("ann", &["eval", "document.title"]);
+    assert!(next.stdout.contains("Agent ann"), "{}", next.stdout);
+    let log = std::fs::read_to_string(b.sandbox().runtime.join("lease.log")).unwrap();
+    assert!(!log.contains(" GONE agent=ann"), "{log}");
+}
+
 /// A page whose title changes every millisecond (a counter, as an unread
 /// count or a clock does more slowly) fails no command: not another
 /// agent's beside it, not its own agent's on it. How long each took is

@@ -217,6 +217,7 @@ pub fn establish(
                     registration,
                     proof,
                     last: now,
+                    asking: None,
                 },
             );
             (registration, key, true)
@@ -225,6 +226,8 @@ pub fn establish(
     if changed {
         if let Some(entry) = registry.names.get_mut(&name) {
             entry.last = now;
+            // (A process that cannot be read leaves only `last`.)
+            entry.asking = ProcessId::current().ok();
         }
         registry::write(runtime, &registry)?;
     }
@@ -292,6 +295,23 @@ fn at_work(runtime: &Runtime, now: u64) -> Vec<String> {
                 .map(|l| l.agent),
         )
         .collect()
+}
+
+/// The agents present though quiet in the book: those `at_work`, and
+/// those whose latest command's process lives (waiting for the turn, or
+/// running), as the registry records them. What the tab book's gone time
+/// spares (`Book::expire`).
+pub fn present(runtime: &Runtime, now: u64) -> Vec<String> {
+    let asking = registry::read(runtime).ok().flatten().map(|r| {
+        r.names
+            .into_iter()
+            .filter(|(_, e)| e.asking.is_some_and(|p| p.is_running()))
+            .map(|(name, _)| name)
+            .collect::<Vec<_>>()
+    });
+    let mut names = at_work(runtime, now);
+    names.extend(asking.unwrap_or_default());
+    names
 }
 
 /// A command of `name` (the registration it proved) has ended: its gone
@@ -379,6 +399,7 @@ mod tests {
                     registration: 10 + i as u64,
                     proof,
                     last: 1_000,
+                    asking: None,
                 },
             );
         }
@@ -443,14 +464,16 @@ mod tests {
     #[test]
     fn a_name_at_work_does_not_end_with_the_gone_time() {
         let seal = || Proof::Key(Sealed::seal(&AgentKey::generate().unwrap()).unwrap());
-        let mut registry = registry_with(vec![("ann", seal()), ("bob", seal())]);
+        let mut registry = registry_with(vec![("ann", seal()), ("bob", seal()), ("cid", seal())]);
+        // cid's latest command is this very process: waiting, or running.
+        registry.names.get_mut("cid").unwrap().asking = Some(ProcessId::current().unwrap());
         registry.expire(1_000 + 9_999, Duration::from_secs(10), || {
             panic!("asked with no name to end")
         });
         registry.expire(1_000 + 10_000, Duration::from_secs(10), || {
-            vec!["ann".to_string(), "cid".to_string()]
+            vec!["ann".to_string(), "dan".to_string()]
         });
-        assert_eq!(registry.names.keys().collect::<Vec<_>>(), ["ann"]);
+        assert_eq!(registry.names.keys().collect::<Vec<_>>(), ["ann", "cid"]);
     }
 
     #[test]

@@ -37,6 +37,11 @@ pub struct Entry {
     /// When a command under it last ran (milliseconds since the epoch):
     /// a chosen name ends after the gone time without one.
     pub last: u64,
+    /// The process of its latest command, from when it asked: while that
+    /// process lives (waiting for the turn, or running), the name is at
+    /// work, however long ago it asked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub asking: Option<ProcessId>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -58,9 +63,10 @@ impl Registry {
     }
 
     /// Chosen names without a command for `gone_after` end now, but those
-    /// `at_work` names (a command of theirs still runs: its start is no
-    /// measure of its agent's absence). `at_work` is asked only when a
-    /// name would end.
+    /// at work: named by `at_work` (a command of theirs holds the turn or
+    /// may still be answered), or whose latest command's process lives (it
+    /// waits for the turn): its start is no measure of its agent's
+    /// absence. Asked only when a name would end.
     pub fn expire(
         &mut self,
         now: u64,
@@ -75,8 +81,9 @@ impl Registry {
             return;
         }
         let working = at_work();
-        self.names
-            .retain(|name, entry| !quiet(entry) || working.contains(name));
+        self.names.retain(|name, entry| {
+            !quiet(entry) || working.contains(name) || entry.asking.is_some_and(|p| p.is_running())
+        });
     }
 
     fn well_formed(&self) -> bool {

@@ -846,16 +846,26 @@ impl Book {
         done
     }
 
-    /// Agents without a command for `gone_after_ms`: their tabs are held
-    /// for them (and they hear so, once, if they come back). Returns their
-    /// names.
-    pub fn expire(&mut self, now: u64, gone_after_ms: u64) -> Vec<String> {
-        let gone: Vec<String> = self
+    /// Agents without a command for `gone_after_ms`, but those `at_work`
+    /// names (asked only when one would go: a command of theirs waits,
+    /// runs or may still be answered): their tabs are held for them (and
+    /// they hear so, once, if they come back). Returns their names.
+    pub fn expire(
+        &mut self,
+        now: u64,
+        gone_after_ms: u64,
+        at_work: impl FnOnce() -> Vec<String>,
+    ) -> Vec<String> {
+        let mut gone: Vec<String> = self
             .agents
             .iter()
             .filter(|(_, a)| a.last_at.saturating_add(gone_after_ms) <= now)
             .map(|(name, _)| name.clone())
             .collect();
+        if !gone.is_empty() {
+            let working = at_work();
+            gone.retain(|name| !working.contains(name));
+        }
         let mut left = Vec::new();
         for name in gone {
             let tabs: Vec<Named> = self.own(&name).into_iter().map(named).collect();
@@ -1091,7 +1101,7 @@ mod tests {
         assert_eq!(book.own("a").len(), 1);
         // A tab held for the earlier holder goes the same way.
         book.agents.get_mut("a").unwrap().last_at = 0;
-        book.expire(10_000, 1_000);
+        book.expire(10_000, 1_000, Vec::new);
         assert_eq!(book.tab(1).unwrap().owner, held("a"));
         assert_eq!(book.registered("a", 3, 20_000), vec![1]);
         assert_eq!(book.tab(1).unwrap().owner, Owner::User);
@@ -1104,20 +1114,20 @@ mod tests {
         // Just registered: it counts as active now, so the gone time runs
         // from here, and its registration is kept.
         book.registered("c", 9, 1_000);
-        book.expire(1_500, 1_000);
+        book.expire(1_500, 1_000, Vec::new);
         assert_eq!(book.agents["c"].registration, Some(9));
         // Gone, with nothing: its entry goes.
-        book.expire(2_000, 1_000);
+        book.expire(2_000, 1_000, Vec::new);
         assert!(!book.agents.contains_key("c"));
         // Gone with no tab but browser-wide state it started: kept, so the
         // hold stays its own to end.
         book.registered("d", 4, 1_000);
         book.start_hold("d", HoldKind::Routes, 1);
-        book.expire(5_000, 1_000);
+        book.expire(5_000, 1_000, Vec::new);
         assert_eq!(book.agents["d"].registration, Some(4));
         // A hold of another agent's keeps nobody else's entry.
         book.registered("e", 5, 1_000);
-        book.expire(6_000, 1_000);
+        book.expire(6_000, 1_000, Vec::new);
         assert!(!book.agents.contains_key("e"));
     }
 
@@ -1469,7 +1479,7 @@ mod tests {
         // What is held for it goes back to the user too.
         let mut gone = two_agents();
         gone.agents.get_mut("b").unwrap().last_at = 0;
-        gone.expire(10_000, 1_000);
+        gone.expire(10_000, 1_000, Vec::new);
         assert_eq!(gone.tab(2).unwrap().owner, held("b"));
         assert!(
             gone.release("b", None, false).is_empty(),
@@ -1480,11 +1490,27 @@ mod tests {
     }
 
     #[test]
+    fn an_agent_at_work_is_not_gone_however_quiet_the_book_says_it_is() {
+        let mut book = two_agents();
+        book.agents.get_mut("a").unwrap().last_at = 1_000;
+        book.agents.get_mut("b").unwrap().last_at = 1_000;
+        assert_eq!(
+            book.expire(6_000, 4_000, || vec!["a".into()]),
+            vec!["b".to_string()]
+        );
+        assert_eq!(book.tab(1).unwrap().owner, Owner::Agent("a".into()));
+        for name in ["a", "b"] {
+            book.agents.get_mut(name).unwrap().last_at = 5_000;
+        }
+        book.expire(6_000, 4_000, || panic!("asked with nobody to go"));
+    }
+
+    #[test]
     fn an_agent_gone_quiet_has_its_tabs_held_for_it() {
         let mut book = two_agents();
         book.agents.get_mut("a").unwrap().last_at = 1_000;
         book.agents.get_mut("b").unwrap().last_at = 5_000;
-        assert_eq!(book.expire(6_000, 4_000), vec!["a".to_string()]);
+        assert_eq!(book.expire(6_000, 4_000, Vec::new), vec!["a".to_string()]);
         let t1 = book.tab(1).unwrap();
         assert_eq!((&t1.owner, &t1.why), (&held("a"), &Some(Why::OwnerGone)));
         assert_eq!(

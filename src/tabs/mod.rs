@@ -482,7 +482,19 @@ impl Desk {
             .iter()
             .map(|(name, a)| (name.clone(), now.saturating_sub(a.last_at)))
             .collect();
-        for name in desk.book.expire(now, gone_after.as_millis() as u64) {
+        // Present though quiet in the book: this command's agent (it asks
+        // now), and any whose command waits for the turn, runs or may still
+        // be answered (a wait is no absence).
+        let me = desk.agent.clone();
+        let at_work = || {
+            let mut names = crate::identity::present(runtime, now);
+            names.push(me);
+            names
+        };
+        for name in desk
+            .book
+            .expire(now, gone_after.as_millis() as u64, at_work)
+        {
             let idle = idle
                 .iter()
                 .find(|(n, _)| *n == name)

@@ -127,7 +127,9 @@ impl Agents {
         if let Some(mut book) = load(&runtime)? {
             // As the next browser command will find it: an agent gone quiet
             // has its tabs held for it (nothing is written here).
-            book.expire(now, gone_after.as_millis() as u64);
+            book.expire(now, gone_after.as_millis() as u64, || {
+                crate::identity::present(&runtime, now)
+            });
             out.fill(&book, now);
         }
         Ok(out)
