@@ -19,8 +19,11 @@
 /// itself), held in Node's `AsyncLocalStorage` for that call: a reply is
 /// built when its tool ends, from "the current tab", which another
 /// agent's command may have moved meanwhile (a command past its bound).
-/// Answers `"kept"` (also when already done), or `"unknown"` when the
-/// daemon is not the one this was written for.
+/// A call's tab is never unset by the call (a crashed tab's reset, then a
+/// page the browser opens outside the call): its reply is then of the
+/// crashed tab, never of the tab current meanwhile. Answers `"kept"` (also
+/// when already done), or `"unknown"` when the daemon is not the one this
+/// was written for.
 const KEEP: &str = "async page => {
   const mark = Object.getOwnPropertySymbols(page).find(s => s.description === 'tabSymbol');
   const context = mark && page[mark] && page[mark].context;
@@ -53,7 +56,7 @@ const KEEP: &str = "async page => {
     const select = context._setCurrentTab;
     context._setCurrentTab = function (tab) {
       const own = call.getStore();
-      if (own && own.tab) own.tab = tab;
+      if (own && own.tab && tab) own.tab = tab;
       return select.call(this, tab);
     };
     const current = context.currentTab;
