@@ -92,6 +92,17 @@ pub fn made_here(name: &str) -> bool {
         || turn_ticket(name).is_some()
 }
 
+/// The process that holds a waiter's ticket file, as it wrote it ("pid
+/// start"); none when unreadable (then it is waited for, as before).
+fn ticket_holder(path: &Path) -> Option<crate::procs::ProcessId> {
+    let text = fs::read_to_string(path).ok()?;
+    let (pid, start) = text.trim().split_once(' ')?;
+    Some(crate::procs::ProcessId {
+        pid: pid.parse().ok()?,
+        start: start.parse().ok()?,
+    })
+}
+
 /// The ticket a waiter's lock file `.turn-<ticket>.lock` is named for.
 fn turn_ticket(name: &str) -> Option<u64> {
     name.strip_prefix(TURN_PREFIX)?
@@ -429,14 +440,25 @@ impl Runtime {
         let (ticket, mine) = self.take_ticket(wait)?;
         if let Some(before) = ticket.checked_sub(1) {
             let name = format!("{TURN_PREFIX}{before}.lock");
-            if self.root.join(&name).exists() {
-                let ahead = self.blocking_lock(&name, wait, started, waiting)?;
-                // Its only waiter was this one: nobody opens it again.
-                let _ = fs::remove_file(self.root.join(&name));
+            let path = self.root.join(&name);
+            if path.exists() {
+                // A waiter ahead that is stopped (SIGSTOP: its agent may
+                // do that to its own process) keeps its place no longer:
+                // this one goes on to the session's lock past it.
+                let stopped = || ticket_holder(&path).is_some_and(|p| p.is_stopped());
+                let ahead = self.blocking_lock(&name, wait, started, waiting, &stopped)?;
+                if ahead.is_some() {
+                    // Its only waiter was this one: nobody opens it again.
+                    let _ = fs::remove_file(&path);
+                }
                 drop(ahead);
             }
         }
-        let lock = self.blocking_lock(SESSION_LOCK_FILE, wait, started, waiting)?;
+        let lock = self
+            .blocking_lock(SESSION_LOCK_FILE, wait, started, waiting, &|| false)?
+            .ok_or_else(|| {
+                io_error("lock", &self.root.join(SESSION_LOCK_FILE))(io::ErrorKind::Other.into())
+            })?;
         drop(mine);
         Ok(lock)
     }
@@ -453,7 +475,14 @@ impl Runtime {
             .map_err(io_error("read", &tickets.path))?;
         let ticket = text.trim().parse::<u64>().unwrap_or(0) + 1;
         let name = format!("{TURN_PREFIX}{ticket}.lock");
-        let mine = self.lock_at(&name, Duration::ZERO, &|| {})?;
+        let mut mine = self.lock_at(&name, Duration::ZERO, &|| {})?;
+        // Whose ticket it is, for the waiter after it (`ticket_holder`).
+        if let Ok(me) = crate::procs::ProcessId::current() {
+            let file: &mut File = &mut mine._lock;
+            let _ = file
+                .set_len(0)
+                .and_then(|_| file.write_all(format!("{} {}", me.pid, me.start).as_bytes()));
+        }
         file.set_len(0)
             .and_then(|_| file.seek(io::SeekFrom::Start(0)))
             .and_then(|_| file.write_all(ticket.to_string().as_bytes()))
@@ -461,17 +490,19 @@ impl Runtime {
         Ok((ticket, mine))
     }
 
-    /// Lock `name`, waiting in the kernel until `wait` after `started`.
+    /// Lock `name`, waiting in the kernel until `wait` after `started`;
+    /// `None` once `give_up` says so (asked as it waits).
     fn blocking_lock(
         &self,
         name: &str,
         wait: Duration,
         started: Instant,
         waiting: &mut dyn FnMut(Duration),
-    ) -> Result<FileLock, RuntimeError> {
+        give_up: &dyn Fn() -> bool,
+    ) -> Result<Option<FileLock>, RuntimeError> {
         let (file, path) = self.lock_file(name)?;
         let file = match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
-            Ok(lock) => return still_linked(lock, &path),
+            Ok(lock) => return still_linked(lock, &path).map(Some),
             Err((file, nix::errno::Errno::EWOULDBLOCK)) => file,
             Err((_, errno)) => return Err(io_error("lock", &path)(errno.into())),
         };
@@ -483,7 +514,7 @@ impl Runtime {
         });
         loop {
             match receive.recv_timeout(Duration::from_millis(50)) {
-                Ok(Ok(lock)) => return still_linked(lock, &path),
+                Ok(Ok(lock)) => return still_linked(lock, &path).map(Some),
                 Ok(Err(errno)) => return Err(io_error("lock", &path)(errno.into())),
                 Err(_) => {}
             }
@@ -492,6 +523,9 @@ impl Runtime {
             }
             if started.elapsed() >= wait {
                 return Err(RuntimeError::LockTimeout { path, waited: wait });
+            }
+            if give_up() {
+                return Ok(None);
             }
             waiting(started.elapsed());
         }

@@ -392,6 +392,82 @@ fn waiting_for_the_turn_past_the_gone_time_leaves_an_agent_present() {
     assert!(!log.contains(" GONE agent=ann"), "{log}");
 }
 
+/// Every command of a name counts while it waits: ann's second command
+/// gives up (or is killed) while her first still waits behind bob's 25 s
+/// `eval`, and bob asks again past the gone time. Her first runs, and her
+/// name is still hers. Found by an attack: only her latest command's
+/// process was recorded, and it had ended.
+#[test]
+fn a_name_stays_while_any_of_its_commands_waits() {
+    let b = browser();
+    b.ok("person", &["setup", "--agent-gone", "10s"]);
+    b.ok("ann", &["goto", &b.page("ann")]);
+    b.ok("bob", &["tab-new", &b.page("bob")]);
+    let long = Running::start(as_agent(
+        b.sandbox(),
+        "bob",
+        &["eval", "new Promise(r => setTimeout(() => r(1), 25000))"],
+    ));
+    common::wait::until("bob's eval to run", Duration::from_secs(20), || {
+        match b.agents()["running"]["agent"].as_str() {
+            Some("bob") => Ok(()),
+            other => Err(format!("{other:?}")),
+        }
+    });
+    let first = Running::start(as_agent(b.sandbox(), "ann", &["eval", "document.title"]));
+    thread::sleep(Duration::from_secs(1));
+    let mut second = Running::start(as_agent(b.sandbox(), "ann", &["eval", "1"]));
+    thread::sleep(Duration::from_secs(1));
+    second.child.kill().unwrap();
+    second.wait();
+    thread::sleep(Duration::from_secs(11));
+    let again = Running::start(as_agent(b.sandbox(), "bob", &["tab-list"]));
+    let first = first.wait();
+    assert_eq!(first.code, 0, "{first:?}");
+    assert!(first.stdout.contains("Agent ann"), "{}", first.stdout);
+    assert_eq!(long.wait().code, 0);
+    assert_eq!(again.wait().code, 0);
+    let next = b.ok("ann", &["eval", "document.title"]);
+    assert!(next.stdout.contains("Agent ann"), "{}", next.stdout);
+}
+
+/// A waiter stopped in line keeps nobody out: bob's second command waits
+/// behind his first, and he stops it (SIGSTOP); once his first ends, ann's
+/// command runs, past the stopped one. Found by an attack: every later
+/// command of every agent waited its whole wait and was refused, for as
+/// long as bob kept it stopped.
+#[test]
+fn a_waiter_stopped_in_line_keeps_nobody_out() {
+    let b = browser();
+    b.ok("ann", &["goto", &b.page("ann")]);
+    b.ok("bob", &["tab-new", &b.page("bob")]);
+    let long = Running::start(as_agent(
+        b.sandbox(),
+        "bob",
+        &["eval", "new Promise(r => setTimeout(() => r(1), 4000))"],
+    ));
+    common::wait::until("bob's eval to run", Duration::from_secs(20), || {
+        match b.agents()["running"]["agent"].as_str() {
+            Some("bob") => Ok(()),
+            other => Err(format!("{other:?}")),
+        }
+    });
+    let waiter = Running::start(as_agent(b.sandbox(), "bob", &["eval", "1"]));
+    thread::sleep(Duration::from_millis(1000));
+    let pid = Pid::from_raw(waiter.child.id() as i32);
+    kill(pid, Signal::SIGSTOP).unwrap();
+    assert_eq!(long.wait().code, 0);
+    let mut anns = as_agent(b.sandbox(), "ann", &["eval", "document.title"]);
+    anns.env("MY_CHROME_LEASE_WAIT_SECS", "20");
+    let anns = Running::start(anns).wait();
+    let _ = kill(pid, Signal::SIGCONT);
+    let resumed = waiter.wait();
+    assert_eq!(anns.code, 0, "{anns:?}");
+    assert!(anns.stdout.contains("Agent ann"), "{}", anns.stdout);
+    // Continued, bob's command runs after all, in his own tab.
+    assert_eq!(resumed.code, 0, "{resumed:?}");
+}
+
 /// A page whose title changes every millisecond (a counter, as an unread
 /// count or a clock does more slowly) fails no command: not another
 /// agent's beside it, not its own agent's on it. How long each took is

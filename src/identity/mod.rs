@@ -217,7 +217,7 @@ pub fn establish(
                     registration,
                     proof,
                     last: now,
-                    asking: None,
+                    asking: Vec::new(),
                 },
             );
             (registration, key, true)
@@ -227,7 +227,9 @@ pub fn establish(
         if let Some(entry) = registry.names.get_mut(&name) {
             entry.last = now;
             // (A process that cannot be read leaves only `last`.)
-            entry.asking = ProcessId::current().ok();
+            if let Ok(me) = ProcessId::current() {
+                entry.asks(me);
+            }
         }
         registry::write(runtime, &registry)?;
     }
@@ -305,7 +307,7 @@ pub fn present(runtime: &Runtime, now: u64) -> Vec<String> {
     let asking = registry::read(runtime).ok().flatten().map(|r| {
         r.names
             .into_iter()
-            .filter(|(_, e)| e.asking.is_some_and(|p| p.is_running()))
+            .filter(|(_, e)| e.asking_now())
             .map(|(name, _)| name)
             .collect::<Vec<_>>()
     });
@@ -399,7 +401,7 @@ mod tests {
                     registration: 10 + i as u64,
                     proof,
                     last: 1_000,
-                    asking: None,
+                    asking: Vec::new(),
                 },
             );
         }
@@ -466,7 +468,7 @@ mod tests {
         let seal = || Proof::Key(Sealed::seal(&AgentKey::generate().unwrap()).unwrap());
         let mut registry = registry_with(vec![("ann", seal()), ("bob", seal()), ("cid", seal())]);
         // cid's latest command is this very process: waiting, or running.
-        registry.names.get_mut("cid").unwrap().asking = Some(ProcessId::current().unwrap());
+        registry.names.get_mut("cid").unwrap().asking = vec![ProcessId::current().unwrap()];
         registry.expire(1_000 + 9_999, Duration::from_secs(10), || {
             panic!("asked with no name to end")
         });

@@ -37,11 +37,31 @@ pub struct Entry {
     /// When a command under it last ran (milliseconds since the epoch):
     /// a chosen name ends after the gone time without one.
     pub last: u64,
-    /// The process of its latest command, from when it asked: while that
-    /// process lives (waiting for the turn, or running), the name is at
-    /// work, however long ago it asked.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub asking: Option<ProcessId>,
+    /// The processes of its commands, each from when it asked (those that
+    /// ended are dropped at the next ask): while one lives (waiting for the
+    /// turn, or running), the name is at work, however long ago it asked.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub asking: Vec<ProcessId>,
+}
+
+/// The most asking processes a name keeps (an agent's commands at once):
+/// past it, the oldest goes.
+pub const MAX_ASKING: usize = 16;
+
+impl Entry {
+    /// Whether a command of it is alive.
+    pub fn asking_now(&self) -> bool {
+        self.asking.iter().any(ProcessId::is_running)
+    }
+
+    /// `me` asks now: the processes that ended go, and `me` is added.
+    pub fn asks(&mut self, me: ProcessId) {
+        self.asking.retain(|p| !p.same_as(&me) && p.is_running());
+        if self.asking.len() >= MAX_ASKING {
+            self.asking.remove(0);
+        }
+        self.asking.push(me);
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -81,9 +101,8 @@ impl Registry {
             return;
         }
         let working = at_work();
-        self.names.retain(|name, entry| {
-            !quiet(entry) || working.contains(name) || entry.asking.is_some_and(|p| p.is_running())
-        });
+        self.names
+            .retain(|name, entry| !quiet(entry) || working.contains(name) || entry.asking_now());
     }
 
     fn well_formed(&self) -> bool {
@@ -91,6 +110,7 @@ impl Registry {
             && self.names.len() <= MAX_NAMES
             && self.names.iter().all(|(name, entry)| {
                 name_ok(name)
+                    && entry.asking.len() <= MAX_ASKING
                     && match &entry.proof {
                         Proof::Key(sealed) => sealed.well_formed() && !name.contains('@'),
                         Proof::Process(_) => name.contains('@'),
