@@ -429,7 +429,9 @@ impl Runtime {
     /// own for it, waits for the file of the ticket before it, then for the
     /// session's lock, and lets its own file go once it has that. So at
     /// most one waiter is at the session's lock, the next in line; one that
-    /// gives up or dies lets the one after it go ahead. `waiting` is called
+    /// gives up, dies or is stopped lets the one after it go ahead (a
+    /// stopped one is passed, not ended: continued, it waits at the
+    /// session's lock with the others). `waiting` is called
     /// with the time waited so far, now and then, while it waits.
     pub fn session_lock(
         &self,
