@@ -478,6 +478,67 @@ mod tests {
         assert_eq!(registry.names.keys().collect::<Vec<_>>(), ["ann", "cid"]);
     }
 
+    /// What the book's gone time spares: the turn's holder, a late
+    /// command that may still answer, a name whose command's process
+    /// lives; never a late one past its cap or a name whose process ended.
+    #[test]
+    fn present_are_the_holder_the_late_and_the_asking() {
+        use crate::lease::{Holder, late::Late};
+        let (_home, runtime) = crate::runtime::scratch();
+        let me = ProcessId::current().unwrap();
+        let ended = ProcessId {
+            pid: me.pid,
+            start: me.start.wrapping_add(1000),
+        };
+        let now = crate::lease::now_ms();
+        let holder = Holder {
+            agent: "ann".into(),
+            command: "eval".into(),
+            since: now,
+            process: me,
+            abandoned: false,
+        };
+        crate::lease::write(&runtime, Some(holder), None).unwrap();
+        let late = |agent: &str, since: u64| Late {
+            agent: agent.into(),
+            command: "eval".into(),
+            since,
+            process: me,
+            handed: true,
+        };
+        crate::lease::late::add(&runtime, late("bob", now)).unwrap();
+        crate::lease::late::add(&runtime, late("eve", 0)).unwrap();
+        let seal = || Proof::Key(Sealed::seal(&AgentKey::generate().unwrap()).unwrap());
+        let mut registry = registry_with(vec![("cid", seal()), ("dan", seal())]);
+        registry.names.get_mut("cid").unwrap().asking = vec![ended, me];
+        registry.names.get_mut("dan").unwrap().asking = vec![ended];
+        registry::write(&runtime, &registry).unwrap();
+        let mut named = present(&runtime, now);
+        named.sort();
+        assert_eq!(named, ["ann", "bob", "cid"]);
+    }
+
+    /// Each ask records its process once; the ended ones go.
+    #[test]
+    fn a_name_keeps_the_processes_of_its_commands_that_live() {
+        let me = ProcessId::current().unwrap();
+        let ended = ProcessId {
+            pid: me.pid,
+            start: me.start.wrapping_add(1000),
+        };
+        let mut entry = Entry {
+            registration: 1,
+            proof: Proof::Key(Sealed::seal(&AgentKey::generate().unwrap()).unwrap()),
+            last: 0,
+            asking: vec![ended],
+        };
+        assert!(!entry.asking_now());
+        entry.asks(me);
+        entry.asks(me);
+        assert_eq!(entry.asking, [me]);
+        assert!(entry.asking_now());
+    }
+
     #[test]
     fn a_chosen_name_ends_with_the_gone_time_a_derived_one_with_its_process() {
         let ann = AgentKey::generate().unwrap();

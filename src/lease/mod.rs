@@ -193,7 +193,11 @@ fn read(runtime: &Runtime) -> Result<Option<Lease>, LeaseError> {
 
 /// Writes `lease.json`: `holder` holds the turn (none: it is free), and
 /// `last` is when the last command's turn ended.
-fn write(runtime: &Runtime, holder: Option<Holder>, last: Option<u64>) -> Result<(), RuntimeError> {
+pub(crate) fn write(
+    runtime: &Runtime,
+    holder: Option<Holder>,
+    last: Option<u64>,
+) -> Result<(), RuntimeError> {
     let lease = Lease {
         version: VERSION,
         holder,
