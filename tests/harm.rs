@@ -53,6 +53,20 @@ fn bob_opens_a_closer(b: &Browser, how: &str) -> String {
     popup
 }
 
+/// `agent`'s `eval` that answers `result` after `ms`, once it holds the
+/// session's turn.
+fn holding_the_turn(b: &Browser, agent: &str, ms: u64, result: &str) -> Running {
+    let eval = format!("new Promise(r => setTimeout(() => r({result}), {ms}))");
+    let long = Running::start(as_agent(b.sandbox(), agent, &["eval", &eval]));
+    common::wait::until("the eval to run", Duration::from_secs(20), || {
+        match b.agents()["running"]["agent"].as_str() {
+            Some(running) if running == agent => Ok(()),
+            other => Err(format!("{other:?}")),
+        }
+    });
+    long
+}
+
 /// Waits until the site saw `path` requested.
 fn requested(b: &Browser, path: &str) {
     common::wait::until(path, Duration::from_secs(20), || {
@@ -320,20 +334,7 @@ fn a_command_longer_than_the_gone_time_leaves_its_agent_present() {
     b.ok("person", &["setup", "--agent-gone", "10s"]);
     b.ok("ann", &["goto", &b.page("ann")]);
     let ann: Vec<String> = b.tabs("ann").into_iter().map(|t| t.0).collect();
-    let long = Running::start(as_agent(
-        b.sandbox(),
-        "ann",
-        &[
-            "eval",
-            "new Promise(r => setTimeout(() => r('slept'), 15000))",
-        ],
-    ));
-    common::wait::until("ann's eval to run", Duration::from_secs(20), || {
-        match b.agents()["running"]["agent"].as_str() {
-            Some("ann") => Ok(()),
-            other => Err(format!("{other:?}")),
-        }
-    });
+    let long = holding_the_turn(&b, "ann", 15000, "'slept'");
     thread::sleep(Duration::from_secs(11));
     // bob asks past the gone time while it runs: his command waits for
     // it, then runs.
@@ -367,17 +368,7 @@ fn waiting_for_the_turn_past_the_gone_time_leaves_an_agent_present() {
     b.ok("person", &["setup", "--agent-gone", "10s"]);
     b.ok("ann", &["goto", &b.page("ann")]);
     b.ok("bob", &["tab-new", &b.page("bob")]);
-    let long = Running::start(as_agent(
-        b.sandbox(),
-        "bob",
-        &["eval", "new Promise(r => setTimeout(() => r(1), 15000))"],
-    ));
-    common::wait::until("bob's eval to run", Duration::from_secs(20), || {
-        match b.agents()["running"]["agent"].as_str() {
-            Some("bob") => Ok(()),
-            other => Err(format!("{other:?}")),
-        }
-    });
+    let long = holding_the_turn(&b, "bob", 15000, "1");
     let waiting = Running::start(as_agent(b.sandbox(), "ann", &["eval", "document.title"]));
     thread::sleep(Duration::from_secs(11));
     let again = Running::start(as_agent(b.sandbox(), "bob", &["tab-list"]));
@@ -403,17 +394,7 @@ fn a_name_stays_while_any_of_its_commands_waits() {
     b.ok("person", &["setup", "--agent-gone", "10s"]);
     b.ok("ann", &["goto", &b.page("ann")]);
     b.ok("bob", &["tab-new", &b.page("bob")]);
-    let long = Running::start(as_agent(
-        b.sandbox(),
-        "bob",
-        &["eval", "new Promise(r => setTimeout(() => r(1), 25000))"],
-    ));
-    common::wait::until("bob's eval to run", Duration::from_secs(20), || {
-        match b.agents()["running"]["agent"].as_str() {
-            Some("bob") => Ok(()),
-            other => Err(format!("{other:?}")),
-        }
-    });
+    let long = holding_the_turn(&b, "bob", 25000, "1");
     let first = Running::start(as_agent(b.sandbox(), "ann", &["eval", "document.title"]));
     thread::sleep(Duration::from_secs(1));
     let mut second = Running::start(as_agent(b.sandbox(), "ann", &["eval", "1"]));
@@ -441,17 +422,7 @@ fn a_waiter_stopped_in_line_keeps_nobody_out() {
     let b = browser();
     b.ok("ann", &["goto", &b.page("ann")]);
     b.ok("bob", &["tab-new", &b.page("bob")]);
-    let long = Running::start(as_agent(
-        b.sandbox(),
-        "bob",
-        &["eval", "new Promise(r => setTimeout(() => r(1), 4000))"],
-    ));
-    common::wait::until("bob's eval to run", Duration::from_secs(20), || {
-        match b.agents()["running"]["agent"].as_str() {
-            Some("bob") => Ok(()),
-            other => Err(format!("{other:?}")),
-        }
-    });
+    let long = holding_the_turn(&b, "bob", 4000, "1");
     let waiter = Running::start(as_agent(b.sandbox(), "bob", &["eval", "1"]));
     thread::sleep(Duration::from_millis(1000));
     let pid = Pid::from_raw(waiter.child.id() as i32);
