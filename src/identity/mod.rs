@@ -518,6 +518,40 @@ mod tests {
         assert_eq!(named, ["ann", "bob", "cid"]);
     }
 
+    /// A command's end restarts its name's gone time, and only the name
+    /// it proved: not a name registered anew meanwhile (another
+    /// registration), not a derived name (it ends with its process), not
+    /// a name that ended.
+    #[test]
+    fn a_commands_end_restarts_only_its_own_registrations_gone_time() {
+        let (home, runtime) = crate::runtime::scratch();
+        let vars = [
+            ("HOME", home.path().as_os_str()),
+            ("MY_CHROME_RUNTIME_DIR", runtime.root().as_os_str()),
+        ]
+        .map(|(k, v)| (std::ffi::OsString::from(k), v.to_os_string()));
+        let config = Config::from_vars(vars).unwrap();
+        let seal = || Proof::Key(Sealed::seal(&AgentKey::generate().unwrap()).unwrap());
+        let derived = Proof::Process(ProcessId { pid: 200, start: 5 });
+        let registry = registry_with(vec![
+            ("ann", seal()),
+            ("bob", seal()),
+            ("claude@200", derived),
+        ]);
+        registry::write(&runtime, &registry).unwrap();
+        let before = crate::lease::now_ms();
+        touch(&config, &runtime, "ann", 10).unwrap();
+        touch(&config, &runtime, "bob", 99).unwrap();
+        touch(&config, &runtime, "claude@200", 12).unwrap();
+        touch(&config, &runtime, "cid", 13).unwrap();
+        let after = registry::read(&runtime).unwrap().unwrap();
+        let last = |name: &str| after.names[name].last;
+        assert!(last("ann") >= before, "ann's own command ended now");
+        assert_eq!(last("bob"), 1_000, "another registration of bob's");
+        assert_eq!(last("claude@200"), 1_000, "a derived name");
+        assert!(!after.names.contains_key("cid"));
+    }
+
     /// Each ask records its process once; the ended ones go.
     #[test]
     fn a_name_keeps_the_processes_of_its_commands_that_live() {
