@@ -21,6 +21,20 @@ use nix::unistd::Pid;
 /// ann's command makes her tab the daemon's current one, so that bob's
 /// next command on the popup selects it again.
 fn bob_opens_a_closer(b: &Browser, how: &str) -> String {
+    let popup = bob_opens_a_popup(b);
+    let closer = b.site.url(&format!("/put/closer?{how},flag"));
+    b.ok("bob", &["goto", &closer, "--tab", &popup]);
+    // Armed by bob's own command (not by the page's age: under load, the
+    // goto's reply, which asks the page for its tools, came later than
+    // that age and the page closed under the goto).
+    b.ok("bob", &["eval", "window.armed = true", "--tab", &popup]);
+    b.ok("ann", &["snapshot"]);
+    popup
+}
+
+/// A popup of bob's page (a page may close only a window a script
+/// opened), given to bob by the user.
+fn bob_opens_a_popup(b: &Browser) -> String {
     let yaml = read_snapshot(
         b.sandbox(),
         &b.ok("bob", &["snapshot", "--tab", "home"]).stdout,
@@ -43,13 +57,6 @@ fn bob_opens_a_closer(b: &Browser, how: &str) -> String {
         }
     });
     b.ok("person", &["tab-give", &popup, "bob"]);
-    let closer = b.site.url(&format!("/put/closer?{how},flag"));
-    b.ok("bob", &["goto", &closer, "--tab", &popup]);
-    // Armed by bob's own command (not by the page's age: under load, the
-    // goto's reply, which asks the page for its tools, came later than
-    // that age and the page closed under the goto).
-    b.ok("bob", &["eval", "window.armed = true", "--tab", &popup]);
-    b.ok("ann", &["snapshot"]);
     popup
 }
 
@@ -410,6 +417,59 @@ fn a_name_stays_while_any_of_its_commands_waits() {
     assert_eq!(again.wait().code, 0);
     let next = b.ok("ann", &["eval", "document.title"]);
     assert!(next.stdout.contains("Agent ann"), "{}", next.stdout);
+}
+
+/// bob's popup closes itself while ann's page opens a popup of another
+/// site, both between commands: the next list shows ann's popup where
+/// bob's was, which could be his popup gone to another site. It is the
+/// user's, not held for bob: his `tab-claim` would have taken ann's page.
+/// Found by an attack (held for bob, claimed, read).
+#[test]
+fn a_popup_in_the_place_of_one_that_closed_is_nobodys_to_claim() {
+    let b = browser();
+    let other_site = b
+        .site
+        .url("/popup-after?2500")
+        .replace("127.0.0.1", "localhost");
+    b.ok("ann", &["goto", &other_site]);
+    b.ok("bob", &["tab-new", "--label", "home", &b.site.url("/")]);
+    let popup = bob_opens_a_popup(&b);
+    let before = b.user_tabs();
+    // Closed by its opener, bob's home page, 3 s from now.
+    b.ok(
+        "bob",
+        &[
+            "eval",
+            "setTimeout(() => window.open('', 'popup').close(), 3000), 1",
+            "--tab",
+            "home",
+        ],
+    );
+    let yaml = read_snapshot(b.sandbox(), &b.ok("ann", &["snapshot"]).stdout);
+    b.ok("ann", &["click", &reference(&yaml, "Open after")]);
+    // Both happen before the next command lists the tabs; bob hears that
+    // his popup may be the new tab, which is the user's.
+    thread::sleep(Duration::from_secs(5));
+    run_as(b.sandbox(), "bob", &["tab-list"]).expect(8, "could not be told apart from another tab");
+    let agents = b.agents();
+    let new: Vec<String> = b
+        .user_tabs()
+        .into_iter()
+        .filter(|t| !before.contains(t))
+        .collect();
+    assert_eq!(new.len(), 1, "ann's popup, the user's: {agents}");
+    assert_eq!(
+        common::browser::held_for(&agents, "bob"),
+        Vec::<String>::new(),
+        "{agents}"
+    );
+    let taken = run_as(b.sandbox(), "bob", &["tab-claim", &new[0]]);
+    taken.expect(7, "only the user can give it");
+    let bobs: Vec<String> = b.tabs("bob").into_iter().map(|t| t.0).collect();
+    assert!(
+        !bobs.contains(&new[0]) && !bobs.contains(&popup),
+        "{bobs:?}"
+    );
 }
 
 /// A waiter stopped in line keeps nobody out: bob's second command waits

@@ -647,9 +647,11 @@ fn a_misled_agent_reaches_nothing_of_another(real: &RealWorld, runs: &mut Vec<Ru
     let taken = real.sandbox().run(&["--agent", "bob", "tab-claim", &popup]);
     taken.expect(7, "only the user can give it");
     runs.push(taken);
-    // ann's page leaves for another site between commands: held for her.
-    ok_as(real, "ann", &["tab-new", &site.url("/mover")]);
-    std::thread::sleep(std::time::Duration::from_millis(2500));
+    // ann's page leaves for another site between commands, a tab of
+    // bob's after it (so no new tab can be in its place): held for her.
+    ok_as(real, "ann", &["tab-new", &site.url("/mover?5000")]);
+    ok_as(real, "bob", &["tab-new", &site.url("/second")]);
+    std::thread::sleep(std::time::Duration::from_millis(7000));
     ok_as(real, "bob", &["tab-list"]);
     let agents = real.sandbox().run(&["agents", "--json"]).json();
     let held = common::browser::held_for(&agents, "ann");

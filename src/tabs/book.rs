@@ -406,7 +406,7 @@ impl Book {
                     candidates,
                     maybe_new,
                     moved,
-                } => self.in_doubt(&known, candidates, *maybe_new || *moved, tab, &mut notes),
+                } => self.in_doubt(&known, candidates, (*maybe_new, *moved), tab, &mut notes),
                 Match::New => {
                     let new = self.appeared(tab, during, opener.as_deref());
                     if let (Some(d), Some(Why::AppearedDuring(_))) = (during, &new.why) {
@@ -532,18 +532,23 @@ impl Book {
         }
     }
 
-    /// A seen tab that could be any of `candidates` (or, `uncertain`, a
-    /// new one, or one that went to another site): a new id, and the one
-    /// agent they share's when nothing else can be it (held for it when it
-    /// may not be its own), else the user's.
+    /// A seen tab that could be any of `candidates` (or, `maybe_new`, a
+    /// new one; `moved`: as one of them, it went to another site): a new
+    /// id, and the one agent they share's when nothing else can be it
+    /// (held for it when it may have gone elsewhere), else the user's. A
+    /// tab that may be new is the user's whoever the candidates are: a new
+    /// tab in the place of one that closed (an agent's page may close its
+    /// own popup at the moment another page opens one) is no candidate's
+    /// to claim. An attack took ann's popup that way, held for bob.
     fn in_doubt(
         &mut self,
         known: &[Tab],
         candidates: &[usize],
-        uncertain: bool,
+        (maybe_new, moved): (bool, bool),
         seen: &Seen,
         notes: &mut Vec<(String, Notice)>,
     ) -> Tab {
+        let uncertain = maybe_new || moved;
         let first = &known[candidates[0]].owner;
         let one_agent = first.agent_or_held().filter(|a| {
             candidates
@@ -557,8 +562,8 @@ impl Book {
             Some(a) if all_owned && !uncertain && first.agent().is_some() => {
                 (Owner::Agent(a.into()), Whose::Yours)
             }
-            Some(a) => (Owner::Held(a.into()), Whose::HeldForYou),
-            None => (Owner::User, Whose::TheUsers),
+            Some(a) if !maybe_new => (Owner::Held(a.into()), Whose::HeldForYou),
+            _ => (Owner::User, Whose::TheUsers),
         };
         let id = self.take_id();
         let mut agents: Vec<&str> = candidates
@@ -1262,44 +1267,57 @@ mod tests {
     }
 
     #[test]
-    fn a_tab_that_may_be_an_agents_or_new_is_held_for_it() {
-        // a's last tab goes to another site: it moved, or it closed and a
-        // new tab came. Either way no other agent may take it; a may.
+    fn a_tab_that_may_be_an_agents_or_new_is_the_users() {
+        // b's last tab goes to another site: it moved, or it closed and a
+        // new tab came (a popup of a's page, say). No agent may take it:
+        // not a, and not b, whose claim would take another page's tab; the
+        // user gives it. An attack took ann's popup that way.
         let mut book = two_agents();
         book.sync(&seen(&[A, X], 1), None);
         let t = &book.tabs[1];
         assert_eq!(
             (t.id, &t.owner, &t.why),
-            (3, &held("b"), &Some(Why::InDoubt))
+            (3, &Owner::User, &Some(Why::InDoubt))
         );
-        assert_eq!(
-            book.resolve("b", &TabRef::Id(3)),
-            Err(Refused::HeldForYou(3))
-        );
-        assert_eq!(
-            book.claim("a", 3, None),
-            Err(Refused::Foreign {
-                id: 3,
-                owner: held("b")
-            })
-        );
+        for agent in ["a", "b"] {
+            assert_eq!(book.claim(agent, 3, None), Err(Refused::UsersToGive(3)));
+        }
         assert_eq!(
             book.take_notices("b"),
             [Notice::InDoubt {
                 tabs: vec![tab_named(2, Some("mine"))],
                 now: 3,
-                whose: Whose::HeldForYou
+                whose: Whose::TheUsers
             }]
         );
         assert!(book.take_notices("a").is_empty());
-        assert_eq!(
-            book.others_with_tabs("a"),
-            ["b"],
-            "held tabs are b's to keep"
-        );
-        book.claim("b", 3, None).unwrap();
+        book.give(3, "b").unwrap();
         assert_eq!(book.tab(3).unwrap().owner, agent("b"));
         assert_eq!(book.tab(3).unwrap().why, None);
+    }
+
+    #[test]
+    fn a_tab_that_went_elsewhere_before_a_kept_one_is_held_for_its_agent() {
+        // b's tab goes to another site with a tab after it that stays: a
+        // new tab would have come last, so it moved; b may take it again,
+        // a may not.
+        let mut book = Book::fresh("s", 1, &seen(&[A, B, C], 0), false);
+        for (id, who) in [(1, "a"), (2, "b"), (3, "a")] {
+            book.give(id, who).unwrap();
+        }
+        book.sync(&seen(&[A, X, C], 0), None);
+        let t = &book.tabs[1];
+        assert_eq!((&t.owner, &t.why), (&held("b"), &Some(Why::Moved)), "{t:?}");
+        let id = t.id;
+        assert_eq!(
+            book.claim("a", id, None),
+            Err(Refused::Foreign {
+                id,
+                owner: held("b")
+            })
+        );
+        book.claim("b", id, None).unwrap();
+        assert_eq!(book.tab(id).unwrap().owner, agent("b"));
     }
 
     #[test]

@@ -89,10 +89,11 @@ pub const TWIN: &str = r#"<!doctype html><html><head><title>Twin</title></head><
 <h1>Twin page</h1></body></html>"#;
 
 /// A page that goes to another site by itself (`localhost` instead of
-/// `127.0.0.1`: another origin), 1.5 s after it loads.
+/// `127.0.0.1`: another origin), 1.5 s after it loads (or the
+/// milliseconds its query names).
 pub const MOVER: &str = r#"<!doctype html><html><head><title>Mover</title></head><body>
 <h1>About to move</h1>
-<script>setTimeout(() => { location.href = location.href.replace('127.0.0.1', 'localhost').replace('/mover', '/second'); }, 1500);</script>
+<script>setTimeout(() => { location.href = location.href.replace('127.0.0.1', 'localhost').replace('/mover', '/second'); }, Number(location.search.slice(1)) || 1500);</script>
 </body></html>"#;
 
 /// A button that opens a popup after the milliseconds the query names
