@@ -207,7 +207,9 @@ for m in "${modules[@]}"; do
   # cargo-mutants left, and newer than any build of a mutant.
   tar -xmf "$pristine" -C "$copy" ${FILES[$m]}
   # Every mutant of the module as it is now: an earlier run's catch
-  # counts only while its mutant still exists (lines move).
+  # counts only while its mutant still exists (lines move). (A diff with
+  # no mutant of the module leaves no output folder of cargo-mutants'.)
+  mkdir -p "$work/$m"
   (cd "$copy" && cargo-mutants mutants --list "${files[@]}") >"$work/$m/all.txt" 2>/dev/null || true
 done
 took=$(( $(date +%s) - start ))

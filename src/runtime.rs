@@ -951,6 +951,27 @@ mod tests {
         }
     }
 
+    /// A waiter's ticket file names its process as "pid start" (what the
+    /// waiter after it checks for a stop); anything else names none.
+    #[test]
+    fn a_ticket_names_its_waiter() {
+        let (_home, runtime) = scratch();
+        let path = runtime.root().join(".turn-7.lock");
+        fs::write(&path, "4242 99887766").unwrap();
+        assert_eq!(
+            ticket_holder(&path),
+            Some(crate::procs::ProcessId {
+                pid: 4242,
+                start: 99_887_766
+            })
+        );
+        for other in ["", "4242", "4242 x", "x 1", "4242 1 2"] {
+            fs::write(&path, other).unwrap();
+            assert_eq!(ticket_holder(&path), None, "{other:?}");
+        }
+        assert_eq!(ticket_holder(&runtime.root().join(".turn-8.lock")), None);
+    }
+
     #[test]
     fn a_lock_got_after_the_runtime_went_is_refused_not_held() {
         let (home, runtime) = scratch();

@@ -552,6 +552,42 @@ mod tests {
         assert!(!after.names.contains_key("cid"));
     }
 
+    /// A registry is read only when each entry is of its kind: a key's
+    /// name has no `@`, a derived name has one, and no name records more
+    /// asking processes than [`registry::MAX_ASKING`]; anything else is
+    /// refused, never read as another agent's.
+    #[test]
+    fn a_registry_out_of_shape_is_refused() {
+        let (_home, runtime) = crate::runtime::scratch();
+        let seal = || Proof::Key(Sealed::seal(&AgentKey::generate().unwrap()).unwrap());
+        let process = || Proof::Process(ProcessId { pid: 200, start: 5 });
+        let good = registry_with(vec![("ann", seal()), ("claude@200", process())]);
+        registry::write(&runtime, &good).unwrap();
+        assert_eq!(registry::read(&runtime).unwrap(), Some(good.clone()));
+        let mut crowded = good.clone();
+        crowded.names.get_mut("ann").unwrap().asking =
+            vec![ProcessId { pid: 1, start: 1 }; registry::MAX_ASKING + 1];
+        let mut full = good.clone();
+        full.names.get_mut("ann").unwrap().asking =
+            vec![ProcessId { pid: 1, start: 1 }; registry::MAX_ASKING];
+        for (bad, why) in [
+            (
+                registry_with(vec![("ann@1", seal())]),
+                "a key under a derived name",
+            ),
+            (
+                registry_with(vec![("ann", process())]),
+                "a process under a chosen name",
+            ),
+            (crowded, "too many asking processes"),
+        ] {
+            registry::write(&runtime, &bad).unwrap();
+            assert!(registry::read(&runtime).is_err(), "{why}");
+        }
+        registry::write(&runtime, &full).unwrap();
+        assert_eq!(registry::read(&runtime).unwrap(), Some(full));
+    }
+
     /// Each ask records its process once; the ended ones go.
     #[test]
     fn a_name_keeps_the_processes_of_its_commands_that_live() {
