@@ -505,26 +505,27 @@ impl Book {
         }
     }
 
-    /// A known tab that went to another site: a new id, held for its
-    /// agent (it may also be a tab that appeared in its place).
+    /// A known tab that went to another site: a new id, the user's. It may
+    /// also be a tab that appeared in its place, and no place proves
+    /// otherwise: the tabs after it may be new too (an attack closed two
+    /// of bob's popups while his page opened one showing exactly what the
+    /// last had shown, and ann's opened one of another site: ann's read as
+    /// his first popup gone elsewhere, held for him, and he claimed it).
+    /// Its agent hears so, and asks the user for it.
     fn moved(&mut self, was: &Tab, seen: &Seen, notes: &mut Vec<(String, Notice)>) -> Tab {
         let id = self.take_id();
-        let owner = match &was.owner {
-            Owner::Agent(name) | Owner::Held(name) => {
-                notes.push((
-                    name.clone(),
-                    Notice::Moved {
-                        tab: named(was),
-                        now: id,
-                    },
-                ));
-                Owner::Held(name.clone())
-            }
-            Owner::User | Owner::Spare => Owner::User,
-        };
+        if let Owner::Agent(name) | Owner::Held(name) = &was.owner {
+            notes.push((
+                name.clone(),
+                Notice::Moved {
+                    tab: named(was),
+                    now: id,
+                },
+            ));
+        }
         Tab {
             id,
-            owner,
+            owner: Owner::User,
             label: None,
             header: seen.header.clone(),
             opened: false,
@@ -535,11 +536,12 @@ impl Book {
     /// A seen tab that could be any of `candidates` (or, `maybe_new`, a
     /// new one; `moved`: as one of them, it went to another site): a new
     /// id, and the one agent they share's when nothing else can be it
-    /// (held for it when it may have gone elsewhere), else the user's. A
-    /// tab that may be new is the user's whoever the candidates are: a new
-    /// tab in the place of one that closed (an agent's page may close its
-    /// own popup at the moment another page opens one) is no candidate's
-    /// to claim. An attack took ann's popup that way, held for bob.
+    /// (held for it when they were not all its own, or it may be one it
+    /// had given up), else the user's. A tab that may be new, or went to
+    /// another site, is the user's whoever the candidates are: a new tab
+    /// in the place of one that closed (an agent's page may close its own
+    /// popup at the moment another page opens one) is no candidate's to
+    /// claim. An attack took ann's popup that way, held for bob.
     fn in_doubt(
         &mut self,
         known: &[Tab],
@@ -562,7 +564,7 @@ impl Book {
             Some(a) if all_owned && !uncertain && first.agent().is_some() => {
                 (Owner::Agent(a.into()), Whose::Yours)
             }
-            Some(a) if !maybe_new => (Owner::Held(a.into()), Whose::HeldForYou),
+            Some(a) if !uncertain => (Owner::Held(a.into()), Whose::HeldForYou),
             _ => (Owner::User, Whose::TheUsers),
         };
         let id = self.take_id();
@@ -1297,42 +1299,24 @@ mod tests {
     }
 
     #[test]
-    fn a_tab_that_went_elsewhere_before_a_kept_one_is_held_for_its_agent() {
-        // b's tab goes to another site with a tab after it that stays: a
-        // new tab would have come last, so it moved; b may take it again,
-        // a may not.
-        let mut book = Book::fresh("s", 1, &seen(&[A, B, C], 0), false);
-        for (id, who) in [(1, "a"), (2, "b"), (3, "a")] {
-            book.give(id, who).unwrap();
-        }
-        book.sync(&seen(&[A, X, C], 0), None);
-        let t = &book.tabs[1];
-        assert_eq!((&t.owner, &t.why), (&held("b"), &Some(Why::Moved)), "{t:?}");
-        let id = t.id;
-        assert_eq!(
-            book.claim("a", id, None),
-            Err(Refused::Foreign {
-                id,
-                owner: held("b")
-            })
-        );
-        book.claim("b", id, None).unwrap();
-        assert_eq!(book.tab(id).unwrap().owner, agent("b"));
-    }
-
-    #[test]
-    fn a_page_that_went_to_another_site_is_held_for_its_agent() {
-        // b's t2 sits between a's t1 and c's t3: a tab that appeared would
-        // have come last, so the tab at t2's place is t2, moved.
+    fn a_page_that_went_to_another_site_is_the_users() {
+        // b's t2 sits between a's t1 and c's t3: the tab at t2's place is
+        // t2 gone to another site, or t2 closed and a new tab came while
+        // t3 closed and another new one showing what it showed came too
+        // (an attack did that with popups). It is the user's: b hears so,
+        // and neither b nor a may take it.
         let mut book = two_agents();
         book.sync(&seen(&[A, B, C], 1), None);
         book.give(3, "c").unwrap();
         book.sync(&seen(&[A, X, C], 1), None);
         assert_eq!(
             owners(&book),
-            [(1, agent("a")), (4, held("b")), (3, agent("c"))]
+            [(1, agent("a")), (4, Owner::User), (3, agent("c"))]
         );
         assert_eq!(book.tab(4).unwrap().why, Some(Why::Moved));
+        for agent in ["a", "b"] {
+            assert_eq!(book.claim(agent, 4, None), Err(Refused::UsersToGive(4)));
+        }
         assert_eq!(
             book.take_notices("b"),
             [Notice::Moved {

@@ -50,7 +50,8 @@ pub enum Notice {
     AppearedDuring { tab: u64, agent: String },
     /// The agent's tab closed, not by its command.
     Closed { tab: Named },
-    /// The agent's tab went to another site: it is `now`, held for it.
+    /// The agent's tab went to another site (or closed, a new tab in its
+    /// place): it is `now`, the user's.
     Moved { tab: Named, now: u64 },
     /// The agent's `tabs` could not be told apart from another: the tab
     /// is `now`, `whose`.
@@ -100,8 +101,8 @@ impl fmt::Display for Notice {
             Notice::Moved { tab, now } => write!(
                 f,
                 "the page of tab {tab} went to another site (or it closed and a tab that appeared \
-                 took its place): it is now t{now}, held for you; `my-chrome tab-claim t{now}` \
-                 takes it again"
+                 took its place): it is now t{now}, the user's (only the user can give it: ask the \
+                 user if you need it)"
             ),
             Notice::InDoubt { tabs, now, whose } => {
                 write!(
@@ -191,8 +192,8 @@ mod tests {
                     now: 4,
                 },
                 "the page of tab t2 went to another site (or it closed and a tab that appeared \
-                 took its place): it is now t4, held for you; `my-chrome tab-claim t4` takes it \
-                 again",
+                 took its place): it is now t4, the user's (only the user can give it: ask the \
+                 user if you need it)",
             ),
             (
                 Notice::InDoubt {
