@@ -250,9 +250,9 @@ fn refusal(agent: &str, refused: &Refused, own: &str) -> String {
             }
         ),
         Refused::HeldForYou(id) => format!(
-            "tab t{id} is held for agent {agent}: it left you (its page went to another site, it \
-             could not be told apart from another tab, or you had no command for a while); \
-             `my-chrome tab-claim t{id}` takes it again"
+            "tab t{id} is held for agent {agent}: it left you (it could not be told apart from \
+             another of your tabs, or you had no command for a while); `my-chrome tab-claim \
+             t{id}` takes it again"
         ),
         Refused::UsersToGive(id) => format!(
             "tab t{id} is the user's: an agent does not take it; only the user can give it to \
