@@ -95,7 +95,17 @@ fn anns_tabs_answer(b: &Browser, tabs: &[String]) {
     let listed: Vec<String> = b.tabs("ann").into_iter().map(|t| t.0).collect();
     assert_eq!(listed, tabs, "ann's tabs");
     for tab in tabs {
-        let run = b.ok("ann", &["snapshot", "--tab", tab]);
+        // Another tab whose address changes while hers is selected (a
+        // popup of bob's still loading) refuses her command, "run it
+        // again", and nothing runs: she runs it again.
+        let run = common::wait::until("ann's snapshot", Duration::from_secs(20), || {
+            let run = run_as(b.sandbox(), "ann", &["snapshot", "--tab", tab]);
+            match run.code {
+                0 => Ok(run),
+                1 if run.stderr.contains("nothing was run. Run it again") => Err(run.stderr),
+                _ => panic!("{run:?}"),
+            }
+        });
         assert!(run.stdout.contains(&agent_text("ann")), "{}", run.stdout);
     }
 }
