@@ -51,11 +51,7 @@ fn bob_opens_a_popup_with(b: &Browser, button: &str) -> String {
     );
     let popup = common::wait::until("the popup", Duration::from_secs(20), || {
         b.ok("bob", &["tab-list"]);
-        let new: Vec<String> = b
-            .user_tabs()
-            .into_iter()
-            .filter(|t| !before.contains(t))
-            .collect();
+        let new = b.user_tabs_since(&before);
         match new.as_slice() {
             [one] => Ok(one.clone()),
             _ => Err(format!("{new:?}")),
@@ -467,11 +463,7 @@ fn a_popup_in_the_place_of_one_that_closed_is_nobodys_to_claim() {
     thread::sleep(Duration::from_secs(5));
     run_as(b.sandbox(), "bob", &["tab-list"]).expect(8, "could not be told apart from another tab");
     let agents = b.agents();
-    let new: Vec<String> = b
-        .user_tabs()
-        .into_iter()
-        .filter(|t| !before.contains(t))
-        .collect();
+    let new = b.user_tabs_since(&before);
     assert_eq!(new.len(), 1, "ann's popup, the user's: {agents}");
     assert_eq!(
         common::browser::held_for(&agents, "bob"),

@@ -191,11 +191,7 @@ fn a_page_that_moves_its_own_tab_to_another_site_is_the_users() {
         || {
             let run = b.ok("bob", &["tab-list"]);
             assert!(!run.stdout.contains("Mover"), "{}", run.stdout);
-            let new: Vec<String> = b
-                .user_tabs()
-                .into_iter()
-                .filter(|t| !users.contains(t))
-                .collect();
+            let new = b.user_tabs_since(&users);
             match new.as_slice() {
                 [one] => Ok(one.clone()),
                 _ => Err(b.agents().to_string()),

@@ -79,6 +79,14 @@ impl Browser {
         self.ok("person", &["agents", "--json"]).json()
     }
 
+    /// The user's tabs now that were not among `before`.
+    pub fn user_tabs_since(&self, before: &[String]) -> Vec<String> {
+        self.user_tabs()
+            .into_iter()
+            .filter(|t| !before.contains(t))
+            .collect()
+    }
+
     /// The `user_tabs` of `agents --json`, as ids.
     pub fn user_tabs(&self) -> Vec<String> {
         self.agents()["user_tabs"]
