@@ -283,6 +283,7 @@ mod tests {
             header: "[Bank <b>statement</b>](https://bank.example/acct?id=1)".into(),
             opened: true,
             why: None,
+            number: None,
         };
         let asked = asking_to_give(&tab, "bob", "carol");
         assert_eq!(asked.heading, "give tab t7 to agent bob?");

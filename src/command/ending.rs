@@ -254,6 +254,7 @@ mod tests {
         let seen = |header: &str| Seen {
             header: header.into(),
             current: false,
+            number: None,
         };
         let mut book = Book::fresh(
             "s",

@@ -21,9 +21,11 @@
 /// One tab as the daemon listed it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Seen {
-    /// `[title](url)` exactly as listed.
+    /// `[title](url)` exactly as listed, without the daemon's number.
     pub header: String,
     pub current: bool,
+    /// The number the daemon gave the tab (`number`), when it lists one.
+    pub number: Option<u64>,
 }
 
 /// What one seen tab is.
@@ -58,6 +60,8 @@ impl Match {
 pub struct Rules<'a> {
     /// Headers of the known tabs, in the daemon's order.
     pub known: &'a [&'a str],
+    /// The daemon's numbers for them (`number`), where known.
+    pub numbers: &'a [Option<u64>],
     /// The known tab that was current, if any, when no request since may
     /// have moved it: if it is still there, it is the one listed as
     /// current (the daemon's current tab stays the same object, closed or
@@ -133,8 +137,46 @@ impl Measure {
     }
 }
 
-/// What every seen tab is (see the module's comment).
+/// What every seen tab is: by the daemon's numbers when every tab has
+/// one, else read from places and headers (see the module's comment).
 pub fn align(rules: &Rules, seen: &[Seen]) -> Vec<Match> {
+    match by_number(rules, seen) {
+        Some(matches) => matches,
+        None => by_header(rules, seen),
+    }
+}
+
+/// Every seen tab by its number, when every known and seen tab has one
+/// and no number is listed twice: the known tab of that number (kept, or
+/// moved to another site by its page or the user), or new. Certain: no
+/// tab is in doubt.
+fn by_number(rules: &Rules, seen: &[Seen]) -> Option<Vec<Match>> {
+    let known: Vec<u64> = rules.numbers.iter().copied().collect::<Option<_>>()?;
+    let now: Vec<u64> = seen.iter().map(|s| s.number).collect::<Option<_>>()?;
+    let distinct = |numbers: &[u64]| {
+        let mut sorted = numbers.to_vec();
+        sorted.sort_unstable();
+        sorted.windows(2).all(|w| w[0] != w[1])
+    };
+    if known.len() != rules.known.len() || !distinct(&known) || !distinct(&now) {
+        return None;
+    }
+    let matches = now
+        .iter()
+        .enumerate()
+        .map(|(j, number)| match known.iter().position(|k| k == number) {
+            Some(i) => Match::Kept {
+                known: i,
+                moved: rules.acted_on != Some(i) && !same_page(rules.known[i], &seen[j].header),
+            },
+            None => Match::New,
+        })
+        .collect();
+    Some(matches)
+}
+
+/// What every seen tab is, read from places and headers alone.
+fn by_header(rules: &Rules, seen: &[Seen]) -> Vec<Match> {
     let n = rules.known.len();
     // For each seen tab: the known tabs it is in some best reading, and
     // whether some best reading has it new.
@@ -311,6 +353,7 @@ mod tests {
             .map(|(i, h)| Seen {
                 header: h.to_string(),
                 current: i == current,
+                number: None,
             })
             .collect()
     }
@@ -318,6 +361,7 @@ mod tests {
     fn rules<'a>(known: &'a [&'a str], current: Option<usize>) -> Rules<'a> {
         Rules {
             known,
+            numbers: &[],
             current,
             acted_on: None,
         }
@@ -351,6 +395,67 @@ mod tests {
             "[Inbox](https://m.test/#2)"
         ));
         assert!(!same_place("[x](https://a.test/)", "[x](https://b.test/)"));
+    }
+
+    fn numbered(tabs: &[(&str, u64)], current: usize) -> Vec<Seen> {
+        tabs.iter()
+            .enumerate()
+            .map(|(i, (h, n))| Seen {
+                header: h.to_string(),
+                current: i == current,
+                number: Some(*n),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn numbered_tabs_are_known_by_their_numbers_alone() {
+        let known = [A, B, C];
+        let numbers = [Some(1), Some(2), Some(3)];
+        let numbers_known = Rules {
+            numbers: &numbers,
+            ..rules(&known, Some(0))
+        };
+        // B closed, and a new tab of its very page came last; C's title
+        // changed; A went to another site. By headers, the new tab would
+        // be B, shifted: by numbers it is new.
+        let now = numbered(&[(P, 1), ("[C (2)](https://c.test/)", 3), (B, 4)], 1);
+        assert_eq!(
+            align(&numbers_known, &now),
+            [
+                Match::Kept {
+                    known: 0,
+                    moved: true
+                },
+                kept(2),
+                Match::New
+            ]
+        );
+        // The tab the command acted on may show anything.
+        let acted = Rules {
+            acted_on: Some(0),
+            ..numbers_known
+        };
+        assert_eq!(align(&acted, &now)[0], kept(0));
+        // A number listed twice, or a tab without one, is read by headers.
+        let twice = numbered(&[(A, 1), (B, 1)], 0);
+        assert_eq!(
+            align(&numbers_known, &twice),
+            align(&rules(&known, Some(0)), &twice)
+        );
+        let mut partly = numbered(&[(A, 1), (C, 3)], 0);
+        partly[1].number = None;
+        assert_eq!(align(&numbers_known, &partly), [kept(0), kept(2)]);
+        let mut known_partly = numbers;
+        known_partly[1] = None;
+        let some_known = Rules {
+            numbers: &known_partly,
+            ..rules(&known, Some(0))
+        };
+        assert_eq!(
+            align(&some_known, &numbered(&[(A, 1), (C, 3), (C, 4)], 0)),
+            align(&rules(&known, Some(0)), &seen(&[A, C, C], 0))
+        );
     }
 
     #[test]

@@ -55,6 +55,10 @@ pub struct Book {
     /// The daemon keeps a closed current tab current (`tabs::stay`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub current_stays: bool,
+    /// The daemon numbers its tabs (`tabs::number`), by the same request:
+    /// until it does, a number in a listed title is a page's, not read.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub numbered: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -70,6 +74,9 @@ pub struct Tab {
     /// Why a tab is held, or the user's (`my-chrome agents` says so).
     #[serde(default)]
     pub why: Option<Why>,
+    /// The daemon's number for it (`tabs::number`), once listed with one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub number: Option<u64>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -240,6 +247,7 @@ impl Book {
             agents: BTreeMap::new(),
             holds: Vec::new(),
             current_stays: false,
+            numbered: false,
         };
         for tab in seen {
             let (owner, why) = if blank_is_spare && tab.header == BLANK {
@@ -247,7 +255,7 @@ impl Book {
             } else {
                 (Owner::User, Some(Why::Found))
             };
-            let id = book.add(owner, &tab.header, false);
+            let id = book.add(owner, tab, false);
             book.tabs.last_mut().expect("just added").why = why;
             if tab.current {
                 book.current = Some(id);
@@ -311,15 +319,16 @@ impl Book {
             && self.first_id <= self.next_id
     }
 
-    fn add(&mut self, owner: Owner, header: &str, opened: bool) -> u64 {
+    fn add(&mut self, owner: Owner, seen: &Seen, opened: bool) -> u64 {
         let id = self.take_id();
         self.tabs.push(Tab {
             id,
             owner,
             label: None,
-            header: header.into(),
+            header: seen.header.clone(),
             opened,
             why: None,
+            number: seen.number.filter(|_| self.numbered),
         });
         id
     }
@@ -368,6 +377,19 @@ impl Book {
     /// went, or that can no longer be told apart, are noted for their
     /// agents; the notes for `during`'s own agent are returned instead.
     pub fn sync(&mut self, seen: &[Seen], during: Option<&During>) -> Vec<Notice> {
+        let unnumbered: Vec<Seen>;
+        let seen = if self.numbered {
+            seen
+        } else {
+            unnumbered = seen
+                .iter()
+                .map(|s| Seen {
+                    number: None,
+                    ..s.clone()
+                })
+                .collect();
+            &unnumbered
+        };
         let closed = during.and_then(|d| d.closed);
         let was_current = self.current;
         let known: Vec<Tab> = self
@@ -377,9 +399,11 @@ impl Book {
             .cloned()
             .collect();
         let headers: Vec<&str> = known.iter().map(|t| t.header.as_str()).collect();
+        let numbers: Vec<Option<u64>> = known.iter().map(|t| t.number).collect();
         let position = |id: Option<u64>| id.and_then(|id| known.iter().position(|t| t.id == id));
         let rules = Rules {
             known: &headers,
+            numbers: &numbers,
             current: position(self.current)
                 .filter(|_| closed != self.current && !during.is_some_and(|d| d.moves_current)),
             acted_on: position(during.and_then(|d| d.acted_on)),
@@ -396,6 +420,7 @@ impl Book {
                     moved: false,
                 } => Tab {
                     header: tab.header.clone(),
+                    number: tab.number,
                     ..known[*i].clone()
                 },
                 Match::Kept {
@@ -502,6 +527,7 @@ impl Book {
             label: None,
             header: seen.header.clone(),
             why,
+            number: seen.number,
         }
     }
 
@@ -530,6 +556,7 @@ impl Book {
             header: seen.header.clone(),
             opened: false,
             why: Some(Why::Moved),
+            number: seen.number,
         }
     }
 
@@ -601,6 +628,7 @@ impl Book {
             label: None,
             header: seen.header.clone(),
             opened: false,
+            number: seen.number,
         }
     }
 
@@ -1006,6 +1034,7 @@ mod tests {
             .map(|(i, h)| Seen {
                 header: h.to_string(),
                 current: i == current,
+                number: None,
             })
             .collect()
     }
@@ -1074,6 +1103,45 @@ mod tests {
         book.claim("b", 2, Some("mine")).unwrap();
         ran(&mut book, &opens("b", 2), &seen(&[A, B], 1));
         book
+    }
+
+    /// `two_agents`, with the daemon's numbers: t1 is 1, t2 is 2.
+    fn two_numbered_agents() -> Book {
+        let mut book = two_agents();
+        book.numbered = true;
+        let mut now = seen(&[A, B], 1);
+        now[0].number = Some(1);
+        now[1].number = Some(2);
+        book.sync(&now, None);
+        assert_eq!(book.tabs[1].number, Some(2));
+        book
+    }
+
+    #[test]
+    fn a_new_tab_of_the_same_page_in_a_closed_ones_place_is_the_users() {
+        let mut book = two_numbered_agents();
+        let mut now = seen(&[A, B], 1);
+        now[0].number = Some(1);
+        now[1].number = Some(3);
+        // By place and header, t2 would be kept; by number, it closed.
+        book.sync(&now, None);
+        assert_eq!(owners(&book)[0], (1, agent("a")));
+        assert_eq!(book.tabs[1].owner, Owner::User);
+        assert_eq!(book.tabs[1].number, Some(3));
+        assert_ne!(book.tabs[1].id, 2);
+        let told = words(book.take_notices("b"));
+        assert!(told.iter().any(|w| w.contains("t2")), "{told:?}");
+    }
+
+    #[test]
+    fn a_pages_number_is_not_read_before_the_daemon_numbers() {
+        let mut book = two_agents();
+        assert!(!book.numbered);
+        let mut now = seen(&[A, B], 1);
+        now[1].number = Some(9);
+        book.sync(&now, None);
+        assert_eq!(book.tabs[1].number, None);
+        assert_eq!(owners(&book)[1], (2, agent("b")));
     }
 
     #[test]

@@ -23,7 +23,8 @@ pub fn parse_list(text: &str) -> Option<Vec<Seen>> {
 /// One line of a list, `- <index>: [(current) ][title](url)[ [crashed]]`,
 /// when it is the tab at `index`. Titles and addresses hold no line break
 /// (a page's title has its white space collapsed; an address has none), so
-/// a line is one tab.
+/// a line is one tab. The daemon's number, first in the title, is taken
+/// out of the header (`number`).
 pub fn parse_entry(line: &str, index: usize) -> Option<Seen> {
     let rest = line.strip_prefix("- ")?;
     let (at, rest) = rest.split_once(':')?;
@@ -36,12 +37,14 @@ pub fn parse_entry(line: &str, index: usize) -> Option<Seen> {
     };
     let header = rest.strip_prefix(' ')?;
     let header = header.strip_suffix(" [crashed]").unwrap_or(header);
-    if !header.starts_with('[') || !header.ends_with(')') {
+    if !header.ends_with(')') {
         return None;
     }
+    let (number, title_on) = super::number::split(header.strip_prefix('[')?);
     Some(Seen {
-        header: header.to_string(),
+        header: format!("[{title_on}"),
         current,
+        number,
     })
 }
 
@@ -152,6 +155,7 @@ pub fn rewrite_text(text: &str, how: &Rewrite) -> String {
             "Open tabs" if how.own.len() < 2 => continue,
             "Open tabs" => render(how.own),
             "Result" if how.tab_command => render(how.own),
+            "Page" => unnumbered(body),
             _ => body.to_string(),
         };
         // The last section ends as the daemon's did (without a line break).
@@ -165,6 +169,20 @@ pub fn rewrite_text(text: &str, how: &Rewrite) -> String {
     }
     out
 }
+
+/// A `### Page` section without the daemon's number in its title line:
+/// the number is my-chrome's to read, not the agent's.
+fn unnumbered(body: &str) -> String {
+    body.split_inclusive('\n')
+        .map(|line| match line.strip_prefix(PAGE_TITLE) {
+            Some(title) => format!("{PAGE_TITLE}{}", super::number::split(title).1),
+            None => line.to_string(),
+        })
+        .collect()
+}
+
+/// How the `### Page` section starts its title line.
+pub const PAGE_TITLE: &str = "- Page Title: ";
 
 /// Every word of a reply that may name a file the daemon wrote (a link's
 /// target, a `--json` reply's `"file"`, a bare path line): relative to its
@@ -215,8 +233,43 @@ mod tests {
             parse_list(reply),
             Some(vec![Seen {
                 header: "[A](https://a.test/)".into(),
-                current: false
+                current: false,
+                number: None,
             }])
+        );
+    }
+
+    #[test]
+    fn the_daemons_number_is_read_and_taken_out_of_the_header() {
+        let list = "### Result\n\
+            - 0: [<mc:4> <mc:9> Inbox](https://a.test/)\n\
+            - 1: (current) [<mc:12> ](about:blank) [crashed]\n\
+            - 2: [Plain](https://b.test/)\n";
+        let tabs = parse_list(list).unwrap();
+        // The page's own mark stays in its title; only the first is read.
+        assert_eq!(tabs[0].header, "[<mc:9> Inbox](https://a.test/)");
+        assert_eq!(tabs[0].number, Some(4));
+        assert_eq!(tabs[1].header, "[](about:blank)");
+        assert_eq!(tabs[1].number, Some(12));
+        assert!(tabs[1].current);
+        assert_eq!(tabs[2].number, None);
+    }
+
+    #[test]
+    fn an_agent_never_sees_the_daemons_number() {
+        let reply = "### Result\nok\n### Page\n- Page URL: https://a.test/\n\
+            - Page Title: <mc:4> <mc:9> Inbox\n### Snapshot\nx";
+        let out = rewrite_text(
+            reply,
+            &Rewrite {
+                own: &[],
+                tab_command: false,
+            },
+        );
+        assert_eq!(
+            out,
+            "### Result\nok\n### Page\n- Page URL: https://a.test/\n\
+             - Page Title: <mc:9> Inbox\n### Snapshot\nx"
         );
     }
 

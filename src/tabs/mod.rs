@@ -11,6 +11,7 @@ pub mod align;
 pub mod book;
 pub mod listing;
 pub mod notice;
+pub mod number;
 pub mod proof;
 pub mod stay;
 pub mod view;
@@ -472,7 +473,7 @@ impl Desk {
             }
             None => Book::fresh(&key, first_free_id(runtime)?, &seen, after_connect),
         };
-        if !desk.book.current_stays {
+        if !desk.book.current_stays || !desk.book.numbered {
             desk.keep_current()?;
         }
         let now = lease::now_ms();
@@ -532,6 +533,7 @@ impl Desk {
             return Err(TabsError::CurrentMoves);
         }
         self.book.current_stays = true;
+        self.book.numbered = true;
         Ok(self.save()?)
     }
 
@@ -751,11 +753,15 @@ impl Desk {
         // would not tell it from a neighbour of the same site). Titles are
         // not compared: a page's title may change at any moment (an unread
         // count, a clock), which would fail every command of every agent.
+        // With the daemon's numbers, every tab is the one it was.
         let same = seen.len() == self.book.tabs.len()
             && seen
                 .iter()
                 .zip(&self.book.tabs)
-                .all(|(s, t)| align::same_place(&s.header, &t.header))
+                .all(|(s, t)| match t.number {
+                    Some(number) if self.book.numbered => s.number == Some(number),
+                    _ => align::same_place(&s.header, &t.header),
+                })
             && seen.get(index).is_some_and(|s| s.current);
         if !same {
             // What the list shows now is read in at the next command.

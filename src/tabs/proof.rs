@@ -163,14 +163,15 @@ fn entries(text: &str) -> Option<(Vec<Seen>, &str)> {
 
 /// The one tab of a session, from the `### Page` section the daemon writes
 /// alone when there is one tab: `- Page URL: <url>`, then `- Page Title:
-/// <title>` unless the title is empty, then other `- ` lines. It is the
-/// current tab, listed as `[title](url)`.
+/// <title>` unless the title is empty (never, with the daemon's number
+/// first: `number`), then other `- ` lines. It is the current tab, listed
+/// as `[title](url)`.
 fn one_page(text: &str) -> Option<Seen> {
     let mut lines = text.split('\n').take_while(|l| !l.starts_with("### "));
     let url = lines.next()?.strip_prefix("- Page URL: ")?;
     let mut title = "";
     for (i, line) in lines.enumerate() {
-        match line.strip_prefix("- Page Title: ") {
+        match line.strip_prefix(super::listing::PAGE_TITLE) {
             Some(t) if i == 0 => title = t,
             // A title line anywhere else is not the daemon's form.
             Some(_) => return None,
@@ -178,9 +179,11 @@ fn one_page(text: &str) -> Option<Seen> {
             None => return None,
         }
     }
+    let (number, title) = super::number::split(title);
     Some(Seen {
         header: format!("[{title}]({url})"),
         current: true,
+        number,
     })
 }
 
@@ -192,6 +195,7 @@ mod tests {
         Seen {
             header: header.into(),
             current,
+            number: None,
         }
     }
 
@@ -317,6 +321,19 @@ mod tests {
                 true
             ),
             Proof::Listed(vec![seen("[t](u)", true)])
+        );
+    }
+
+    #[test]
+    fn one_tabs_number_is_read_from_its_title_line() {
+        let one =
+            "### Page\n- Page URL: https://a.test/\n- Page Title: <mc:3> <mc:8> A\n### Snapshot\nx";
+        assert_eq!(
+            of_command(Some(one), false, true),
+            Proof::Listed(vec![Seen {
+                number: Some(3),
+                ..seen("[<mc:8> A](https://a.test/)", true)
+            }])
         );
     }
 

@@ -11,6 +11,9 @@
 //! makes each reply of its own tab: the daemon builds a reply's snapshot,
 //! console lines and page section when its tool ends, from the tab
 //! current then, which for a command past its bound is another agent's.
+//! And it numbers the tabs (`number`).
+
+use super::number;
 
 /// Run in the daemon with the current tab's page: its `Tab` (found by the
 /// daemon's `tabSymbol`) leads to the session's context, whose handler of
@@ -21,14 +24,21 @@
 /// agent's command may have moved meanwhile (a command past its bound).
 /// A call's tab is never unset by the call (a crashed tab's reset, then a
 /// page the browser opens outside the call): its reply is then of the
-/// crashed tab, never of the tab current meanwhile. Answers `"kept"` (also
-/// when already done), or `"unknown"` when the daemon is not the one this
-/// was written for.
-const KEEP: &str = "async page => {
+/// crashed tab, never of the tab current meanwhile. The same request has
+/// the daemon number its tabs (`number`). Answers `"kept"` (also when
+/// already done), or `"unknown"` when the daemon is not the one this was
+/// written for (then it changed nothing).
+const HEAD: &str = "async page => {
   const mark = Object.getOwnPropertySymbols(page).find(s => s.description === 'tabSymbol');
-  const context = mark && page[mark] && page[mark].context;
+  const tab = mark && page[mark];
+  const context = tab && tab.context;
   const wrapped = ['_onPageClosed', '_setCurrentTab', 'setRunningTool', 'currentTab', 'currentTabOrDie'];
   if (!context || !('_currentTab' in context) || wrapped.some(f => typeof context[f] !== 'function'))
+    return 'unknown';
+  if (";
+
+/// After `number::CHECK`: the rule itself.
+const KEEP: &str = ")
     return 'unknown';
   if (!context.myChromeKeepsCurrent) {
     const closed = context._onPageClosed;
@@ -71,12 +81,17 @@ const KEEP: &str = "async page => {
     };
     context.myChromePinsReplies = true;
   }
+";
+
+/// After `number::NUMBER`.
+const TAIL: &str = "
   return 'kept';
 }";
 
 /// The words of the request that keeps the current tab.
 pub fn request_words() -> [String; 2] {
-    ["run-code".into(), KEEP.into()]
+    let code = [HEAD, number::CHECK, KEEP, number::NUMBER, TAIL].concat();
+    ["run-code".into(), code]
 }
 
 /// Whether the reply to it says the rule is in place: its result, and
