@@ -1039,3 +1039,29 @@ fn a_process_stopped_with_the_turn_keeps_nobody_out_past_the_bound() {
         "bob's process was ended"
     );
 }
+
+/// bob's page spins for good (a script that never yields) between
+/// commands: ann's commands run, as if it were not there. Found by trying:
+/// every tab list asks each page its title, and a page that never answers
+/// made every command of every agent fail (exit 124, "the session's daemon
+/// does not answer", told to disconnect).
+#[test]
+fn a_page_that_never_yields_holds_up_no_other_agent() {
+    let b = browser();
+    b.ok("ann", &["goto", &b.page("ann")]);
+    b.ok("bob", &["tab-new", &b.page("bob")]);
+    b.ok(
+        "bob",
+        &["eval", "setTimeout(() => { for (;;) {} }, 2000), 1"],
+    );
+    thread::sleep(Duration::from_secs(3));
+    let read = b.ok("ann", &["eval", "document.title"]);
+    assert!(read.stdout.contains("Agent ann"), "{}", read.stdout);
+    let yaml = read_snapshot(b.sandbox(), &b.ok("ann", &["snapshot"]).stdout);
+    assert!(yaml.contains("Agent ann"), "{yaml}");
+    b.ok("ann", &["tab-new", &b.page("ann")]);
+    assert_eq!(b.tabs("ann").len(), 2);
+    // bob's tab is still his: the page that does not answer is described
+    // by what the daemon knows without it.
+    assert_eq!(b.tabs("bob").len(), 1, "{}", b.agents());
+}

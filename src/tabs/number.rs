@@ -11,14 +11,35 @@
 /// The statements, run in `stay`'s request with `tab` (the current tab's
 /// `Tab`) in scope, that number every tab the daemon describes. Checked
 /// before anything is changed (`CHECK`), and done once per daemon.
+///
+/// The same wrapper bounds a description: the daemon asks each page its
+/// title, and a page whose script never yields never answers, which held
+/// every tab list, so every command of every agent, for as long as it
+/// spun. A tab not described within a second is described by what the
+/// daemon knows without its page (its last title, its address now), as
+/// changed, and so is it the next time (the description left running may
+/// record a change meanwhile that no reply showed).
 pub const NUMBER: &str = "
   if (!context.myChromeNumbersTabs) {
     const proto = Object.getPrototypeOf(tab);
     const header = proto.headerSnapshot;
     let next = 0;
     proto.headerSnapshot = async function () {
-      const seen = await header.call(this);
       if (!this.myChromeNumber) this.myChromeNumber = ++next;
+      const unsure = this.myChromeUnsure;
+      let timer;
+      const late = new Promise(done => { timer = setTimeout(done, 1000); });
+      const asked = header.call(this);
+      let seen = await Promise.race([asked, late]).finally(() => clearTimeout(timer));
+      if (seen) {
+        this.myChromeUnsure = false;
+        seen = { ...seen, changed: seen.changed || !!unsure };
+      } else {
+        asked.catch(() => {});
+        this.myChromeUnsure = true;
+        const last = this._lastHeader || { title: '', console: { total: 0, errors: 0, warnings: 0 } };
+        seen = { ...last, url: this.page.url(), current: this.isCurrentTab(), crashed: this.crashed, changed: true };
+      }
       return { ...seen, title: '<mc:' + this.myChromeNumber + '> ' + seen.title };
     };
     context.myChromeNumbersTabs = true;
