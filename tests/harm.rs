@@ -1041,27 +1041,64 @@ fn a_process_stopped_with_the_turn_keeps_nobody_out_past_the_bound() {
 }
 
 /// bob's page spins for good (a script that never yields) between
-/// commands: ann's commands run, as if it were not there. Found by trying:
-/// every tab list asks each page its title, and a page that never answers
-/// made every command of every agent fail (exit 124, "the session's daemon
-/// does not answer", told to disconnect).
+/// commands: ann's commands run, as if it were not there, and so does a
+/// newcomer's first. Found by trying: every tab list asks each page its
+/// title, and a page that never answers made every command of every agent
+/// fail (exit 124, "the session's daemon does not answer", told to
+/// disconnect); an attack on the first fix found tab commands, which
+/// describe the tabs twice, still ran out of their budget.
 #[test]
 fn a_page_that_never_yields_holds_up_no_other_agent() {
     let b = browser();
     b.ok("ann", &["goto", &b.page("ann")]);
     b.ok("bob", &["tab-new", &b.page("bob")]);
+    b.ok("ann", &["tab-new", "--label", "x", &b.page("ann")]);
     b.ok(
         "bob",
         &["eval", "setTimeout(() => { for (;;) {} }, 2000), 1"],
     );
     thread::sleep(Duration::from_secs(3));
-    let read = b.ok("ann", &["eval", "document.title"]);
+    let read = b.ok("ann", &["eval", "document.title", "--tab", "x"]);
     assert!(read.stdout.contains("Agent ann"), "{}", read.stdout);
     let yaml = read_snapshot(b.sandbox(), &b.ok("ann", &["snapshot"]).stdout);
     assert!(yaml.contains("Agent ann"), "{yaml}");
+    b.ok("ann", &["tab-select", "x"]);
+    b.ok("ann", &["tab-close", "x"]);
     b.ok("ann", &["tab-new", &b.page("ann")]);
     assert_eq!(b.tabs("ann").len(), 2);
+    b.ok("carol", &["eval", "1"]);
+    b.ok("carol", &["release"]);
     // bob's tab is still his: the page that does not answer is described
     // by what the daemon knows without it.
     assert_eq!(b.tabs("bob").len(), 1, "{}", b.agents());
+    b.ok("ann", &["release"]);
+}
+
+/// bob's page retitles itself with megabytes: every tab list carries every
+/// title, and each was larger than my-chrome reads, so every command of
+/// every agent failed (exit 1), bob's `tab-close` too. Found by an attack.
+/// The daemon's description cuts a title (and an address) short.
+#[test]
+fn a_page_with_a_huge_title_holds_up_no_other_agent() {
+    let b = browser();
+    b.ok("ann", &["goto", &b.page("ann")]);
+    b.ok("bob", &["tab-new", &b.page("bob")]);
+    b.ok(
+        "bob",
+        &[
+            "eval",
+            "setTimeout(() => { document.title = 'x'.repeat(5 << 20); \
+             history.replaceState(null, '', '?' + 'y'.repeat(3 << 20)); }, 1500), 1",
+        ],
+    );
+    thread::sleep(Duration::from_secs(3));
+    let read = b.ok("ann", &["eval", "document.title"]);
+    assert!(read.stdout.contains("Agent ann"), "{}", read.stdout);
+    assert_eq!(b.tabs("ann").len(), 1);
+    let listed = b.ok("bob", &["tab-list"]);
+    assert!(listed.stdout.len() < 64 << 10, "{}", listed.stdout.len());
+    // bob's tab is the last: his close can reach no other.
+    b.ok("bob", &["tab-close"]);
+    assert!(b.tabs("bob").is_empty(), "{}", b.agents());
+    b.ok("ann", &["tab-new", &b.page("ann")]);
 }

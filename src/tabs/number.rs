@@ -12,35 +12,49 @@
 /// `Tab`) in scope, that number every tab the daemon describes. Checked
 /// before anything is changed (`CHECK`), and done once per daemon.
 ///
-/// The same wrapper bounds a description: the daemon asks each page its
-/// title, and a page whose script never yields never answers, which held
-/// every tab list, so every command of every agent, for as long as it
-/// spun. A tab not described within a second is described by what the
-/// daemon knows without its page (its last title, its address now), as
-/// changed, and so is it the next time (the description left running may
-/// record a change meanwhile that no reply showed).
+/// The same wrapper bounds a description, in time and in size. The daemon
+/// asks each page its title, and a page whose script never yields never
+/// answers: that held every tab list, so every command of every agent, for
+/// as long as it spun. A tab not described within half a second is
+/// described by what the daemon knows without its page (its last title,
+/// its address now), as changed; while it stays so, its next description
+/// waits only 100 ms on the one still asked (one at a time per tab), and
+/// is marked changed too (the one left running may record a change that
+/// no reply showed). And a page's title and address are cut to a few
+/// thousand characters: a title of megabytes made every tab list larger
+/// than my-chrome reads (an attack).
 pub const NUMBER: &str = "
   if (!context.myChromeNumbersTabs) {
     const proto = Object.getPrototypeOf(tab);
     const header = proto.headerSnapshot;
+    const cut = (text, most) => {
+      if (typeof text !== 'string' || text.length <= most) return text;
+      const kept = text.slice(0, most);
+      return (/[\\uD800-\\uDBFF]$/.test(kept) ? kept.slice(0, -1) : kept) + '\\u2026';
+    };
     let next = 0;
     proto.headerSnapshot = async function () {
       if (!this.myChromeNumber) this.myChromeNumber = ++next;
       const unsure = this.myChromeUnsure;
+      let asked = unsure && this.myChromeAsking;
+      if (!asked) {
+        asked = header.call(this);
+        asked.catch(() => {});
+        this.myChromeAsking = asked;
+      }
       let timer;
-      const late = new Promise(done => { timer = setTimeout(done, 1000); });
-      const asked = header.call(this);
+      const late = new Promise(done => { timer = setTimeout(done, unsure ? 100 : 500); });
       let seen = await Promise.race([asked, late]).finally(() => clearTimeout(timer));
       if (seen) {
         this.myChromeUnsure = false;
         seen = { ...seen, changed: seen.changed || !!unsure };
       } else {
-        asked.catch(() => {});
         this.myChromeUnsure = true;
         const last = this._lastHeader || { title: '', console: { total: 0, errors: 0, warnings: 0 } };
         seen = { ...last, url: this.page.url(), current: this.isCurrentTab(), crashed: this.crashed, changed: true };
       }
-      return { ...seen, title: '<mc:' + this.myChromeNumber + '> ' + seen.title };
+      const title = '<mc:' + this.myChromeNumber + '> ' + cut(seen.title, 1024);
+      return { ...seen, title, url: cut(seen.url, 8192) };
     };
     context.myChromeNumbersTabs = true;
   }";
