@@ -33,6 +33,8 @@
 #   - one agent's command while another's never-settling command passes
 #     its bound (1 s, the caller's shortening): the wait counted from that
 #     bound (issue 46: target <= one command's time alone);
+#   - one agent's command beside another agent's page that never yields
+#     (issue 46: a page holds up no other agent), against it alone;
 #   - the helper check's share: reading the record of the verified tree and
 #     comparing all of <runtime>/cli with it, in a fresh process
 #     (examples/manifest_cost.rs; target: <= 5 ms);
@@ -260,6 +262,20 @@ for i in $(seq 5); do
   wait "$stuck" || true
 done
 after=$(med "${afters[@]}")
+# Beside a page that never yields: agent "spin"'s page runs a script that
+# never returns; agent two's one command, five times, against it alone
+# (each tab description waits on that page at most 500 ms, then 100 ms).
+register spin
+MY_CHROME_AGENT=$(as spin) "$bin" tab-new about:blank >/dev/null
+MY_CHROME_AGENT=$(as spin) "$bin" eval 'setTimeout(() => { for (;;) {} }, 300), 1' >/dev/null
+sleep 1
+spins=()
+for _ in $(seq 5); do
+  s=${EPOCHREALTIME/[.,]/}; MY_CHROME_AGENT=$(as two) "$bin" eval 1 >/dev/null; e=${EPOCHREALTIME/[.,]/}
+  spins+=($((e - s)))
+done
+spun=$(med "${spins[@]}")
+MY_CHROME_AGENT=$(as spin) "$bin" release >/dev/null 2>&1 || true
 for a in one two three; do MY_CHROME_AGENT=$(as $a) "$bin" release >/dev/null 2>&1 || true; done
 
 connects=()
@@ -364,6 +380,7 @@ echo "one command, nobody else:                 median $(ms "$alone") (5 rounds)
 echo "one command, another sending back to back: median $(ms "$beside")"
 awk -v b="$beside" -v a="$alone" 'BEGIN { printf "ratio beside / alone:                     %.2f (target <= 2: it waits for at most the one running)\n", b / a }'
 echo "one command, another's past its bound:   median $(ms "$after") after that bound (target <= one command: $(ms "$alone"))"
+echo "one command, another's page never yields: median $(ms "$spun") (one command alone: $(ms "$alone"))"
 echo "helper tree unchanged since verified:     median ${manifest} us (target <= 5000, $(wc -l <"$MY_CHROME_RUNTIME_DIR/cli-manifest.txt") entries)"
 echo "isolation checks, per command:            median ${checks} us (target <= 2000)"
 

@@ -18,7 +18,8 @@
 /// as long as it spun. A tab not described within half a second is
 /// described by what the daemon knows without its page (its last title,
 /// its address now), as changed; while it stays so, its next description
-/// waits only 100 ms on the one still asked (one at a time per tab), and
+/// waits only 100 ms on the one still asked while that one has not
+/// answered (one at a time per tab; an answer kept would be stale), and
 /// is marked changed too (the one left running may record a change that
 /// no reply showed). And a page's title and address are cut to a few
 /// thousand characters: a title of megabytes made every tab list larger
@@ -38,9 +39,10 @@ pub const NUMBER: &str = "
       const unsure = this.myChromeUnsure;
       let asked = unsure && this.myChromeAsking;
       if (!asked) {
-        asked = header.call(this);
-        asked.catch(() => {});
-        this.myChromeAsking = asked;
+        const asking = header.call(this);
+        const done = () => { if (this.myChromeAsking === asking) this.myChromeAsking = undefined; };
+        asking.then(done, done);
+        this.myChromeAsking = asked = asking;
       }
       let timer;
       const late = new Promise(done => { timer = setTimeout(done, unsure ? 100 : 500); });
