@@ -476,12 +476,14 @@ fn the_layer_check_sees_a_climbing_import() {
 }
 
 /// The modules that decide without touching the world: the policy, and
-/// the tab book (every ownership rule), its alignment and its notices.
-const PURE: [&str; 5] = [
+/// the tab book (every ownership rule), its alignment, its notices, the
+/// daemon's numbers and what a reply proves.
+const PURE: [&str; 6] = [
     POLICY,
     "tabs::align",
     "tabs::book",
     "tabs::notice",
+    "tabs::number",
     "tabs::proof",
 ];
 
