@@ -437,12 +437,19 @@ mod tests {
             ..numbers_known
         };
         assert_eq!(align(&acted, &now)[0], kept(0));
-        // A number listed twice, or a tab without one, is read by headers.
+        // A number listed twice, or known twice (a book that is not the
+        // daemon's), or a tab without one, is read by headers.
         let twice = numbered(&[(A, 1), (B, 1)], 0);
         assert_eq!(
             align(&numbers_known, &twice),
             align(&rules(&known, Some(0)), &twice)
         );
+        let known_twice = Rules {
+            numbers: &[Some(1), Some(2), Some(2)],
+            ..rules(&known, Some(0))
+        };
+        let shifted = numbered(&[(A, 1), (C, 2)], 0);
+        assert_eq!(align(&known_twice, &shifted), [kept(0), kept(2)]);
         let mut partly = numbered(&[(A, 1), (C, 3)], 0);
         partly[1].number = None;
         assert_eq!(align(&numbers_known, &partly), [kept(0), kept(2)]);
