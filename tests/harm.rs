@@ -362,11 +362,7 @@ fn a_command_longer_than_the_gone_time_leaves_its_agent_present() {
     assert_eq!(slept.code, 0, "{slept:?}");
     assert!(slept.stdout.contains("slept"), "{}", slept.stdout);
     let agents = b.agents();
-    assert_eq!(
-        common::browser::held_for(&agents, "ann"),
-        Vec::<String>::new(),
-        "{agents}"
-    );
+    common::browser::nothing_held_for(&agents, "ann");
     let own: Vec<String> = b.tabs("ann").into_iter().map(|t| t.0).collect();
     assert_eq!(own, ann, "{agents}");
     let title = b.ok("ann", &["eval", "document.title"]);
@@ -479,11 +475,7 @@ fn popup_in_the_place_of_bobs(host: &str) {
     let agents = b.agents();
     let new = b.user_tabs_since(&before);
     assert_eq!(new.len(), 1, "ann's popup, the user's: {agents}");
-    assert_eq!(
-        common::browser::held_for(&agents, "bob"),
-        Vec::<String>::new(),
-        "{agents}"
-    );
+    common::browser::nothing_held_for(&agents, "bob");
     let taken = run_as(b.sandbox(), "bob", &["tab-claim", &new[0]]);
     taken.expect(7, "only the user can give it");
     let bobs: Vec<String> = b.tabs("bob").into_iter().map(|t| t.0).collect();
@@ -541,11 +533,7 @@ fn a_kept_tab_after_it_does_not_make_a_new_tab_an_agents_moved_one() {
     let listed = run_as(b.sandbox(), "bob", &["tab-list"]);
     assert!([0, 8].contains(&listed.code), "{listed:?}");
     let agents = b.agents();
-    assert_eq!(
-        common::browser::held_for(&agents, "bob"),
-        Vec::<String>::new(),
-        "{agents}"
-    );
+    common::browser::nothing_held_for(&agents, "bob");
     let theirs: Vec<String> = b.tabs("bob").into_iter().map(|t| t.3).collect();
     assert!(
         !theirs.iter().any(|url| url.contains("localhost")),

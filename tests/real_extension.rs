@@ -668,11 +668,7 @@ fn a_misled_agent_reaches_nothing_of_another(real: &RealWorld, runs: &mut Vec<Ru
         .collect();
     assert_eq!(moved.len(), 1, "{moved:?}");
     let agents = real.sandbox().run(&["agents", "--json"]).json();
-    assert_eq!(
-        common::browser::held_for(&agents, "ann"),
-        Vec::<String>::new(),
-        "{agents}"
-    );
+    common::browser::nothing_held_for(&agents, "ann");
     let taken = real
         .sandbox()
         .run(&["--agent", "bob", "tab-claim", &moved[0]]);

@@ -115,6 +115,11 @@ pub fn refused(b: &Browser, agent: &str, args: &[&str], code: i32, needle: &str)
     run
 }
 
+/// Asserts that `agents --json` (`agents`) holds no tab for `agent`.
+pub fn nothing_held_for(agents: &serde_json::Value, agent: &str) {
+    assert_eq!(held_for(agents, agent), Vec::<String>::new(), "{agents}");
+}
+
 /// The ids of the tabs `agents --json` says are held for `agent`.
 pub fn held_for(agents: &serde_json::Value, agent: &str) -> Vec<String> {
     agents["agents"]
