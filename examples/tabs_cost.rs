@@ -85,6 +85,7 @@ fn main() {
         &request.bytes,
         config.command_timeout,
         config.reply_limit,
+        &mut |_| {},
     )
     .unwrap_or_else(|_| panic!("{words:?} was not answered"));
     let command = sent.elapsed();

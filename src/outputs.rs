@@ -15,6 +15,7 @@ use std::fs;
 use std::io;
 use std::path::{Component, Path, PathBuf};
 
+use nix::fcntl::{Flock, FlockArg};
 use tempfile::TempDir;
 
 use crate::exit::Exit;
@@ -70,6 +71,9 @@ struct Output {
 pub struct Outputs {
     /// Their private folder (removed with this).
     dir: Option<TempDir>,
+    /// A lock held inside it while this lives: a later command leaves the
+    /// folder of one still running (stepped aside) alone (`clear`).
+    _held: Option<Flock<fs::File>>,
     files: Vec<Output>,
     /// The daemon's working directory: paths are printed relative to it.
     cwd: PathBuf,
@@ -89,6 +93,7 @@ impl Outputs {
     pub fn none() -> Outputs {
         Outputs {
             dir: None,
+            _held: None,
             files: Vec::new(),
             cwd: PathBuf::new(),
             owners: None,
@@ -110,6 +115,7 @@ impl Outputs {
         let named = files::files_of(parsed).unwrap_or_default();
         let mut outputs = Outputs {
             dir: None,
+            _held: None,
             files: Vec::new(),
             cwd: cwd.to_path_buf(),
             owners: None,
@@ -144,6 +150,14 @@ impl Outputs {
             .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700))
             .tempdir_in(&base)
             .map_err(io_error("staged", &base))?;
+        let held = dir.path().join(HELD);
+        let lock = fs::File::create_new(&held)
+            .map_err(io_error("staged", &held))
+            .and_then(|file| {
+                Flock::lock(file, FlockArg::LockExclusiveNonblock)
+                    .map_err(|(_, errno)| io_error("staged", &held)(errno.into()))
+            })?;
+        outputs._held = Some(lock);
         let mut sent = parsed.clone();
         for (n, file) in written.iter().enumerate() {
             // A plain name of ours (the kind of file is told by its
@@ -187,6 +201,9 @@ impl Outputs {
         let Some(mut owners) = self.owners.take() else {
             return Ok(());
         };
+        // As it is now: a command that stepped aside comes back to a
+        // record the others' commands wrote meanwhile.
+        owners.record = FileOwners::read(&owners.runtime)?;
         let mut delivered = Vec::new();
         let done = self.deliver_each(known, &mut owners, &mut delivered);
         let kept = done.and_then(|()| Ok(owners.record.write(&owners.runtime)?));
@@ -256,7 +273,8 @@ pub fn redact_text_file(path: &Path, known: Option<&Fingerprint>) -> Result<(), 
 
 /// Removes earlier commands' staged folders (their commands were killed
 /// or abandoned); the daemon may still write into one, which the next
-/// command removes.
+/// command removes. The folder of a command still waiting for its reply
+/// (stepped aside: it holds the lock inside) stays.
 fn clear(base: &Path) {
     let Ok(entries) = fs::read_dir(base) else {
         return;
@@ -267,10 +285,24 @@ fn clear(base: &Path) {
             .file_name()
             .to_str()
             .is_some_and(|name| name.starts_with("out."));
-        if ours && entry.file_type().is_ok_and(|t| t.is_dir()) {
+        if ours && entry.file_type().is_ok_and(|t| t.is_dir()) && !in_use(&path) {
             let _ = fs::remove_dir_all(&path);
         }
     }
+}
+
+/// The lock file inside a staged folder, held by its command's process.
+const HELD: &str = ".held";
+
+/// Whether a living command holds the staged folder `dir`.
+fn in_use(dir: &Path) -> bool {
+    let Ok(file) = fs::File::open(dir.join(HELD)) else {
+        return false;
+    };
+    matches!(
+        Flock::lock(file, FlockArg::LockExclusiveNonblock),
+        Err((_, nix::errno::Errno::EWOULDBLOCK))
+    )
 }
 
 /// `.png`, `.json`: the extension of `path`, when it is a plain one.
@@ -415,6 +447,34 @@ mod tests {
                 .is_none(),
             "the private folder went"
         );
+    }
+
+    #[test]
+    fn a_later_command_clears_only_the_folders_of_commands_gone() {
+        let (_home, runtime) = crate::runtime::scratch();
+        let cwd = fs::canonicalize(runtime.root()).unwrap();
+        let stage = |name: &str| {
+            let words = ["state-save".to_string(), format!("/tmp/{name}.json")];
+            let parsed =
+                crate::minimist::parse(&words, crate::pinned_commands::booleans()).unwrap();
+            let (outputs, sent) = Outputs::stage(&runtime, &cwd, &parsed, 1).unwrap();
+            let Value::Text(staged) = &sent.positional[1] else {
+                panic!()
+            };
+            (outputs, PathBuf::from(staged))
+        };
+        // One command still waits for its reply (stepped aside); one was
+        // killed (its folder left, nobody holding it).
+        let (waiting, waiting_file) = stage("waiting");
+        let gone = cwd.join("tmp/outputs/out.gone");
+        fs::create_dir_all(&gone).unwrap();
+        fs::write(gone.join(HELD), b"").unwrap();
+        let (_later, _) = stage("later");
+        assert!(!gone.exists());
+        assert!(waiting_file.parent().unwrap().is_dir());
+        fs::write(&waiting_file, b"cookies").unwrap();
+        drop(waiting);
+        assert!(!waiting_file.exists());
     }
 
     #[test]

@@ -93,14 +93,22 @@ pub fn made_here(name: &str) -> bool {
 }
 
 /// The process that holds a waiter's ticket file, as it wrote it ("pid
-/// start"); none when unreadable (then it is waited for, as before).
+/// start agent"); none when unreadable (then it is waited for, as before).
 fn ticket_holder(path: &Path) -> Option<crate::procs::ProcessId> {
+    ticket_of(path).map(|(process, _)| process)
+}
+
+/// A waiter's ticket file: its process, and the agent it waits for.
+fn ticket_of(path: &Path) -> Option<(crate::procs::ProcessId, String)> {
     let text = fs::read_to_string(path).ok()?;
-    let (pid, start) = text.trim().split_once(' ')?;
-    Some(crate::procs::ProcessId {
+    let mut words = text.trim().splitn(3, ' ');
+    let (pid, start) = (words.next()?, words.next()?);
+    let agent = words.next().unwrap_or_default();
+    let process = crate::procs::ProcessId {
         pid: pid.parse().ok()?,
         start: start.parse().ok()?,
-    })
+    };
+    Some((process, agent.to_string()))
 }
 
 /// The ticket a waiter's lock file `.turn-<ticket>.lock` is named for.
@@ -435,11 +443,12 @@ impl Runtime {
     /// with the time waited so far, now and then, while it waits.
     pub fn session_lock(
         &self,
+        agent: &str,
         wait: Duration,
         waiting: &mut dyn FnMut(Duration),
     ) -> Result<FileLock, RuntimeError> {
         let started = Instant::now();
-        let (ticket, mine) = self.take_ticket(wait)?;
+        let (ticket, mine) = self.take_ticket(agent, wait)?;
         if let Some(before) = ticket.checked_sub(1) {
             let name = format!("{TURN_PREFIX}{before}.lock");
             let path = self.root.join(&name);
@@ -456,19 +465,37 @@ impl Runtime {
                 drop(ahead);
             }
         }
-        let lock = self
+        let mut lock = self
             .blocking_lock(SESSION_LOCK_FILE, wait, started, waiting, &|| false)?
             .ok_or_else(|| {
                 io_error("lock", &self.root.join(SESSION_LOCK_FILE))(io::ErrorKind::Other.into())
             })?;
         drop(mine);
+        lock.ticket = Some(ticket);
         Ok(lock)
+    }
+
+    /// Whether a command of an agent other than `agent` waits in line for
+    /// the session's lock behind `ticket` (the holder's): a waiter's
+    /// process that still runs and is not stopped. Asked by the holder, so
+    /// every such waiter is waiting (or just gave up).
+    pub fn others_in_line(&self, ticket: u64, agent: &str) -> bool {
+        let last = fs::read_to_string(self.root.join(TURN_TICKETS_FILE))
+            .ok()
+            .and_then(|text| text.trim().parse::<u64>().ok())
+            .unwrap_or(0);
+        // Tickets are given one by one: a line longer than this is not
+        // read to its end (the first waiters are enough to tell).
+        (ticket.saturating_add(1)..=last)
+            .take(1000)
+            .filter_map(|t| ticket_of(&self.root.join(format!("{TURN_PREFIX}{t}.lock"))))
+            .any(|(process, who)| who != agent && process.is_running() && !process.is_stopped())
     }
 
     /// A ticket for the session's lock, and the lock of its own file, made
     /// under the tickets' lock (so the file of every earlier ticket exists
     /// before a later ticket is given).
-    fn take_ticket(&self, wait: Duration) -> Result<(u64, FileLock), RuntimeError> {
+    fn take_ticket(&self, agent: &str, wait: Duration) -> Result<(u64, FileLock), RuntimeError> {
         let mut tickets = self.lock_at(TURN_TICKETS_FILE, wait, &|| {})?;
         let mut text = String::new();
         let file: &mut File = &mut tickets._lock;
@@ -478,12 +505,13 @@ impl Runtime {
         let ticket = text.trim().parse::<u64>().unwrap_or(0) + 1;
         let name = format!("{TURN_PREFIX}{ticket}.lock");
         let mut mine = self.lock_at(&name, Duration::ZERO, &|| {})?;
-        // Whose ticket it is, for the waiter after it (`ticket_holder`).
+        // Whose ticket it is, for the waiter after it (`ticket_holder`)
+        // and the holder (`others_in_line`).
         if let Ok(me) = crate::procs::ProcessId::current() {
             let file: &mut File = &mut mine._lock;
-            let _ = file
-                .set_len(0)
-                .and_then(|_| file.write_all(format!("{} {}", me.pid, me.start).as_bytes()));
+            let _ = file.set_len(0).and_then(|_| {
+                file.write_all(format!("{} {} {agent}", me.pid, me.start).as_bytes())
+            });
         }
         file.set_len(0)
             .and_then(|_| file.seek(io::SeekFrom::Start(0)))
@@ -712,9 +740,17 @@ pub(crate) fn scratch() -> (tempfile::TempDir, Runtime) {
 pub struct FileLock {
     _lock: Flock<File>,
     path: PathBuf,
+    /// The session's lock: the ticket it was waited for with.
+    ticket: Option<u64>,
 }
 
 impl FileLock {
+    /// The ticket the session's lock was taken with (`None` for any other
+    /// lock).
+    pub fn ticket(&self) -> Option<u64> {
+        self.ticket
+    }
+
     /// Whether the locked file is still the one at its path: not when the
     /// runtime was removed or replaced (`uninstall`) since it was taken.
     /// What a holder writes when it lets go is written only then.
@@ -734,6 +770,7 @@ fn still_linked(lock: Flock<File>, path: &Path) -> Result<FileLock, RuntimeError
     let lock = FileLock {
         _lock: lock,
         path: path.to_path_buf(),
+        ticket: None,
     };
     if lock.still_here() {
         Ok(lock)
@@ -951,25 +988,61 @@ mod tests {
         }
     }
 
-    /// A waiter's ticket file names its process as "pid start" (what the
-    /// waiter after it checks for a stop); anything else names none.
+    /// A waiter's ticket file names its process as "pid start agent" (what
+    /// the waiter after it checks for a stop, and the holder for whom it
+    /// waits); anything else names none.
     #[test]
     fn a_ticket_names_its_waiter() {
         let (_home, runtime) = scratch();
         let path = runtime.root().join(".turn-7.lock");
-        fs::write(&path, "4242 99887766").unwrap();
+        fs::write(&path, "4242 99887766 ann").unwrap();
         assert_eq!(
-            ticket_holder(&path),
-            Some(crate::procs::ProcessId {
-                pid: 4242,
-                start: 99_887_766
-            })
+            ticket_of(&path),
+            Some((
+                crate::procs::ProcessId {
+                    pid: 4242,
+                    start: 99_887_766
+                },
+                "ann".to_string()
+            ))
         );
-        for other in ["", "4242", "4242 x", "x 1", "4242 1 2"] {
+        assert!(ticket_holder(&path).is_some());
+        for other in ["", "4242", "4242 x", "x 1", "4242 x ann"] {
             fs::write(&path, other).unwrap();
             assert_eq!(ticket_holder(&path), None, "{other:?}");
         }
         assert_eq!(ticket_holder(&runtime.root().join(".turn-8.lock")), None);
+    }
+
+    /// The holder's question: does another agent's command wait behind
+    /// its ticket? Its own agent's, a stopped or ended one's, an earlier
+    /// ticket's, or a file that names no process, do not count.
+    #[test]
+    fn only_another_agents_living_waiter_behind_counts_as_in_line() {
+        let (_home, runtime) = scratch();
+        let held = runtime
+            .session_lock("ann", Duration::ZERO, &mut |_| {})
+            .unwrap();
+        let mine = held.ticket().unwrap();
+        assert!(!runtime.others_in_line(mine, "ann"));
+        let me = crate::procs::ProcessId::current().unwrap();
+        let ticket = |t: u64, text: String| {
+            fs::write(runtime.root().join(format!(".turn-{t}.lock")), text).unwrap();
+            fs::write(runtime.root().join(TURN_TICKETS_FILE), t.to_string()).unwrap();
+        };
+        ticket(mine + 1, format!("{} {} ann", me.pid, me.start));
+        assert!(!runtime.others_in_line(mine, "ann"));
+        ticket(
+            mine + 2,
+            format!("{} {} bob", me.pid, me.start.wrapping_add(1000)),
+        );
+        assert!(!runtime.others_in_line(mine, "ann"));
+        ticket(mine + 3, "not a ticket".into());
+        assert!(!runtime.others_in_line(mine, "ann"));
+        ticket(mine + 4, format!("{} {} bob", me.pid, me.start));
+        assert!(runtime.others_in_line(mine, "ann"));
+        assert!(!runtime.others_in_line(mine + 4, "ann"));
+        drop(held);
     }
 
     #[test]
@@ -983,13 +1056,15 @@ mod tests {
                     as &(dyn Fn(&Runtime) -> Result<(), RuntimeError> + Sync),
             ),
             (SESSION_LOCK_FILE, &|r: &Runtime| {
-                r.session_lock(Duration::from_secs(10), &mut |_| {})
+                r.session_lock("", Duration::from_secs(10), &mut |_| {})
                     .map(drop)
             }),
         ] {
             let held = match name {
                 LOCK_FILE => runtime.wrapper_lock(Duration::ZERO, &quiet).unwrap(),
-                _ => runtime.session_lock(Duration::ZERO, &mut |_| {}).unwrap(),
+                _ => runtime
+                    .session_lock("", Duration::ZERO, &mut |_| {})
+                    .unwrap(),
             };
             let waiter = runtime.clone();
             let waiting = std::thread::scope(|scope| {
@@ -1015,14 +1090,16 @@ mod tests {
     fn the_session_lock_goes_to_its_waiters_in_the_order_they_asked() {
         let (_home, runtime) = scratch();
         for _round in 0..2 {
-            let held = runtime.session_lock(Duration::ZERO, &mut |_| {}).unwrap();
+            let held = runtime
+                .session_lock("", Duration::ZERO, &mut |_| {})
+                .unwrap();
             let order = std::sync::Mutex::new(Vec::new());
             std::thread::scope(|scope| {
                 for who in ["a", "b", "c", "d"] {
                     let (runtime, order) = (&runtime, &order);
                     scope.spawn(move || {
                         let lock = runtime
-                            .session_lock(Duration::from_secs(20), &mut |_| {})
+                            .session_lock("", Duration::from_secs(20), &mut |_| {})
                             .unwrap();
                         order.lock().unwrap().push(who);
                         std::thread::sleep(Duration::from_millis(20));
@@ -1050,17 +1127,19 @@ mod tests {
     #[test]
     fn a_waiter_that_gives_up_lets_the_next_one_go_ahead() {
         let (_home, runtime) = scratch();
-        let held = runtime.session_lock(Duration::ZERO, &mut |_| {}).unwrap();
+        let held = runtime
+            .session_lock("", Duration::ZERO, &mut |_| {})
+            .unwrap();
         std::thread::scope(|scope| {
             let quitter = scope.spawn(|| {
                 runtime
-                    .session_lock(Duration::from_millis(300), &mut |_| {})
+                    .session_lock("", Duration::from_millis(300), &mut |_| {})
                     .map(drop)
             });
             std::thread::sleep(Duration::from_millis(100));
             let next = scope.spawn(|| {
                 runtime
-                    .session_lock(Duration::from_secs(20), &mut |_| {})
+                    .session_lock("", Duration::from_secs(20), &mut |_| {})
                     .map(drop)
             });
             let quit = quitter.join().unwrap();
@@ -1077,7 +1156,9 @@ mod tests {
     #[test]
     fn a_lock_whose_file_was_replaced_is_no_longer_here() {
         let (_home, runtime) = scratch();
-        let held = runtime.session_lock(Duration::ZERO, &mut |_| {}).unwrap();
+        let held = runtime
+            .session_lock("", Duration::ZERO, &mut |_| {})
+            .unwrap();
         assert!(held.still_here());
         // Another file at its path, on the same file system (a runtime put
         // back in its place): not the one locked.

@@ -47,6 +47,13 @@ pub struct Before {
     root: Option<PathBuf>,
     /// Every plain file in the folder, or `None` when it was not read whole.
     files: Option<HashMap<PathBuf, Stamp>>,
+    /// Another command may write into the folder meanwhile (one the daemon
+    /// still runs, past its bound or stepped aside): then nothing that
+    /// appears is this command's alone.
+    shared: bool,
+    /// The folder when the command stepped aside, if it did: what appears
+    /// after may be the next commands' (`None` inside: not read whole).
+    aside: Option<Option<HashMap<PathBuf, Stamp>>>,
 }
 
 /// What a command did to a file its reply names.
@@ -62,13 +69,29 @@ enum Touched {
 
 impl Before {
     /// Reads the folder of the runtime at `runtime` now (under the turn,
-    /// just before the command).
-    pub fn read(runtime: &Path) -> Before {
+    /// just before the command); `shared`: another command the daemon
+    /// still runs may write into it meanwhile.
+    pub fn read(runtime: &Path, shared: bool) -> Before {
         let root = fs::canonicalize(runtime).ok();
         let files = root
             .as_ref()
             .and_then(|root| every_file(&root.join(SESSION_OUTPUT)));
-        Before { root, files }
+        Before {
+            root,
+            files,
+            shared,
+            aside: None,
+        }
+    }
+
+    /// The command steps aside: the folder as it is now bounds what it
+    /// may call its own.
+    pub fn step_aside(&mut self) {
+        let now = self
+            .root
+            .as_ref()
+            .and_then(|root| every_file(&root.join(SESSION_OUTPUT)));
+        self.aside = Some(now);
     }
 
     /// Redacts in place each file the reply names that the command wrote.
@@ -82,13 +105,35 @@ impl Before {
 
     /// A withheld reply describes another's tab: the files the command
     /// created for it are removed. A file that was there before is not
-    /// the command's to remove, whatever the reply says of it.
+    /// the command's to remove, whatever the reply says of it; nor is one
+    /// that may be another command's: none while another ran beside it,
+    /// and, once it stepped aside, only what appeared before.
     pub fn forget_created(&self, text: Option<&str>) {
+        if self.shared {
+            return;
+        }
         for (path, touched) in self.named(text) {
-            if touched == Touched::Created {
+            if touched == Touched::Created && self.before_aside(&path) {
                 let _ = fs::remove_file(&path);
             }
         }
+    }
+
+    /// Whether `path` was there, that very file, when the command stepped
+    /// aside (always, when it did not).
+    fn before_aside(&self, path: &Path) -> bool {
+        let Some(aside) = &self.aside else {
+            return true;
+        };
+        let (Some(files), Ok(real), Ok(meta)) =
+            (aside, fs::canonicalize(path), fs::symlink_metadata(path))
+        else {
+            return false;
+        };
+        let now = Stamp::of(&meta);
+        files
+            .get(&real)
+            .is_some_and(|was| was.dev == now.dev && was.ino == now.ino)
     }
 
     /// The plain files inside the folder that `text` names, each with what
@@ -172,7 +217,7 @@ mod tests {
         fs::write(&anns, "ann's console").unwrap();
         fs::write(&kept, "ann's trace").unwrap();
         fs::write(&appended, "before").unwrap();
-        let before = Before::read(dir.path());
+        let before = Before::read(dir.path(), false);
 
         // The command writes one new file and appends to one; its reply
         // (a page's words) names those and two of ann's.
@@ -198,13 +243,48 @@ mod tests {
     }
 
     #[test]
+    fn a_file_is_the_commands_only_while_no_other_may_write() {
+        let dir = tempfile::tempdir().unwrap();
+        let output = dir.path().join(SESSION_OUTPUT);
+        fs::create_dir_all(&output).unwrap();
+        let text = "session-output/page-1.yml session-output/page-2.yml";
+        let (first, second) = (output.join("page-1.yml"), output.join("page-2.yml"));
+        // Another command the daemon still runs may write meanwhile: what
+        // appears may be its, and nothing is removed.
+        let shared = Before::read(dir.path(), true);
+        fs::write(&first, "maybe another's").unwrap();
+        shared.forget_created(Some(text));
+        assert!(first.exists());
+        fs::remove_file(&first).unwrap();
+        // A command that stepped aside: what appeared before is its own,
+        // what appeared after (the next command's) is not.
+        let mut aside = Before::read(dir.path(), false);
+        fs::write(&first, "its own").unwrap();
+        aside.step_aside();
+        fs::write(&second, "the next command's").unwrap();
+        aside.forget_created(Some(text));
+        assert!(!first.exists());
+        assert!(second.exists());
+        // Its own file, replaced meanwhile by another of the same name,
+        // is no longer its own.
+        let mut replaced = Before::read(dir.path(), false);
+        fs::write(&first, "its own").unwrap();
+        replaced.step_aside();
+        let next = output.join("next.yml");
+        fs::write(&next, "the next command's").unwrap();
+        fs::rename(&next, &first).unwrap();
+        replaced.forget_created(Some(text));
+        assert!(first.exists());
+    }
+
+    #[test]
     fn a_file_written_again_under_its_name_is_the_commands() {
         let dir = tempfile::tempdir().unwrap();
         let output = dir.path().join(SESSION_OUTPUT);
         fs::create_dir_all(&output).unwrap();
         let file = output.join("page-1.yml");
         fs::write(&file, "old").unwrap();
-        let before = Before::read(dir.path());
+        let before = Before::read(dir.path(), false);
         assert_eq!(
             before.named(Some("session-output/page-1.yml"))[0].1,
             Touched::Untouched
@@ -218,7 +298,7 @@ mod tests {
     #[test]
     fn a_folder_not_there_yet_holds_nothing_and_every_file_in_it_is_new() {
         let dir = tempfile::tempdir().unwrap();
-        let before = Before::read(dir.path());
+        let before = Before::read(dir.path(), false);
         assert_eq!(before.files.as_ref().map(HashMap::len), Some(0));
         let output = dir.path().join(SESSION_OUTPUT);
         fs::create_dir_all(&output).unwrap();

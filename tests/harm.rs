@@ -75,6 +75,21 @@ fn holding_the_turn(b: &Browser, agent: &str, ms: u64, result: &str) -> Running 
     long
 }
 
+/// `agent`'s `tab-new` of a page that answers after 20 s (`/slow`), once
+/// it holds the session's turn: a tab command, which never steps aside,
+/// so the others wait in line for it.
+fn holding_the_turn_to_the_end(b: &Browser, agent: &str) -> Running {
+    let slow = b.site.url("/slow");
+    let long = Running::start(as_agent(b.sandbox(), agent, &["tab-new", &slow]));
+    common::wait::until("the tab-new to run", Duration::from_secs(20), || {
+        match b.agents()["running"]["agent"].as_str() {
+            Some(running) if running == agent => Ok(()),
+            other => Err(format!("{other:?}")),
+        }
+    });
+    long
+}
+
 /// Waits until the site saw `path` requested.
 fn requested(b: &Browser, path: &str) {
     common::wait::until(path, Duration::from_secs(20), || {
@@ -382,7 +397,7 @@ fn waiting_for_the_turn_past_the_gone_time_leaves_an_agent_present() {
     b.ok("person", &["setup", "--agent-gone", "10s"]);
     b.ok("ann", &["goto", &b.page("ann")]);
     b.ok("bob", &["tab-new", &b.page("bob")]);
-    let long = holding_the_turn(&b, "bob", 15000, "1");
+    let long = holding_the_turn_to_the_end(&b, "bob");
     let waiting = Running::start(as_agent(b.sandbox(), "ann", &["eval", "document.title"]));
     thread::sleep(Duration::from_secs(11));
     let again = Running::start(as_agent(b.sandbox(), "bob", &["tab-list"]));
@@ -398,8 +413,8 @@ fn waiting_for_the_turn_past_the_gone_time_leaves_an_agent_present() {
 }
 
 /// Every command of a name counts while it waits: ann's second command
-/// gives up (or is killed) while her first still waits behind bob's 25 s
-/// `eval`, and bob asks again past the gone time. Her first runs, and her
+/// gives up (or is killed) while her first still waits behind bob's 20 s
+/// `tab-new`, and bob asks again past the gone time. Her first runs, and her
 /// name is still hers. Found by an attack: only her latest command's
 /// process was recorded, and it had ended.
 #[test]
@@ -408,7 +423,7 @@ fn a_name_stays_while_any_of_its_commands_waits() {
     b.ok("person", &["setup", "--agent-gone", "10s"]);
     b.ok("ann", &["goto", &b.page("ann")]);
     b.ok("bob", &["tab-new", &b.page("bob")]);
-    let long = holding_the_turn(&b, "bob", 25000, "1");
+    let long = holding_the_turn_to_the_end(&b, "bob");
     let first = Running::start(as_agent(b.sandbox(), "ann", &["eval", "document.title"]));
     thread::sleep(Duration::from_secs(1));
     let mut second = Running::start(as_agent(b.sandbox(), "ann", &["eval", "1"]));
@@ -1089,4 +1104,137 @@ fn a_page_with_a_huge_title_holds_up_no_other_agent() {
     b.ok("bob", &["tab-close"]);
     assert!(b.tabs("bob").is_empty(), "{}", b.agents());
     b.ok("ann", &["tab-new", &b.page("ann")]);
+}
+
+/// The lease log's lines for `agents`, each cut to its event and agent
+/// (`ASIDE agent=bob`), in order.
+fn turns_of(b: &Browser, agents: &[&str]) -> Vec<String> {
+    let log = std::fs::read_to_string(b.sandbox().runtime.join("lease.log")).unwrap();
+    log.lines()
+        .filter_map(|line| {
+            let mut words = line.split(' ').skip(1);
+            let (event, agent) = (words.next()?, words.next()?);
+            let name = agent.strip_prefix("agent=")?;
+            agents.contains(&name).then(|| format!("{event} {agent}"))
+        })
+        .collect()
+}
+
+/// bob's `eval` answers after 3 s; ann asks while it runs. bob's command
+/// steps aside once the daemon has it (the turn passes on, his tab stays
+/// his), ann's runs meanwhile, and bob's reply is shown once he has the
+/// turn back: the log says so, in that order.
+#[test]
+fn a_command_steps_aside_for_another_agents_and_shows_its_reply_after() {
+    let b = browser();
+    b.ok("ann", &["goto", &b.page("ann")]);
+    b.ok("bob", &["tab-new", &b.page("bob")]);
+    let bobs = holding_the_turn(&b, "bob", 3000, "document.title + ' answered late'");
+    let anns = b.ok("ann", &["eval", "document.title"]);
+    assert!(anns.stdout.contains("Agent ann"), "{}", anns.stdout);
+    let bobs = bobs.wait();
+    assert_eq!(bobs.code, 0, "{}{}", bobs.stdout, bobs.stderr);
+    assert!(
+        bobs.stdout.contains("Agent bob answered late"),
+        "{}",
+        bobs.stdout
+    );
+    assert!(!bobs.stdout.contains("Agent ann"), "{}", bobs.stdout);
+    let turns = turns_of(&b, &["ann", "bob"]);
+    let at = |line: &str| turns.iter().rposition(|l| l == line);
+    let (aside, anns, bobs) = (
+        at("ASIDE agent=bob"),
+        at("RAN agent=ann"),
+        at("RAN agent=bob"),
+    );
+    assert!(aside.is_some() && aside < anns && anns < bobs, "{turns:?}");
+    // Nothing is left running, and each tab is its agent's.
+    assert_eq!(b.agents()["late"], serde_json::json!([]));
+    assert_eq!(b.tabs("bob").len(), 1);
+    assert_eq!(b.tabs("ann").len(), 1);
+    assert!(b.user_tabs().is_empty(), "{}", b.agents());
+}
+
+/// bob, under four names, sends four promises that never settle, each
+/// with the user's whole bound (20 s). Each steps aside once the next is
+/// in line: ann's command, asked after them and waiting 10 s at most,
+/// runs while they all still run; each then ends at its bound (exit 124),
+/// its tab its own. Before, each held the turn for its bound in turn.
+#[test]
+fn stuck_commands_under_many_names_hold_up_no_other_agent() {
+    let b = browser();
+    b.ok("person", &["setup", "--command-bound", "20s"]);
+    b.ok("ann", &["goto", &b.page("ann")]);
+    let names = ["bob", "bob-two", "bob-three", "bob-four"];
+    for name in names {
+        b.ok(name, &["tab-new", &b.page(name)]);
+    }
+    let mut stuck: Vec<Running> = names
+        .iter()
+        .map(|name| {
+            Running::start(as_agent(
+                b.sandbox(),
+                name,
+                &["eval", "new Promise(() => {})"],
+            ))
+        })
+        .collect();
+    common::wait::until(
+        "a stuck command to hold the turn",
+        Duration::from_secs(20),
+        || match b.agents()["running"]["agent"].as_str() {
+            Some(agent) if agent.starts_with("bob") => Ok(()),
+            other => Err(format!("{other:?}")),
+        },
+    );
+    let mut anns = as_agent(b.sandbox(), "ann", &["eval", "document.title"]);
+    anns.env("MY_CHROME_LEASE_WAIT_SECS", "10");
+    let anns = Running::start(anns).wait();
+    assert_eq!(anns.code, 0, "{}{}", anns.stdout, anns.stderr);
+    assert!(anns.stdout.contains("Agent ann"), "{}", anns.stdout);
+    let late = b.agents()["late"].clone();
+    let running: Vec<bool> = stuck
+        .iter_mut()
+        .map(|run| run.child.try_wait().unwrap().is_none())
+        .collect();
+    let ended: Vec<common::run::Run> = stuck.into_iter().map(Running::wait).collect();
+    assert!(running.iter().all(|r| *r), "{late} {ended:?}");
+    for run in ended {
+        run.expect(124, "did not finish within 20 s");
+    }
+    for name in names {
+        assert_eq!(b.tabs(name).len(), 1, "{name}: {}", b.agents());
+    }
+    assert_eq!(b.tabs("ann").len(), 1);
+}
+
+/// bob's `goto` takes his tab to another site, which loads for 5 s; ann's
+/// command runs meanwhile and lists the tabs while his tab shows the new
+/// site. A tab whose command stepped aside is busy: what happens to it is
+/// that command's doing, so it stays bob's (a tab that goes to another
+/// site between commands is the user's), and his reply is shown.
+#[test]
+fn a_tab_whose_command_stands_aside_stays_its_own_wherever_it_goes() {
+    let b = browser();
+    b.ok("ann", &["goto", &b.page("ann")]);
+    b.ok("bob", &["tab-new", &b.page("bob")]);
+    let away = b.site.url("/trickle").replace("127.0.0.1", "localhost");
+    let goto = Running::start(as_agent(b.sandbox(), "bob", &["goto", &away]));
+    requested(&b, "/trickle");
+    // The head is there: the tab shows the other site, still loading.
+    thread::sleep(Duration::from_millis(500));
+    let anns = b.ok("ann", &["snapshot"]);
+    assert!(!anns.stdout.contains("Trickle"), "{}", anns.stdout);
+    b.ok("ann", &["tab-list"]);
+    let goto = goto.wait();
+    assert_eq!(goto.code, 0, "{}{}", goto.stdout, goto.stderr);
+    assert!(goto.stdout.contains("Trickle"), "{}", goto.stdout);
+    let turns = turns_of(&b, &["ann", "bob"]);
+    let aside = turns.iter().rposition(|l| l == "ASIDE agent=bob");
+    let anns = turns.iter().rposition(|l| l == "RAN agent=ann");
+    assert!(aside.is_some() && aside < anns, "{turns:?}");
+    let bobs = b.tabs("bob");
+    assert_eq!(bobs.len(), 1, "{}", b.agents());
+    assert!(bobs[0].3.contains("localhost"), "{bobs:?}");
+    assert!(b.user_tabs().is_empty(), "{}", b.agents());
 }

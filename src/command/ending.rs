@@ -301,8 +301,10 @@ mod tests {
             since: crate::lease::now_ms(),
             process: crate::procs::ProcessId::current().unwrap(),
             handed: true,
+            tab: None,
+            aside: false,
         };
-        crate::lease::late::add(&runtime, late).unwrap();
+        crate::lease::late::add(&runtime, late, None).unwrap();
         assert_eq!(
             at_work(&config, &runtime).agents,
             [("bob".to_string(), "a command running (`eval`)".to_string())]

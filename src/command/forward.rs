@@ -8,7 +8,7 @@ use std::ffi::OsString;
 use std::time::Duration;
 
 use crate::child::{ChildCommand, Output};
-use crate::command::start::{Need, Start, Started};
+use crate::command::start::{Need, Reopen, Start, Started};
 use crate::config::Config;
 use crate::daemon::request::{self, Mode, Plan, Request};
 use crate::daemon::{self, DaemonError, Reply, Unanswered};
@@ -185,19 +185,23 @@ pub fn forward(config: &Config, raw: &[OsString]) -> Result<(), ForwardError> {
         request: &request,
         bound: settings.command_bound_for(config.command_timeout),
     };
+    let reopen = turn.reopener(&session.socket_path)?;
     let done = run_for_agent(
         config,
         &mut desk,
         turn.lease(),
         &session.socket_path,
         &asked,
-        outputs,
+        (outputs, &reopen),
     );
     // The agent was here until its command ended (a command longer than
     // the gone time does not leave it gone); the book is kept whatever
-    // happened: what a command saw counts.
+    // happened: what a command saw counts. (A command that stood aside and
+    // has not the turn back keeps nothing: the book was the others'.)
     desk.touch(name);
-    desk.save()?;
+    if turn.lease().holds() {
+        desk.save()?;
+    }
     if let Some(registration) = turn.registration() {
         crate::identity::touch(config, &turn.runtime, &desk.agent, registration)?;
     }
@@ -255,7 +259,7 @@ fn run_for_agent(
     held: &mut HeldLease,
     socket: &std::path::Path,
     asked: &Asked,
-    outputs: Outputs,
+    (outputs, reopen): (Outputs, &Reopen),
 ) -> Result<Outcome, ForwardError> {
     desk.check_notices()?;
     // What no agent is left to end keeps nobody out for good.
@@ -310,27 +314,62 @@ fn run_for_agent(
         opens: may_open_tabs(asked.name) && !desk.others_late(),
         moves_current: false,
     };
-    let before = session_output::Before::read(desk.runtime().root());
-    let reply = match daemon::run_command(
-        socket,
-        &asked.request.bytes,
-        asked.bound,
-        config.reply_limit,
-    ) {
+    let mut before = session_output::Before::read(desk.runtime().root(), desk.any_late());
+    // A command on its own tab alone may step aside for another agent's
+    // in line once the daemon has started it (docs/DESIGN.md, "A command
+    // steps aside").
+    let aside = Aside {
+        may: scope == Scope::Page && hold.is_none(),
+        sent: std::time::Instant::now(),
+        since: crate::lease::now_ms(),
+    };
+    let mut stood_aside = false;
+    let answer = {
+        let desk: &Desk = desk;
+        let mut waiting = |connection: &std::os::unix::net::UnixStream| {
+            if !stood_aside && aside.due(connection, held) {
+                // What the others read meanwhile is the book as it is now.
+                stood_aside = desk.save().is_ok() && {
+                    before.step_aside();
+                    held.step_aside(aside.since).is_ok()
+                };
+            }
+        };
+        daemon::run_command(
+            socket,
+            &asked.request.bytes,
+            asked.bound,
+            config.reply_limit,
+            &mut waiting,
+        )
+    };
+    let reply = match answer {
         Ok(reply) => reply,
         Err(Unanswered::Failed(DaemonError::Unreachable(why))) => {
             return Err(crate::command::start::stale(why).into());
         }
         Err(Unanswered::Failed(e)) => return Err(e.into()),
         // Past its bound (or interrupted): what it did so far is read in
-        // now, as the command's own, when the daemon still answers; its
-        // output files stay private (they go with its folder).
+        // now, as the command's own, when the daemon still answers (not
+        // without the turn: the others' commands run); its output files
+        // stay private (they go with its folder).
         Err(Unanswered::Abandoned { error, connection }) => {
-            let _ = desk.finish(&during);
+            if !stood_aside {
+                let _ = desk.finish(&during);
+            }
             outputs.discard();
             return Ok(Outcome::Abandoned { connection, error });
         }
     };
+    // Answered while it stood aside: the turn again, in line, and the
+    // tabs as the others' commands left them.
+    if stood_aside {
+        if let Err(e) = held.retake(config.lease_wait) {
+            outputs.discard();
+            return Err(Error::from(e).into());
+        }
+        *desk = reopen.open(held)?;
+    }
     // What its reply proves about the tabs saves listing them again
     // (src/tabs/proof.rs); when it proves nothing, they are listed.
     let text_mode = asked.mode() == Mode::Text;
@@ -348,10 +387,17 @@ fn run_for_agent(
         let agent = desk.agent.clone();
         desk.book.end_hold(&agent, kind);
     }
+    // Its reply is of the tab it ran on (`tabs::stay`): shown while that
+    // tab is the agent's. (Without stepping aside, that tab is the
+    // current one.)
+    let shown = if stood_aside {
+        desk.is_own(id)
+    } else {
+        desk.current_is_own()
+    };
     match after {
-        Ok(()) => {
-            print_reply(desk, reply, asked, false, (outputs, &before)).map(|()| Outcome::Done)
-        }
+        Ok(()) => print_reply(desk, reply, asked, (false, shown), (outputs, &before))
+            .map(|()| Outcome::Done),
         // The session went away under the command (its browser quit or
         // died, or its daemon did): it did not finish as asked, whatever
         // the reply says: exit 4, as for any session that is gone. No list
@@ -365,6 +411,32 @@ fn run_for_agent(
         // Without the list after it, nothing tells whose tab the reply
         // describes: none of it is shown.
         Err(e) => Err(unreachable_as_stale(e).into()),
+    }
+}
+
+/// When a command steps aside for another agent's in line.
+struct Aside {
+    /// It may: it runs on its own tab alone, and starts or ends nothing
+    /// that reaches every tab.
+    may: bool,
+    sent: std::time::Instant,
+    /// When it was sent, for `late.json`.
+    since: u64,
+}
+
+/// How long a command runs before it may step aside: most end sooner, and
+/// stepping aside costs them a wait for the turn and a list of the tabs.
+const ASIDE_AFTER: Duration = Duration::from_millis(250);
+
+impl Aside {
+    /// Whether to step aside now: it may, ran a moment, the daemon has
+    /// read all of it (so it started, on its tab), and another agent's
+    /// command waits in line.
+    fn due(&self, connection: &std::os::unix::net::UnixStream, held: &HeldLease) -> bool {
+        self.may
+            && self.sent.elapsed() >= ASIDE_AFTER
+            && daemon::started(connection) == Some(true)
+            && held.others_waiting()
     }
 }
 
@@ -428,10 +500,17 @@ fn tab_command(desk: &mut Desk, held: &mut HeldLease, asked: &Asked) -> Result<(
     held.mark_ran();
     match act {
         TabAct::New => {
-            let before = session_output::Before::read(desk.runtime().root());
+            let before = session_output::Before::read(desk.runtime().root(), desk.any_late());
             let (id, reply) = desk.open_tab_with(asked.request, asked.line.label.as_deref())?;
             held.on_tab(id);
-            return print_reply(desk, reply, asked, true, (Outputs::none(), &before));
+            let shown = desk.current_is_own();
+            return print_reply(
+                desk,
+                reply,
+                asked,
+                (true, shown),
+                (Outputs::none(), &before),
+            );
         }
         TabAct::Select(id) => {
             desk.select(id)?;
@@ -469,12 +548,13 @@ fn tab_command(desk: &mut Desk, held: &mut HeldLease, asked: &Asked) -> Result<(
 
 /// The daemon's reply, shown as the pinned client shows it, with the
 /// session's tabs narrowed to the agent's; `files` are the command's
-/// output files and what the session's output folder held before it.
+/// output files and what the session's output folder held before it;
+/// `shown`: whether the tab the reply describes is the agent's.
 fn print_reply(
     desk: &Desk,
     reply: Reply,
     asked: &Asked,
-    tab_command: bool,
+    (tab_command, shown): (bool, bool),
     files: (Outputs, &session_output::Before),
 ) -> Result<(), ForwardError> {
     let (outputs, before) = files;
@@ -484,7 +564,7 @@ fn print_reply(
     // which the reply describes (and which the command may even have run
     // on, if the tab closed just before it), is someone else's: none of
     // it is shown, no file of it delivered.
-    if !desk.current_is_own() {
+    if !shown {
         outputs.discard();
         before.forget_created(reply_text(&reply));
         return Err(TabsError::Withheld {

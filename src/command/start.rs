@@ -550,6 +550,21 @@ impl Turn {
         self.desk_within(socket, after_connect, budget)
     }
 
+    /// What opens the session's tabs again for this turn's agent, once a
+    /// command that stepped aside has the turn back (the others' commands
+    /// changed the book meanwhile).
+    pub fn reopener(&self, socket: &std::path::Path) -> Result<Reopen, Error> {
+        Ok(Reopen {
+            runtime: self.runtime.clone(),
+            socket: socket.to_path_buf(),
+            cwd: self.daemon_cwd()?,
+            registration: self.identity.registration,
+            command: self.settings.command_bound_for(self.config.command_timeout),
+            gone_after: self.settings.agent_gone,
+            caps: (self.settings.agent_tabs, self.settings.session_tabs),
+        })
+    }
+
     /// The same, within what is left of a housekeeping bound the command
     /// already spent some of.
     pub fn desk_within(
@@ -571,6 +586,40 @@ impl Turn {
                 caps: (self.settings.agent_tabs, self.settings.session_tabs),
             },
             after_connect,
+        )?)
+    }
+}
+
+/// The session's tabs, opened again for the agent of a turn
+/// ([`Turn::reopener`]).
+pub struct Reopen {
+    runtime: crate::runtime::Runtime,
+    socket: std::path::PathBuf,
+    cwd: std::path::PathBuf,
+    registration: Option<u64>,
+    command: std::time::Duration,
+    gone_after: std::time::Duration,
+    caps: (usize, usize),
+}
+
+impl Reopen {
+    /// The tabs as they are now, for the agent holding `held`.
+    pub fn open(&self, held: &HeldLease) -> Result<crate::tabs::Desk, Error> {
+        Ok(crate::tabs::Desk::open(
+            held,
+            self.registration,
+            &self.runtime,
+            &self.socket,
+            &self.cwd,
+            crate::tabs::Bounds {
+                housekeeping: crate::session::pinned::housekeeping(
+                    crate::session::pinned::HOUSEKEEPING_TIMEOUT,
+                ),
+                command: self.command,
+                gone_after: self.gone_after,
+                caps: self.caps,
+            },
+            false,
         )?)
     }
 }

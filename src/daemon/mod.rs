@@ -119,7 +119,15 @@ pub fn run(
     bound: Duration,
     limit: usize,
 ) -> Result<Reply, DaemonError> {
-    exchange(socket, line, bound, limit).map_err(|(error, _)| error)
+    exchange(socket, line, bound, limit, &mut |_| {}).map_err(|(error, _)| error)
+}
+
+/// Whether the daemon has read the whole request on `connection`: it then
+/// has started the call (it reads a request and starts its tool in one
+/// go, docs/DESIGN.md "A command steps aside"). `None` where that cannot
+/// be told (macOS).
+pub fn started(connection: &UnixStream) -> Option<bool> {
+    crate::platform::peer_read_all(connection)
 }
 
 /// What became of a command that was sent but not answered.
@@ -136,18 +144,24 @@ pub enum Unanswered {
 }
 
 /// [`run`] for an agent's own command: one that was sent and is not
-/// answered in time comes back with its connection.
+/// answered in time comes back with its connection. `waiting` is called
+/// with the connection as the reply is waited for (about every
+/// [`POLL`]).
 pub fn run_command(
     socket: &Path,
     line: &[u8],
     bound: Duration,
     limit: usize,
+    waiting: &mut dyn FnMut(&UnixStream),
 ) -> Result<Reply, Unanswered> {
-    exchange(socket, line, bound, limit).map_err(|(error, connection)| match (error, connection) {
-        (error @ (DaemonError::TimedOut(_) | DaemonError::Interrupted(_)), Some(connection)) => {
-            Unanswered::Abandoned { error, connection }
+    exchange(socket, line, bound, limit, waiting).map_err(|(error, connection)| {
+        match (error, connection) {
+            (
+                error @ (DaemonError::TimedOut(_) | DaemonError::Interrupted(_)),
+                Some(connection),
+            ) => Unanswered::Abandoned { error, connection },
+            (error, _) => Unanswered::Failed(error),
         }
-        (error, _) => Unanswered::Failed(error),
     })
 }
 
@@ -158,6 +172,7 @@ fn exchange(
     line: &[u8],
     bound: Duration,
     limit: usize,
+    waiting: &mut dyn FnMut(&UnixStream),
 ) -> Result<Reply, (DaemonError, Option<UnixStream>)> {
     let deadline = Instant::now() + bound;
     // A signal that came during the checks: nothing is sent.
@@ -197,7 +212,10 @@ fn exchange(
                 if matches!(
                     e.kind(),
                     io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
-                ) => {}
+                ) =>
+            {
+                waiting(&stream);
+            }
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             Err(e) => return Err((DaemonError::Io(e), None)),
         }

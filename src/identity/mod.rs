@@ -505,9 +505,11 @@ mod tests {
             since,
             process: me,
             handed: true,
+            tab: None,
+            aside: false,
         };
-        crate::lease::late::add(&runtime, late("bob", now)).unwrap();
-        crate::lease::late::add(&runtime, late("eve", 0)).unwrap();
+        crate::lease::late::add(&runtime, late("bob", now), None).unwrap();
+        crate::lease::late::add(&runtime, late("eve", 0), None).unwrap();
         let seal = || Proof::Key(Sealed::seal(&AgentKey::generate().unwrap()).unwrap());
         let mut registry = registry_with(vec![("cid", seal()), ("dan", seal())]);
         registry.names.get_mut("cid").unwrap().asking = vec![ended, me];

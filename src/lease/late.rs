@@ -56,6 +56,16 @@ pub struct Late {
     /// Whether a process waits for its answer (and takes the entry out
     /// once it came): then the agent's next command waits for that process.
     pub handed: bool,
+    /// The tab it runs on: busy, so what happens to it meanwhile is read
+    /// as that command's doing (`Book::busy`), not another tab's or the
+    /// user's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tab: Option<u64>,
+    /// It stepped aside for another agent's command in line (`process` is
+    /// its own, which takes the turn again for its reply), rather than
+    /// going past its bound.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub aside: bool,
 }
 
 impl Late {
@@ -104,12 +114,20 @@ pub fn own_waited(runtime: &Runtime, agent: &str) -> Result<Option<Late>, LeaseE
         .find(|l| l.agent == agent && l.waited()))
 }
 
-/// Adds `late`, under the turn (what answers no more goes).
-pub fn add(runtime: &Runtime, late: Late) -> Result<(), LeaseError> {
+/// Adds `late`, under the turn (what answers no more goes), in place of
+/// any entry of the process `from` (a command that stepped aside, handed
+/// over at its bound).
+pub fn add(runtime: &Runtime, late: Late, from: Option<&ProcessId>) -> Result<(), LeaseError> {
     let _lock = runtime.late_lock(LOCK_WAIT)?;
     let mut all = read(runtime)?;
+    all.retain(|l| !from.is_some_and(|from| l.process.same_as(from)));
     all.push(late);
     Ok(write(runtime, all)?)
+}
+
+/// The tabs commands the daemon may still answer run on.
+pub fn busy_tabs(late: &[Late]) -> Vec<u64> {
+    late.iter().filter_map(|l| l.tab).collect()
 }
 
 /// Takes out the entry whose waiter is `me`: the daemon answered it.
@@ -183,9 +201,14 @@ pub fn wait_for_own(
         }
         if !told {
             crate::output::notice(&format!(
-                "my-chrome: your `{}` is past its bound and the daemon still runs it; waiting up \
-                 to {} s for its end as agent {agent}...",
+                "my-chrome: your `{}` {} and the daemon still runs it; waiting up to {} s for \
+                 its end as agent {agent}...",
                 late.command,
+                if late.aside {
+                    "stepped aside for another agent's command"
+                } else {
+                    "is past its bound"
+                },
                 wait.as_secs()
             ));
             told = true;
@@ -205,6 +228,8 @@ mod tests {
             since,
             process,
             handed,
+            tab: None,
+            aside: false,
         }
     }
 
@@ -241,8 +266,8 @@ mod tests {
             start: me.start.wrapping_add(1000),
         };
         let now = super::super::now_ms();
-        add(&runtime, late(true, now, me)).unwrap();
-        add(&runtime, late(true, now, other)).unwrap();
+        add(&runtime, late(true, now, me), None).unwrap();
+        add(&runtime, late(true, now, other), None).unwrap();
         assert_eq!(
             own_waited(&runtime, "bob").unwrap(),
             Some(late(true, now, me))

@@ -36,6 +36,10 @@ pub enum Event<'a> {
     /// interrupted): the daemon runs it on, and its agent's next command
     /// waits for it.
     Abandoned { tab: Option<u64> },
+    /// Ran, on tab `tab`, and gave the turn up while the daemon runs it,
+    /// for another agent's command in line: it takes the turn again to
+    /// show its reply (logged then as run).
+    SteppedAside { tab: Option<u64> },
     /// Its process was found stopped (SIGSTOP) holding the turn `held`
     /// after the turn began, past the user's bound: it was killed, which
     /// gave the turn up.
@@ -91,6 +95,7 @@ pub fn line(at: SystemTime, agent: &str, command: Option<&str>, event: &Event) -
         Event::Released { .. } => "RELEASED",
         Event::Gone { .. } => "GONE",
         Event::Abandoned { .. } => "ABANDONED",
+        Event::SteppedAside { .. } => "ASIDE",
         Event::Finished { .. } => "FINISHED",
         Event::StoppedEnded { .. } => "STOPPED-ENDED",
         Event::Ended { .. } => "ENDED",
@@ -130,7 +135,7 @@ pub fn line(at: SystemTime, agent: &str, command: Option<&str>, event: &Event) -
         Event::Gone { idle } => {
             let _ = write!(out, " idle={}s", idle.as_secs());
         }
-        Event::Abandoned { tab } => {
+        Event::Abandoned { tab } | Event::SteppedAside { tab } => {
             if let Some(tab) = tab {
                 let _ = write!(out, " tab=t{tab}");
             }

@@ -36,7 +36,10 @@ pub enum LeaseError {
         "the browser is busy: agent {holder}'s `{command}` has been running for {running} s{}; \
          waited {waited} s as agent {you} (MY_CHROME_LEASE_WAIT_SECS) and ran nothing. Try again \
          when it is done",
-        if *.abandoned {
+        if *.aside {
+            " (it stepped aside for another agent's command: the daemon still runs it, and its \
+             reply is shown once it has the turn back)"
+        } else if *.abandoned {
             " (past its bound: the daemon still runs it, and my-chrome waits for its end)"
         } else {
             ""
@@ -49,6 +52,9 @@ pub enum LeaseError {
         waited: u64,
         you: String,
         abandoned: bool,
+        /// The command it waits for stepped aside (and is not past its
+        /// bound).
+        aside: bool,
     },
     #[error(
         "{path}: is not a lease file of my-chrome ({detail}); nothing was run. It only records \
@@ -227,9 +233,13 @@ pub struct HeldLease {
     last_before: Option<u64>,
     /// Whether this turn's end is the session's activity (a command's).
     activity: bool,
+    /// The command stepped aside (`step_aside`): its entry in `late.json`
+    /// goes when this ends (after its reply, or in place of a waiter's).
+    stood_aside: bool,
     /// Dropped after the drop's own work: the log line is written first.
     /// `None` once handed over to the process that waits for an abandoned
-    /// command (which then records and ends the turn).
+    /// command (which then records and ends the turn), and while the
+    /// command stands aside (`step_aside`).
     _lock: Option<FileLock>,
 }
 
@@ -251,12 +261,83 @@ impl HeldLease {
         self.ran = true;
     }
 
+    /// Whether the turn is held (not handed over, not stood aside).
+    pub fn holds(&self) -> bool {
+        self._lock.is_some()
+    }
+
+    /// Whether a command of another agent waits in line for this turn.
+    pub fn others_waiting(&self) -> bool {
+        match (&self._lock, self._lock.as_ref().and_then(FileLock::ticket)) {
+            (Some(_), Some(ticket)) => self.runtime.others_in_line(ticket, &self.agent),
+            _ => false,
+        }
+    }
+
+    /// The command, sent at `since` and started by the daemon on its tab,
+    /// gives the turn up to the command in line while the daemon runs it
+    /// (docs/DESIGN.md, "A command steps aside"): recorded in `late.json`
+    /// as its own process's (its tab busy, no reply proving the tabs, its
+    /// agent's next command waiting for it), logged, and the turn passed
+    /// on. It takes the turn again (`retake`) to show its reply.
+    pub fn step_aside(&mut self, since: u64) -> Result<(), LeaseError> {
+        late::add(
+            &self.runtime,
+            late::Late {
+                agent: self.agent.clone(),
+                command: self.command.clone(),
+                since,
+                process: ProcessId::current()?,
+                handed: true,
+                tab: self.tab,
+                aside: true,
+            },
+            None,
+        )?;
+        let _ = log::append(
+            &self.runtime,
+            &[event(
+                &self.agent,
+                Some(&self.command),
+                &Event::SteppedAside { tab: self.tab },
+            )],
+        );
+        let _ = write(&self.runtime, None, Some(now_ms()));
+        self._lock = None;
+        self.stood_aside = true;
+        Ok(())
+    }
+
+    /// Takes the turn again for the reply of the command that stepped
+    /// aside, waiting in line up to `wait`.
+    pub fn retake(&mut self, wait: Duration) -> Result<(), LeaseError> {
+        let started = Instant::now();
+        let lock = self
+            .runtime
+            .session_lock(&self.agent, wait, &mut |_| {})
+            .map_err(|e| busy_or(e, &self.runtime, &self.agent, &self.command, started))?;
+        write(
+            &self.runtime,
+            Some(Holder {
+                agent: self.agent.clone(),
+                command: self.command.clone(),
+                since: now_ms(),
+                process: ProcessId::current()?,
+                abandoned: false,
+            }),
+            self.last_before,
+        )?;
+        self._lock = Some(lock);
+        Ok(())
+    }
+
     /// The command was sent and is not answered, and the daemon runs it
     /// on (`connection`, still open, is its): a process of my-chrome's
     /// takes the connection and waits for the answer (at most
-    /// [`finish::CAP`]), recorded in `late.json` (`late`); this turn ends
-    /// now, so the others' commands go on at once, and only this agent's
-    /// next command waits for that process. No token, no page: it holds the
+    /// [`finish::CAP`]), recorded in `late.json` (`late`, in place of the
+    /// command's own entry if it stepped aside); this turn ends now, so
+    /// the others' commands go on at once, and only this agent's next
+    /// command waits for that process. No token, no page: it holds the
     /// connection, and writes one line.
     pub fn hand_over(
         self,
@@ -273,7 +354,10 @@ impl HeldLease {
                 since: now_ms(),
                 process: ProcessId::of(pid)?,
                 handed: true,
+                tab: self.tab,
+                aside: false,
             },
+            Some(&ProcessId::current()?),
         )?;
         log::append(
             &self.runtime,
@@ -333,6 +417,14 @@ impl Drop for HeldLease {
         if self._lock.as_ref().is_some_and(|lock| lock.still_here()) {
             self.record_end();
         }
+        // Answered, or handed to a waiter (whose entry is its own): the
+        // daemon runs it no more for this process. (Under the turn when
+        // it has it back.)
+        if self.stood_aside
+            && let Ok(me) = ProcessId::current()
+        {
+            let _ = late::answered(&self.runtime, &me);
+        }
     }
 }
 
@@ -363,14 +455,7 @@ pub fn acquire(
     let agent = agent.to_string();
     let command = log::command_name(command).to_string();
     let started = Instant::now();
-    // The agent's own command past its bound runs on in the daemon: its
-    // next one waits for that (nobody else's does).
-    if kind == Kind::Browser
-        && let Some(own) = late::wait_for_own(runtime, &agent, config.lease_wait)?
-    {
-        return Err(waiting_for_own(agent, &own, started.elapsed()));
-    }
-    let left = config.lease_wait.saturating_sub(started.elapsed());
+    let left = || config.lease_wait.saturating_sub(started.elapsed());
     let most = longest_turn(runtime);
     // Past a second, it says whom it waits for (once).
     let mut told = false;
@@ -390,18 +475,29 @@ pub fn acquire(
             ));
         }
     };
-    let lock = runtime
-        .session_lock(left, &mut tell)
-        .map_err(|e| busy_or(e, runtime, &agent, &command, started))?;
+    let lock = loop {
+        // The agent's own command past its bound (or stepped aside) runs
+        // on in the daemon: its next one waits for that (nobody else's
+        // does).
+        if kind == Kind::Browser
+            && let Some(own) = late::wait_for_own(runtime, &agent, left())?
+        {
+            return Err(waiting_for_own(agent, &own, started.elapsed()));
+        }
+        let lock = runtime
+            .session_lock(&agent, left(), &mut tell)
+            .map_err(|e| busy_or(e, runtime, &agent, &command, started))?;
+        // Under the turn, again: a command of the agent's that went past
+        // its bound, or stepped aside, while this one waited for the turn
+        // keeps it waiting too (one late command per agent at most): the
+        // turn goes on to the next in line meanwhile.
+        if kind == Kind::Browser && late::own_waited(runtime, &agent)?.is_some() {
+            drop(lock);
+            continue;
+        }
+        break lock;
+    };
     let waited = started.elapsed();
-    // Under the turn, again: a command of the agent's that went past its
-    // bound while this one waited for the turn keeps it waiting too (one
-    // late command per agent at most).
-    if kind == Kind::Browser
-        && let Some(own) = late::own_waited(runtime, &agent)?
-    {
-        return Err(waiting_for_own(agent, &own, waited));
-    }
     // A file that is not ours is refused, never overwritten; a log that
     // cannot keep this command's line stops it before it runs.
     let lease = read(runtime)?;
@@ -423,7 +519,10 @@ pub fn acquire(
                 since: killed.since,
                 process: killed.process,
                 handed: false,
+                tab: None,
+                aside: false,
             },
+            None,
         )?;
     }
     write(
@@ -446,6 +545,7 @@ pub fn acquire(
         ran: kind != Kind::Browser,
         last_before,
         activity: kind != Kind::Watcher,
+        stood_aside: false,
         _lock: Some(lock),
     })
 }
@@ -460,6 +560,7 @@ fn waiting_for_own(agent: String, own: &late::Late, waited: Duration) -> LeaseEr
         waited: waited.as_secs(),
         you: agent,
         abandoned: true,
+        aside: own.aside,
     }
 }
 
@@ -554,6 +655,7 @@ fn busy_or(
         waited: waited.as_secs(),
         you: agent.to_string(),
         abandoned,
+        aside: false,
     }
 }
 

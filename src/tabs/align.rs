@@ -72,6 +72,9 @@ pub struct Rules<'a> {
     /// A known tab whose page the command just acted on: it may show
     /// anything now.
     pub acted_on: Option<usize>,
+    /// Known tabs a command still runs on (stepped aside, or past its
+    /// bound): each may show anything now too.
+    pub busy: &'a [usize],
 }
 
 /// What a known tab matched to a seen one is worth.
@@ -86,6 +89,11 @@ struct Worth {
 }
 
 impl Rules<'_> {
+    /// Whether a command acted on, or still acts on, known tab `i`.
+    fn acted(&self, i: usize) -> bool {
+        self.acted_on == Some(i) || self.busy.contains(&i)
+    }
+
     /// What known tab `i` is worth as seen tab `j`, if it can be it.
     fn worth(&self, i: usize, j: usize, seen: &[Seen]) -> Option<Worth> {
         if self.current == Some(i) && !seen[j].current {
@@ -93,7 +101,7 @@ impl Rules<'_> {
         }
         let (known, header) = (self.known[i], seen[j].header.as_str());
         Some(Worth {
-            kept: self.acted_on == Some(i) || same_page(known, header),
+            kept: self.acted(i) || same_page(known, header),
             address: known == header
                 || matches!((address(known), address(header)), (Some(a), Some(b)) if a == b),
             exact: known == header,
@@ -167,7 +175,7 @@ fn by_number(rules: &Rules, seen: &[Seen]) -> Option<Vec<Match>> {
         .map(|(j, number)| match known.iter().position(|k| k == number) {
             Some(i) => Match::Kept {
                 known: i,
-                moved: rules.acted_on != Some(i) && !same_page(rules.known[i], &seen[j].header),
+                moved: !rules.acted(i) && !same_page(rules.known[i], &seen[j].header),
             },
             None => Match::New,
         })
@@ -364,6 +372,7 @@ mod tests {
             numbers: &[],
             current,
             acted_on: None,
+            busy: &[],
         }
     }
 

@@ -59,6 +59,12 @@ pub struct Book {
     /// until it does, a number in a listed title is a page's, not read.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub numbered: bool,
+    /// Tabs a command still runs on, stepped aside or past its bound
+    /// (`lease::late`): what happens to each meanwhile is that command's
+    /// doing, as for the tab a command acts on. Read from `late.json`,
+    /// never stored.
+    #[serde(skip)]
+    pub busy: Vec<u64>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -248,6 +254,7 @@ impl Book {
             holds: Vec::new(),
             current_stays: false,
             numbered: false,
+            busy: Vec::new(),
         };
         for tab in seen {
             let (owner, why) = if blank_is_spare && tab.header == BLANK {
@@ -401,12 +408,18 @@ impl Book {
         let headers: Vec<&str> = known.iter().map(|t| t.header.as_str()).collect();
         let numbers: Vec<Option<u64>> = known.iter().map(|t| t.number).collect();
         let position = |id: Option<u64>| id.and_then(|id| known.iter().position(|t| t.id == id));
+        let busy: Vec<usize> = self
+            .busy
+            .iter()
+            .filter_map(|id| position(Some(*id)))
+            .collect();
         let rules = Rules {
             known: &headers,
             numbers: &numbers,
             current: position(self.current)
                 .filter(|_| closed != self.current && !during.is_some_and(|d| d.moves_current)),
             acted_on: position(during.and_then(|d| d.acted_on)),
+            busy: &busy,
         };
         let matches = align::align(&rules, seen);
         let opener = during.and_then(|d| self.sole_opener(&known, &matches, d));
@@ -1115,6 +1128,22 @@ mod tests {
         book.sync(&now, None);
         assert_eq!(book.tabs[1].number, Some(2));
         book
+    }
+
+    #[test]
+    fn a_busy_tab_that_went_to_another_site_stays_its_agents() {
+        // b's command stepped aside (or went past its bound) on t2, and
+        // took it to another site while a's command ran: its doing, so
+        // t2 stays b's. Once b's command is done, the same is the user's.
+        for (busy, id, owner) in [(vec![2], 2, agent("b")), (vec![], 3, Owner::User)] {
+            let mut book = two_numbered_agents();
+            book.busy = busy;
+            let mut now = seen(&[A, X], 0);
+            now[0].number = Some(1);
+            now[1].number = Some(2);
+            book.sync(&now, None);
+            assert_eq!((book.tabs[1].id, &book.tabs[1].owner), (id, &owner));
+        }
     }
 
     #[test]

@@ -455,6 +455,7 @@ impl Desk {
         let key = session_key(socket)?;
         desk.book = match load(runtime)? {
             Some(mut book) if book.session == key => {
+                book.busy = lease::late::busy_tabs(&desk.late);
                 book.sync(&seen, None);
                 book
             }
@@ -473,6 +474,7 @@ impl Desk {
             }
             None => Book::fresh(&key, first_free_id(runtime)?, &seen, after_connect),
         };
+        desk.book.busy = lease::late::busy_tabs(&desk.late);
         if !desk.book.current_stays || !desk.book.numbered {
             desk.keep_current()?;
         }
@@ -915,6 +917,19 @@ impl Desk {
     }
 
     /// Whether the daemon's current tab is the agent's.
+    /// Whether tab `id` is still the agent's.
+    pub fn is_own(&self, id: u64) -> bool {
+        self.book
+            .tab(id)
+            .is_some_and(|t| t.owner.agent() == Some(&self.agent))
+    }
+
+    /// Whether the daemon may still answer a command past its bound, or
+    /// one stepped aside, anyone's.
+    pub fn any_late(&self) -> bool {
+        !self.late.is_empty()
+    }
+
     pub fn current_is_own(&self) -> bool {
         self.book
             .current

@@ -48,6 +48,21 @@ pub struct Running {
     pub agent: String,
     pub command: String,
     pub secs: u64,
+    /// It stepped aside for another agent's command: it runs on, and its
+    /// reply is shown once it has the turn back.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub aside: bool,
+}
+
+impl Running {
+    /// How a command the daemon still runs without the turn came to.
+    fn late_word(&self) -> &'static str {
+        if self.aside {
+            "stepped aside for another agent's command"
+        } else {
+            "past its bound"
+        }
+    }
 }
 
 #[derive(Debug, Serialize)]
@@ -115,6 +130,7 @@ impl Agents {
             agent: h.agent,
             command: h.command,
             secs: now.saturating_sub(h.since) / 1000,
+            aside: false,
         });
         out.late = lease::late::read(&runtime)?
             .into_iter()
@@ -122,6 +138,7 @@ impl Agents {
                 secs: l.secs(now),
                 agent: l.agent,
                 command: l.command,
+                aside: l.aside,
             })
             .collect();
         if let Some(mut book) = load(&runtime)? {
@@ -213,8 +230,11 @@ impl Agents {
         }
         for r in &self.late {
             parts.push(format!(
-                "past its bound: {} `{}` ({} s)",
-                r.agent, r.command, r.secs
+                "{}: {} `{}` ({} s)",
+                r.late_word(),
+                r.agent,
+                r.command,
+                r.secs
             ));
         }
         parts.join("; ")
@@ -294,9 +314,13 @@ impl Agents {
         }
         for r in &self.late {
             out.push_str(&format!(
-                "past its bound: agent {}'s `{}` ({} s; the daemon may still run it: only agent \
-                 {}'s next command waits for it)\n",
-                r.agent, r.command, r.secs, r.agent
+                "{}: agent {}'s `{}` ({} s; the daemon may still run it: only agent {}'s next \
+                 command waits for it)\n",
+                r.late_word(),
+                r.agent,
+                r.command,
+                r.secs,
+                r.agent
             ));
         }
         out.push_str(&format!(

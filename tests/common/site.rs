@@ -2,7 +2,9 @@
 //! text and a password field, and a page that opens a popup. Enough for
 //! `goto`, `snapshot`, `click`, `fill`, `type`, `tab-new` and `screenshot`.
 //! `/agent/<name>` is a page of one's own for each agent of a lease test;
-//! `/slow` answers only after [`SLOW`], to catch a command mid-flight.
+//! `/slow` answers only after [`SLOW`], to catch a command mid-flight;
+//! `/trickle` sends its head at once and the rest after [`TRICKLE`]: its
+//! tab shows its address while the `goto` still loads it.
 
 use std::time::Duration;
 
@@ -12,6 +14,9 @@ pub const HOME_TEXT: &str = "Known text on the home page";
 pub const SECOND_TEXT: &str = "Second page reached";
 pub const POPUP_TEXT: &str = "Popup content";
 pub const SLOW: Duration = Duration::from_secs(20);
+pub const TRICKLE: Duration = Duration::from_secs(5);
+/// The heading of `/trickle`, sent last.
+pub const TRICKLE_TEXT: &str = "Trickled to the end";
 
 /// How long `/popup` takes to answer. Through the extension a popup is
 /// attached while it already runs (no debugger holds it at its start), and
@@ -178,6 +183,10 @@ impl Site {
                         });
                         continue;
                     }
+                    "/trickle" => {
+                        thread::spawn(move || trickle(request));
+                        continue;
+                    }
                     p if p.starts_with("/put/") => put(&p["/put/".len()..]),
                     other => match other.strip_prefix("/agent/") {
                         Some(name) => {
@@ -275,6 +284,23 @@ fn put(name: &str) -> String {
         .find(|(n, _)| n == name)
         .map(|(_, html)| html.clone())
         .unwrap_or_default()
+}
+
+/// The head of a page at once (the browser commits to its address), the
+/// rest after [`TRICKLE`] (until then it is loading).
+fn trickle(request: tiny_http::Request) {
+    use std::io::Write;
+    let first = "<!doctype html><html><head><title>Trickle</title></head><body>";
+    let rest = format!("<h1>{TRICKLE_TEXT}</h1></body></html>");
+    let mut out = request.into_writer();
+    let head = format!(
+        "HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: {}\r\n\
+         Connection: close\r\n\r\n{first}",
+        first.len() + rest.len()
+    );
+    let _ = out.write_all(head.as_bytes()).and_then(|()| out.flush());
+    thread::sleep(TRICKLE);
+    let _ = out.write_all(rest.as_bytes()).and_then(|()| out.flush());
 }
 
 fn respond(request: tiny_http::Request, body: String) {

@@ -74,6 +74,25 @@ pub fn die_with_parent(command: &mut Command) {
     }
 }
 
+/// Whether the peer has read every byte written to a Unix stream: Linux
+/// counts what is written and not yet read (`SIOCOUTQ`). `None` when it
+/// cannot be asked.
+pub fn peer_read_all(stream: &UnixStream) -> Option<bool> {
+    use std::os::fd::AsRawFd;
+    let mut unread: nix::libc::c_int = 0;
+    // SAFETY: the ioctl writes one int through a pointer to a live one, on
+    // a descriptor the stream owns. Neither std nor nix asks it safely.
+    #[allow(unsafe_code)]
+    let done = unsafe {
+        nix::libc::ioctl(
+            stream.as_raw_fd(),
+            nix::libc::TIOCOUTQ,
+            &mut unread as *mut nix::libc::c_int,
+        )
+    };
+    (done == 0).then_some(unread == 0)
+}
+
 /// The pid and uid of a Unix stream's peer: Linux reads both at once
 /// (`SO_PEERCRED`).
 pub fn peer_credentials(stream: &UnixStream) -> Result<Peer, PeerError> {

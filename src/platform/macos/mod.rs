@@ -52,6 +52,13 @@ pub fn user_data_base<E>(
 /// `PR_SET_PDEATHSIG`): there the recovery by private paths is all.
 pub fn die_with_parent(_command: &mut Command) {}
 
+/// Whether the peer has read every byte written to a Unix stream: macOS
+/// has no count of what the peer has not read (`SO_NWRITE` empties at
+/// once on a local socket), so it cannot be told.
+pub fn peer_read_all(_stream: &UnixStream) -> Option<bool> {
+    None
+}
+
 /// The pid and uid of a Unix stream's peer: macOS has no `SO_PEERCRED`, so
 /// the pid comes from `LOCAL_PEERPID` and the uid from `getpeereid`.
 pub fn peer_credentials(stream: &UnixStream) -> Result<Peer, PeerError> {
