@@ -478,17 +478,24 @@ impl Runtime {
     /// Whether a command of an agent other than `agent` waits in line for
     /// the session's lock behind `ticket` (the holder's): a waiter's
     /// process that still runs and is not stopped. Asked by the holder, so
-    /// every such waiter is waiting (or just gave up).
+    /// every such waiter is waiting (or just gave up). Read from the
+    /// waiters' files that are there, not from the ticket numbers given:
+    /// each waiter removes the file of the one before it, so only a few
+    /// are there, however many tickets were spent.
     pub fn others_in_line(&self, ticket: u64, agent: &str) -> bool {
-        let last = fs::read_to_string(self.root.join(TURN_TICKETS_FILE))
-            .ok()
-            .and_then(|text| text.trim().parse::<u64>().ok())
-            .unwrap_or(0);
-        // Tickets are given one by one: a line longer than this is not
-        // read to its end (the first waiters are enough to tell).
-        (ticket.saturating_add(1)..=last)
-            .take(1000)
-            .filter_map(|t| ticket_of(&self.root.join(format!("{TURN_PREFIX}{t}.lock"))))
+        let Ok(names) = fs::read_dir(&self.root) else {
+            return false;
+        };
+        names
+            .flatten()
+            .filter(|entry| {
+                entry
+                    .file_name()
+                    .to_str()
+                    .and_then(turn_ticket)
+                    .is_some_and(|t| t > ticket)
+            })
+            .filter_map(|entry| ticket_of(&entry.path()))
             .any(|(process, who)| who != agent && process.is_running() && !process.is_stopped())
     }
 
@@ -1042,6 +1049,12 @@ mod tests {
         ticket(mine + 4, format!("{} {} bob", me.pid, me.start));
         assert!(runtime.others_in_line(mine, "ann"));
         assert!(!runtime.others_in_line(mine + 4, "ann"));
+        // However many tickets were given before it (an attack spent a
+        // thousand under the holder's name), a waiter is found.
+        fs::write(runtime.root().join(TURN_TICKETS_FILE), "5000").unwrap();
+        ticket(mine + 4000, format!("{} {} bob", me.pid, me.start));
+        fs::remove_file(runtime.root().join(format!(".turn-{}.lock", mine + 4))).unwrap();
+        assert!(runtime.others_in_line(mine, "ann"));
         drop(held);
     }
 

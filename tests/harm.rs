@@ -1238,3 +1238,131 @@ fn a_tab_whose_command_stands_aside_stays_its_own_wherever_it_goes() {
     assert!(bobs[0].3.contains("localhost"), "{bobs:?}");
     assert!(b.user_tabs().is_empty(), "{}", b.agents());
 }
+
+/// bob's `eval` steps aside for ann's `tab-new` of a page that takes 20 s,
+/// and is answered soon after; bob waits 2 s at most for the turn. His
+/// command ran: it says so (exit 7), shows nothing of its reply, is no
+/// longer recorded as running, and his next command runs.
+#[test]
+fn a_reply_whose_turn_does_not_come_back_says_it_ran() {
+    let b = browser();
+    b.ok("ann", &["goto", &b.page("ann")]);
+    b.ok("bob", &["tab-new", &b.page("bob")]);
+    let mut bobs = as_agent(
+        b.sandbox(),
+        "bob",
+        &[
+            "eval",
+            "new Promise(r => setTimeout(() => r('answered ' + 'late'), 1500))",
+        ],
+    );
+    bobs.env("MY_CHROME_LEASE_WAIT_SECS", "2");
+    let bobs = Running::start(bobs);
+    common::wait::until("bob's eval to run", Duration::from_secs(20), || {
+        match b.agents()["running"]["agent"].as_str() {
+            Some("bob") => Ok(()),
+            other => Err(format!("{other:?}")),
+        }
+    });
+    let slow = b.site.url("/slow");
+    let anns = Running::start(as_agent(b.sandbox(), "ann", &["tab-new", &slow]));
+    let bobs = bobs.wait();
+    bobs.expect(7, "ran (it stepped aside for another agent's command");
+    assert!(!bobs.stdout.contains("answered late"), "{}", bobs.stdout);
+    assert_eq!(anns.wait().code, 0);
+    assert_eq!(b.agents()["late"], serde_json::json!([]));
+    let again = b.ok("bob", &["eval", "document.title"]);
+    assert!(again.stdout.contains("Agent bob"), "{}", again.stdout);
+}
+
+/// The last ticket given for the session's turn (only to see the attack's
+/// progress: bob cannot read the runtime, he would spend a few more).
+fn last_ticket(b: &Browser) -> u64 {
+    std::fs::read_to_string(b.sandbox().runtime.join(".turn-tickets.lock"))
+        .ok()
+        .and_then(|t| t.trim().parse().ok())
+        .unwrap_or(0)
+}
+
+/// bob's never-settling `eval` holds the turn while he spends a thousand
+/// tickets under his own name (commands that give up at once), so that
+/// ann's ticket lies far behind his. Found by an attack: the holder looked
+/// only at the next thousand ticket numbers for another agent's waiter,
+/// never stepped aside, and ann waited for his command. The waiters'
+/// files that are there are read instead.
+#[test]
+fn tickets_spent_hide_no_waiter_from_a_stuck_command() {
+    let b = browser();
+    b.ok("ann", &["goto", &b.page("ann")]);
+    b.ok("bob", &["tab-new", &b.page("bob")]);
+    let stuck = Running::start(as_agent(
+        b.sandbox(),
+        "bob",
+        &["eval", "new Promise(() => {})"],
+    ));
+    common::wait::until(
+        "bob's eval to hold the turn",
+        Duration::from_secs(20),
+        || match b.agents()["running"]["agent"].as_str() {
+            Some("bob") => Ok(()),
+            other => Err(format!("{other:?}")),
+        },
+    );
+    let from = last_ticket(&b);
+    thread::scope(|s| {
+        for _ in 0..4 {
+            s.spawn(|| {
+                while last_ticket(&b) < from + 1005 {
+                    let mut spent = as_agent(b.sandbox(), "bob", &["eval", "1"]);
+                    spent.env("MY_CHROME_LEASE_WAIT_SECS", "0");
+                    let _ = Running::start(spent).wait();
+                }
+            });
+        }
+    });
+    let mut anns = as_agent(b.sandbox(), "ann", &["eval", "document.title"]);
+    anns.env("MY_CHROME_LEASE_WAIT_SECS", "20");
+    let anns = Running::start(anns).wait();
+    let turns = turns_of(&b, &["ann", "bob"]);
+    let mut stuck = stuck;
+    let _ = stuck.child.kill();
+    let _ = stuck.wait();
+    assert_eq!(anns.code, 0, "{}{}", anns.stdout, anns.stderr);
+    let aside = turns.iter().rposition(|l| l == "ASIDE agent=bob");
+    let ran = turns.iter().rposition(|l| l == "RAN agent=ann");
+    assert!(aside.is_some() && aside < ran, "{turns:?}");
+}
+
+/// bob kills his command that holds the turn, and stops (SIGSTOP) his
+/// next one under another name while it takes the turn and waits a
+/// moment for what the killed one left. Found by an attack: the turn's
+/// record still named the killed process then, so nobody ended the
+/// stopped one, and ann was kept out until bob let it go on. It is named
+/// at once now, and ended once stopped past the bound and 8 s.
+#[test]
+fn a_process_stopped_as_it_takes_the_turn_keeps_nobody_out() {
+    let b = browser();
+    b.ok("person", &["setup", "--command-bound", "10s"]);
+    b.ok("ann", &["goto", &b.page("ann")]);
+    b.ok("bob", &["tab-new", &b.page("bob")]);
+    b.ok("bob-two", &["tab-new", &b.page("bob-two")]);
+    let mut first = holding_the_turn_to_the_end(&b, "bob");
+    let second = Running::start(as_agent(
+        b.sandbox(),
+        "bob-two",
+        &["eval", "document.title"],
+    ));
+    thread::sleep(Duration::from_millis(1500));
+    kill(Pid::from_raw(first.child.id() as i32), Signal::SIGKILL).unwrap();
+    let _ = first.child.wait();
+    thread::sleep(Duration::from_millis(120));
+    let two = Pid::from_raw(second.child.id() as i32);
+    kill(two, Signal::SIGSTOP).unwrap();
+    let mut anns = as_agent(b.sandbox(), "ann", &["eval", "document.title"]);
+    anns.env("MY_CHROME_LEASE_WAIT_SECS", "45");
+    let anns = Running::start(anns).wait();
+    let _ = kill(two, Signal::SIGCONT);
+    let _ = second.wait();
+    assert_eq!(anns.code, 0, "{}{}", anns.stdout, anns.stderr);
+    assert!(anns.stdout.contains("Agent ann"), "{}", anns.stdout);
+}

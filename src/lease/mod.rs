@@ -68,6 +68,19 @@ pub enum LeaseError {
     #[error("interrupted by {0} while waiting for the browser; nothing was run")]
     Interrupted(Signal),
     #[error(
+        "your `{command}` ran (it stepped aside for another agent's command while the browser \
+         ran it), but the browser's turn did not come back to it within {waited} s \
+         (MY_CHROME_LEASE_WAIT_SECS; agent {holder}'s `{holding}` has it): its reply is not \
+         shown, and what it wrote stays private. Run `my-chrome agents` to see what runs, then \
+         run it again if you still need its output"
+    )]
+    ReplyUnshown {
+        command: String,
+        waited: u64,
+        holder: String,
+        holding: String,
+    },
+    #[error(
         "{0}; the turn ends now, while the daemon may still run the command. Run `my-chrome \
          agents` to see what runs"
     )]
@@ -83,7 +96,7 @@ pub enum LeaseError {
 impl LeaseError {
     pub fn exit(&self) -> Exit {
         match self {
-            LeaseError::Busy { .. } => Exit::Busy,
+            LeaseError::Busy { .. } | LeaseError::ReplyUnshown { .. } => Exit::Busy,
             LeaseError::Malformed { .. } => Exit::Security,
             LeaseError::Runtime(e) => e.exit(),
             LeaseError::Processes(_) => Exit::Failure,
@@ -315,7 +328,23 @@ impl HeldLease {
         let lock = self
             .runtime
             .session_lock(&self.agent, wait, &mut |_| {})
-            .map_err(|e| busy_or(e, &self.runtime, &self.agent, &self.command, started))?;
+            .map_err(
+                |e| match busy_or(e, &self.runtime, &self.agent, &self.command, started) {
+                    // It ran: what did not happen is its reply being shown.
+                    LeaseError::Busy {
+                        holder,
+                        command,
+                        waited,
+                        ..
+                    } => LeaseError::ReplyUnshown {
+                        command: self.command.clone(),
+                        waited,
+                        holder,
+                        holding: command,
+                    },
+                    other => other,
+                },
+            )?;
         write(
             &self.runtime,
             Some(Holder {
@@ -504,6 +533,32 @@ pub fn acquire(
     let last_before = lease.as_ref().and_then(|l| l.last);
     let before = lease.and_then(|l| l.holder);
     log::check(runtime)?;
+    // Named at once: a process stopped from here on (its agent may stop
+    // its own) is one the next in line can end (`end_stopped`), which
+    // goes by this record.
+    write(
+        runtime,
+        Some(Holder {
+            agent: agent.clone(),
+            command: command.clone(),
+            since: now_ms(),
+            process: ProcessId::current()?,
+            abandoned: false,
+        }),
+        last_before,
+    )?;
+    let held = HeldLease {
+        runtime: runtime.clone(),
+        agent,
+        command,
+        waited: (waited >= Duration::from_millis(100)).then_some(waited),
+        tab: None,
+        ran: kind != Kind::Browser,
+        last_before,
+        activity: kind != Kind::Watcher,
+        stood_aside: false,
+        _lock: Some(lock),
+    };
     // A command killed mid-run may have left a request in the daemon (a
     // tab selected, opened or closed): it ends within moments, before this
     // command lists the tabs.
@@ -525,29 +580,7 @@ pub fn acquire(
             None,
         )?;
     }
-    write(
-        runtime,
-        Some(Holder {
-            agent: agent.clone(),
-            command: command.clone(),
-            since: now_ms(),
-            process: ProcessId::current()?,
-            abandoned: false,
-        }),
-        last_before,
-    )?;
-    Ok(HeldLease {
-        runtime: runtime.clone(),
-        agent,
-        command,
-        waited: (waited >= Duration::from_millis(100)).then_some(waited),
-        tab: None,
-        ran: kind != Kind::Browser,
-        last_before,
-        activity: kind != Kind::Watcher,
-        stood_aside: false,
-        _lock: Some(lock),
-    })
+    Ok(held)
 }
 
 /// `agent`'s own command past its bound, `own`, still runs in the daemon:
