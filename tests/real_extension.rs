@@ -872,6 +872,36 @@ fn a_command_past_its_bound_keeps_out_only_its_agent(real: &RealWorld, runs: &mu
     runs.push(bobs);
     let listed = real.sandbox().run(&["agents", "--json"]).json();
     assert_eq!(listed["late"], serde_json::json!([]), "{listed}");
+    // Before its bound: bob's eval, answered after 3 s, steps aside for
+    // ann's once the daemon has it; hers runs, then his reply is shown.
+    let slow = common::Running::start(real.sandbox().command(&[
+        "--agent",
+        "bob",
+        "eval",
+        "new Promise(r => setTimeout(() => r(document.title + ' after ann'), 3000))",
+    ]));
+    real_extension::eventually("bob's eval never held the turn", || {
+        real.sandbox().run(&["agents", "--json"]).json()["running"]["agent"] == "bob"
+    });
+    let anns = ok_as(real, "ann", &["eval", "document.title"]);
+    assert!(anns.stdout.contains("Agent ann"), "{}", anns.stdout);
+    runs.push(anns);
+    let slow = slow.wait();
+    assert_eq!(slow.code, 0, "{}{}", slow.stdout, slow.stderr);
+    assert!(
+        slow.stdout.contains("Agent bob after ann"),
+        "{}",
+        slow.stdout
+    );
+    runs.push(slow);
+    let log = std::fs::read_to_string(real.sandbox().runtime.join("lease.log")).unwrap();
+    let last = |needle: &str| log.rfind(needle);
+    let (aside, anns, bobs) = (
+        last("ASIDE agent=bob"),
+        last("RAN agent=ann command=eval"),
+        last("RAN agent=bob command=eval"),
+    );
+    assert!(aside.is_some() && aside < anns && anns < bobs, "{log}");
     // The last opened first: a close leaves open a tab with another's
     // after it (for the user), which a later step would find.
     for name in ["bob", "ann"] {
