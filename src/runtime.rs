@@ -443,7 +443,7 @@ impl Runtime {
     /// with the time waited so far, now and then, while it waits.
     pub fn session_lock(
         &self,
-        agent: &str,
+        agent: Option<&str>,
         wait: Duration,
         waiting: &mut dyn FnMut(Duration),
     ) -> Result<FileLock, RuntimeError> {
@@ -475,8 +475,9 @@ impl Runtime {
         Ok(lock)
     }
 
-    /// Whether a command of an agent other than `agent` waits in line for
-    /// the session's lock behind `ticket` (the holder's): a waiter's
+    /// Whether a browser command of an agent other than `agent` waits in
+    /// line for the session's lock behind `ticket` (the holder's; a waiter
+    /// that is no browser command names no agent): a waiter's
     /// process that still runs and is not stopped. Asked by the holder, so
     /// every such waiter is waiting (or just gave up). Read from the
     /// waiters' files that are there, not from the ticket numbers given:
@@ -496,13 +497,19 @@ impl Runtime {
                     .is_some_and(|t| t > ticket)
             })
             .filter_map(|entry| ticket_of(&entry.path()))
-            .any(|(process, who)| who != agent && process.is_running() && !process.is_stopped())
+            .any(|(process, who)| {
+                !who.is_empty() && who != agent && process.is_running() && !process.is_stopped()
+            })
     }
 
     /// A ticket for the session's lock, and the lock of its own file, made
     /// under the tickets' lock (so the file of every earlier ticket exists
     /// before a later ticket is given).
-    fn take_ticket(&self, agent: &str, wait: Duration) -> Result<(u64, FileLock), RuntimeError> {
+    fn take_ticket(
+        &self,
+        agent: Option<&str>,
+        wait: Duration,
+    ) -> Result<(u64, FileLock), RuntimeError> {
         let mut tickets = self.lock_at(TURN_TICKETS_FILE, wait, &|| {})?;
         let mut text = String::new();
         let file: &mut File = &mut tickets._lock;
@@ -516,6 +523,7 @@ impl Runtime {
         // and the holder (`others_in_line`).
         if let Ok(me) = crate::procs::ProcessId::current() {
             let file: &mut File = &mut mine._lock;
+            let agent = agent.unwrap_or_default();
             let _ = file.set_len(0).and_then(|_| {
                 file.write_all(format!("{} {} {agent}", me.pid, me.start).as_bytes())
             });
@@ -1028,7 +1036,7 @@ mod tests {
     fn only_another_agents_living_waiter_behind_counts_as_in_line() {
         let (_home, runtime) = scratch();
         let held = runtime
-            .session_lock("ann", Duration::ZERO, &mut |_| {})
+            .session_lock(Some("ann"), Duration::ZERO, &mut |_| {})
             .unwrap();
         let mine = held.ticket().unwrap();
         assert!(!runtime.others_in_line(mine, "ann"));
@@ -1045,6 +1053,9 @@ mod tests {
         );
         assert!(!runtime.others_in_line(mine, "ann"));
         ticket(mine + 3, "not a ticket".into());
+        assert!(!runtime.others_in_line(mine, "ann"));
+        // A waiter that is no browser command (disconnect, uninstall).
+        ticket(mine + 5, format!("{} {} ", me.pid, me.start));
         assert!(!runtime.others_in_line(mine, "ann"));
         ticket(mine + 4, format!("{} {} bob", me.pid, me.start));
         assert!(runtime.others_in_line(mine, "ann"));
@@ -1069,14 +1080,14 @@ mod tests {
                     as &(dyn Fn(&Runtime) -> Result<(), RuntimeError> + Sync),
             ),
             (SESSION_LOCK_FILE, &|r: &Runtime| {
-                r.session_lock("", Duration::from_secs(10), &mut |_| {})
+                r.session_lock(None, Duration::from_secs(10), &mut |_| {})
                     .map(drop)
             }),
         ] {
             let held = match name {
                 LOCK_FILE => runtime.wrapper_lock(Duration::ZERO, &quiet).unwrap(),
                 _ => runtime
-                    .session_lock("", Duration::ZERO, &mut |_| {})
+                    .session_lock(None, Duration::ZERO, &mut |_| {})
                     .unwrap(),
             };
             let waiter = runtime.clone();
@@ -1104,7 +1115,7 @@ mod tests {
         let (_home, runtime) = scratch();
         for _round in 0..2 {
             let held = runtime
-                .session_lock("", Duration::ZERO, &mut |_| {})
+                .session_lock(None, Duration::ZERO, &mut |_| {})
                 .unwrap();
             let order = std::sync::Mutex::new(Vec::new());
             std::thread::scope(|scope| {
@@ -1112,7 +1123,7 @@ mod tests {
                     let (runtime, order) = (&runtime, &order);
                     scope.spawn(move || {
                         let lock = runtime
-                            .session_lock("", Duration::from_secs(20), &mut |_| {})
+                            .session_lock(None, Duration::from_secs(20), &mut |_| {})
                             .unwrap();
                         order.lock().unwrap().push(who);
                         std::thread::sleep(Duration::from_millis(20));
@@ -1141,18 +1152,18 @@ mod tests {
     fn a_waiter_that_gives_up_lets_the_next_one_go_ahead() {
         let (_home, runtime) = scratch();
         let held = runtime
-            .session_lock("", Duration::ZERO, &mut |_| {})
+            .session_lock(None, Duration::ZERO, &mut |_| {})
             .unwrap();
         std::thread::scope(|scope| {
             let quitter = scope.spawn(|| {
                 runtime
-                    .session_lock("", Duration::from_millis(300), &mut |_| {})
+                    .session_lock(None, Duration::from_millis(300), &mut |_| {})
                     .map(drop)
             });
             std::thread::sleep(Duration::from_millis(100));
             let next = scope.spawn(|| {
                 runtime
-                    .session_lock("", Duration::from_secs(20), &mut |_| {})
+                    .session_lock(None, Duration::from_secs(20), &mut |_| {})
                     .map(drop)
             });
             let quit = quitter.join().unwrap();
@@ -1170,7 +1181,7 @@ mod tests {
     fn a_lock_whose_file_was_replaced_is_no_longer_here() {
         let (_home, runtime) = scratch();
         let held = runtime
-            .session_lock("", Duration::ZERO, &mut |_| {})
+            .session_lock(None, Duration::ZERO, &mut |_| {})
             .unwrap();
         assert!(held.still_here());
         // Another file at its path, on the same file system (a runtime put

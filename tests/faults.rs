@@ -177,6 +177,11 @@ fn a_command_that_runs_nothing_costs_the_agents_waiting_nothing() {
         thread::sleep(Duration::from_millis(50));
     }
     assert_eq!(running()["agent"], "ann");
+    // Stopped (as an agent may stop its own process) while it holds the
+    // turn: it cannot step aside for cid's command (docs/DESIGN.md, "A
+    // command steps aside"), so cid waits behind it.
+    let ann_pid = Pid::from_raw(ann.child.id() as i32);
+    kill(ann_pid, Signal::SIGSTOP).unwrap();
     // cid waits for the turn behind ann's command.
     let cid = Running::start(w.sandbox.command(&["--agent", "cid", "tab-list"]));
     cid.wait_for_stderr("is running on the browser; waiting up to 60 s as agent cid");
@@ -204,21 +209,23 @@ fn a_command_that_runs_nothing_costs_the_agents_waiting_nothing() {
         // ann's command is still the one in flight: bob took no turn.
         assert_eq!(running()["agent"], "ann", "{args:?}");
     }
-    let ann = ann.wait();
-    assert_eq!(ann.code, 0, "{}", ann.stderr);
-    // The turn went on to cid when ann's command ended.
+    // Going on, ann's command steps aside for cid's, then shows its reply.
+    kill(ann_pid, Signal::SIGCONT).unwrap();
     let cid = cid.wait();
     assert_eq!(cid.code, 0, "{}", cid.stderr);
+    let ann = ann.wait();
+    assert_eq!(ann.code, 0, "{}", ann.stderr);
     let log = fs::read_to_string(w.sandbox.runtime.join("lease.log")).unwrap();
     assert!(!log.contains("agent=bob"), "{log}");
     let order: Vec<&str> = log
         .lines()
         .filter(|l| l.contains("agent=ann") || l.contains("agent=cid"))
         .collect();
-    assert_eq!(order.len(), 2, "{log}");
-    assert!(order[0].contains("RAN agent=ann command=goto"), "{log}");
+    assert_eq!(order.len(), 3, "{log}");
+    assert!(order[0].contains("ASIDE agent=ann command=goto"), "{log}");
     assert!(order[1].contains("RAN agent=cid command=tab-list"), "{log}");
     assert!(order[1].contains(" waited="), "{log}");
+    assert!(order[2].contains("RAN agent=ann command=goto"), "{log}");
 }
 
 #[test]

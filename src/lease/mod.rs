@@ -327,7 +327,7 @@ impl HeldLease {
         let started = Instant::now();
         let lock = self
             .runtime
-            .session_lock(&self.agent, wait, &mut |_| {})
+            .session_lock(Some(&self.agent), wait, &mut |_| {})
             .map_err(
                 |e| match busy_or(e, &self.runtime, &self.agent, &self.command, started) {
                     // It ran: what did not happen is its reply being shown.
@@ -514,7 +514,7 @@ pub fn acquire(
             return Err(waiting_for_own(agent, &own, started.elapsed()));
         }
         let lock = runtime
-            .session_lock(&agent, left(), &mut tell)
+            .session_lock((kind == Kind::Browser).then_some(&agent), left(), &mut tell)
             .map_err(|e| busy_or(e, runtime, &agent, &command, started))?;
         // Under the turn, again: a command of the agent's that went past
         // its bound, or stepped aside, while this one waited for the turn
