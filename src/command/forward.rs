@@ -343,6 +343,11 @@ fn run_for_agent(
             &mut waiting,
         )
     };
+    // The desk read before it stood aside is never saved again, whatever
+    // happens from here: the others' commands wrote the book meanwhile.
+    if stood_aside {
+        desk.went_stale();
+    }
     let reply = match answer {
         Ok(reply) => reply,
         Err(Unanswered::Failed(DaemonError::Unreachable(why))) => {

@@ -133,9 +133,11 @@ fn answer(mut connection: impl Read + AsFd, cap: Duration) -> End {
 /// records stay until the session's end (`late::end_all`): the daemon may
 /// still run those commands. Whether one was waiting.
 pub fn stop(runtime: &Runtime) -> Result<bool, LeaseError> {
+    // A command that stepped aside is its agent's own process, not a
+    // waiter: it is not cut; it hears the session ended when it reads on.
     let waiting: Vec<Late> = late::read(runtime)?
         .into_iter()
-        .filter(Late::waited)
+        .filter(|l| l.waited() && !l.aside)
         .collect();
     for late in &waiting {
         let pid = nix::unistd::Pid::from_raw(late.process.pid as i32);
@@ -154,6 +156,42 @@ mod tests {
     use super::*;
     use std::io::Write;
     use std::os::unix::net::UnixStream;
+
+    /// `disconnect` ends the waits for commands past their bound, never a
+    /// command that stepped aside (its agent's own process, in flight).
+    #[test]
+    fn ending_the_waits_cuts_no_command_that_stepped_aside() {
+        let (_home, runtime) = crate::runtime::scratch();
+        for aside in [true, false] {
+            let mut child = std::process::Command::new("sleep")
+                .arg("30")
+                .spawn()
+                .unwrap();
+            let process = ProcessId::of(child.id()).unwrap();
+            late::end_all(&runtime).unwrap();
+            let entry = Late {
+                agent: "bob".into(),
+                command: "eval".into(),
+                since: super::super::now_ms(),
+                process,
+                handed: true,
+                tab: Some(2),
+                aside,
+            };
+            late::add(&runtime, entry, None).unwrap();
+            assert_eq!(stop(&runtime).unwrap(), !aside);
+            let ended = child.try_wait().unwrap().is_some()
+                || (
+                    std::thread::sleep(Duration::from_millis(200)),
+                    child.try_wait().unwrap(),
+                )
+                    .1
+                    .is_some();
+            assert_eq!(ended, !aside, "aside: {aside}");
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
 
     #[test]
     fn the_wait_ends_with_the_answer_its_line_or_its_connection() {

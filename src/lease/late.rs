@@ -74,7 +74,14 @@ impl Late {
     /// waiter that was killed or stopped does not end it sooner: the
     /// daemon may still be running the command.
     pub fn may_answer(&self, now: u64) -> bool {
-        now < self.since.saturating_add((CAP + SLACK).as_millis() as u64)
+        // One that stepped aside waits for its answer up to its bound, which
+        // may be longer than the cap: while its process does.
+        let longest = if self.aside && self.process.is_running() {
+            crate::settings::COMMAND_BOUND_RANGE.1 + CAP + SLACK
+        } else {
+            CAP + SLACK
+        };
+        now < self.since.saturating_add(longest.as_millis() as u64)
     }
 
     /// Whether a process of my-chrome's still waits for its answer.
@@ -251,6 +258,15 @@ mod tests {
         // How long ago it was sent, in whole seconds (what `agents` shows).
         assert_eq!(late(true, now - 5_500, me).secs(now), 5);
         assert_eq!(late(true, now + 1, me).secs(now), 0);
+        // One that stepped aside answers up to the longest bound while its
+        // process waits for it (its bound may pass the cap); killed, until
+        // the cap.
+        let aside = |process| Late {
+            aside: true,
+            ..late(true, now - cap, process)
+        };
+        assert!(aside(me).may_answer(now));
+        assert!(!aside(gone).may_answer(now));
         // Only a living waiter is waited for by its agent.
         assert!(late(true, now, me).waited());
         assert!(!late(true, now, gone).waited());

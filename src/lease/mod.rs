@@ -345,6 +345,8 @@ impl HeldLease {
                     other => other,
                 },
             )?;
+        // The session's last activity as the turns meanwhile left it.
+        let last = read(&self.runtime)?.and_then(|l| l.last);
         write(
             &self.runtime,
             Some(Holder {
@@ -354,8 +356,9 @@ impl HeldLease {
                 process: ProcessId::current()?,
                 abandoned: false,
             }),
-            self.last_before,
+            last,
         )?;
+        self.last_before = last;
         self._lock = Some(lock);
         Ok(())
     }
@@ -563,9 +566,9 @@ pub fn acquire(
     // tab selected, opened or closed): it ends within moments, before this
     // command lists the tabs.
     if let Some(killed) = before.filter(|h| !h.process.is_running()) {
-        std::thread::sleep(SETTLE);
         // Nobody waits for its answer: the daemon may build it until the
-        // cap, and no reply proves the tabs meanwhile.
+        // cap, and no reply proves the tabs meanwhile. (Recorded first: this
+        // one may be stopped, and ended, in the moment it then waits.)
         late::add(
             runtime,
             late::Late {
@@ -579,6 +582,7 @@ pub fn acquire(
             },
             None,
         )?;
+        std::thread::sleep(SETTLE);
     }
     Ok(held)
 }

@@ -414,6 +414,9 @@ pub struct Desk {
     /// (`lease::late`): while there are any, no reply proves the tabs, and
     /// a tab that appears is not this agent's if one is another's.
     late: Vec<lease::late::Late>,
+    /// Read before its command stepped aside: the others' commands may
+    /// have changed the book since, so it is never saved again.
+    stale: bool,
 }
 
 impl Desk {
@@ -450,6 +453,7 @@ impl Desk {
             known: crate::token::fingerprint::recorded(runtime)?,
             baseline: None,
             late: lease::late::read(runtime)?,
+            stale: false,
         };
         let seen = desk.list()?;
         let key = session_key(socket)?;
@@ -957,7 +961,15 @@ impl Desk {
     }
 
     pub fn save(&self) -> Result<(), RuntimeError> {
+        if self.stale {
+            return Ok(());
+        }
         save(&self.runtime, &self.book)
+    }
+
+    /// Its command stepped aside: what it holds is no longer the book.
+    pub fn went_stale(&mut self) {
+        self.stale = true;
     }
 
     /// One housekeeping request for the daemon. What it changes is unknown

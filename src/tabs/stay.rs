@@ -24,7 +24,11 @@ use super::number;
 /// agent's command may have moved meanwhile (a command past its bound).
 /// A call's tab is never unset by the call (a crashed tab's reset, then a
 /// page the browser opens outside the call): its reply is then of the
-/// crashed tab, never of the tab current meanwhile. The same request has
+/// crashed tab, never of the tab current meanwhile. Only a tab command's
+/// own call (`browser_tabs`: new, select) moves its tab, and never through
+/// a closed tab's neighbour: the daemon's handlers of page events may run
+/// in any call's flow (an attack-free run of six agents saw an `eval`'s
+/// reply describe another agent's tab, opened meanwhile). The same request has
 /// the daemon number its tabs (`number`). Answers `"kept"` (also when
 /// already done), or `"unknown"` when the daemon is not the one this was
 /// written for (then it changed nothing).
@@ -44,7 +48,12 @@ const KEEP: &str = ")
     const closed = context._onPageClosed;
     context._onPageClosed = function (tab) {
       const current = this._currentTab;
-      closed.call(this, tab);
+      this.myChromeClosing = true;
+      try {
+        closed.call(this, tab);
+      } finally {
+        this.myChromeClosing = false;
+      }
       if (current === tab) this._currentTab = tab;
     };
     context.myChromeKeepsCurrent = true;
@@ -59,14 +68,15 @@ const KEEP: &str = ")
     const call = new hooks.AsyncLocalStorage();
     const running = context.setRunningTool;
     context.setRunningTool = function (name) {
-      if (name) call.enterWith({ tab: this._currentTab });
+      if (name) call.enterWith({ tab: this._currentTab, name });
       else if (call.getStore()) call.getStore().tab = undefined;
       return running.call(this, name);
     };
     const select = context._setCurrentTab;
     context._setCurrentTab = function (tab) {
       const own = call.getStore();
-      if (own && own.tab && tab) own.tab = tab;
+      if (own && own.tab && tab && own.name === 'browser_tabs' && !this.myChromeClosing)
+        own.tab = tab;
       return select.call(this, tab);
     };
     const current = context.currentTab;
