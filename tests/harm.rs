@@ -66,13 +66,18 @@ fn bob_opens_a_popup_with(b: &Browser, button: &str) -> String {
 fn holding_the_turn(b: &Browser, agent: &str, ms: u64, result: &str) -> Running {
     let eval = format!("new Promise(r => setTimeout(() => r({result}), {ms}))");
     let long = Running::start(as_agent(b.sandbox(), agent, &["eval", &eval]));
-    common::wait::until("the eval to run", Duration::from_secs(20), || {
+    until_running(b, agent);
+    long
+}
+
+/// Waits until a command of `agent`'s holds the session's turn.
+fn until_running(b: &Browser, agent: &str) {
+    common::wait::until("the command to run", Duration::from_secs(20), || {
         match b.agents()["running"]["agent"].as_str() {
             Some(running) if running == agent => Ok(()),
             other => Err(format!("{other:?}")),
         }
     });
-    long
 }
 
 /// `agent`'s `tab-new` of a page that answers after 20 s (`/slow`), once
@@ -81,12 +86,7 @@ fn holding_the_turn(b: &Browser, agent: &str, ms: u64, result: &str) -> Running 
 fn holding_the_turn_to_the_end(b: &Browser, agent: &str) -> Running {
     let slow = b.site.url("/slow");
     let long = Running::start(as_agent(b.sandbox(), agent, &["tab-new", &slow]));
-    common::wait::until("the tab-new to run", Duration::from_secs(20), || {
-        match b.agents()["running"]["agent"].as_str() {
-            Some(running) if running == agent => Ok(()),
-            other => Err(format!("{other:?}")),
-        }
-    });
+    until_running(b, agent);
     long
 }
 
@@ -1258,12 +1258,7 @@ fn a_reply_whose_turn_does_not_come_back_says_it_ran() {
     );
     bobs.env("MY_CHROME_LEASE_WAIT_SECS", "2");
     let bobs = Running::start(bobs);
-    common::wait::until("bob's eval to run", Duration::from_secs(20), || {
-        match b.agents()["running"]["agent"].as_str() {
-            Some("bob") => Ok(()),
-            other => Err(format!("{other:?}")),
-        }
-    });
+    until_running(&b, "bob");
     let slow = b.site.url("/slow");
     let anns = Running::start(as_agent(b.sandbox(), "ann", &["tab-new", &slow]));
     let bobs = bobs.wait();
@@ -1300,14 +1295,7 @@ fn tickets_spent_hide_no_waiter_from_a_stuck_command() {
         "bob",
         &["eval", "new Promise(() => {})"],
     ));
-    common::wait::until(
-        "bob's eval to hold the turn",
-        Duration::from_secs(20),
-        || match b.agents()["running"]["agent"].as_str() {
-            Some("bob") => Ok(()),
-            other => Err(format!("{other:?}")),
-        },
-    );
+    until_running(&b, "bob");
     let from = last_ticket(&b);
     thread::scope(|s| {
         for _ in 0..4 {
