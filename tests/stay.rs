@@ -1,0 +1,147 @@
+//! The request that keeps each call's tab (`src/tabs/stay.rs`), run by a
+//! real Node against a context shaped like the pinned daemon's (the
+//! methods it wraps, each doing what the daemon's does to the current
+//! tab), each call in an async flow of its own as the daemon serves
+//! requests. The daemon runs its handlers of page events in whichever
+//! call's flow the event came in: a run of six agents once saw an `eval`'s
+//! reply describe another agent's tab, opened meanwhile. These cases put
+//! that in order, every time.
+
+mod common;
+
+use std::process::Command;
+
+use common::fake_npm::system_node;
+
+/// A context with the daemon's names: a closed tab's handler makes the
+/// next one current, a tab command makes its tab current, the current
+/// tab is the context's, and `Tab.headerSnapshot` describes a tab.
+const DAEMON: &str = r#"
+const { AsyncLocalStorage } = require('node:async_hooks');
+class Tab {
+  constructor(context, name) { this.context = context; this.name = name; this.page = { url: () => name }; }
+  async headerSnapshot() {
+    return { title: this.name, url: this.name, current: this.isCurrentTab(), crashed: false, changed: false,
+             console: { total: 0, errors: 0, warnings: 0 } };
+  }
+  isCurrentTab() { return this.context._currentTab === this; }
+}
+class Context {
+  constructor() { this._tabs = []; this._currentTab = undefined; }
+  open(name) { const tab = new Tab(this, name); this._tabs.push(tab); return tab; }
+  _onPageClosed(tab) {
+    this._tabs = this._tabs.filter(t => t !== tab);
+    if (this._currentTab === tab) this._setCurrentTab(this._tabs[0]);
+  }
+  _setCurrentTab(tab) { this._currentTab = tab; }
+  setRunningTool(name) { this._running = name; }
+  currentTab() { return this._currentTab; }
+  currentTabOrDie() { return this._currentTab; }
+}
+const tabSymbol = Symbol('tabSymbol');
+const context = new Context();
+const [a, b] = [context.open('a'), context.open('b')];
+context._setCurrentTab(a);
+const page = { [tabSymbol]: a };
+// One call, in a flow of its own (as each request the daemon reads), its
+// tool `name` running `body`; what its reply would describe.
+const call = (name, body) => new Promise(done => setImmediate(async () => {
+  context.setRunningTool(name);
+  await body();
+  const described = context.currentTab();
+  context.setRunningTool(undefined);
+  done(described && described.name);
+}));
+const pause = ms => new Promise(done => setTimeout(done, ms));
+"#;
+
+/// The pinned daemon's `run-code` of our request, then `cases`; what
+/// Node prints.
+fn run(cases: &str) -> String {
+    let [_, code] = my_chrome::tabs::stay::request_words();
+    let script = format!(
+        "{DAEMON}\n(async () => {{\n  const kept = await ({code})(page);\n  console.log('request:', kept);\n{cases}\n}})();\n"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("stay.js");
+    std::fs::write(&path, script).unwrap();
+    let out = Command::new(system_node()).arg(&path).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}
+
+/// An `eval` runs on tab a; meanwhile a tab opens and the daemon's
+/// handler makes it current in the eval's own flow (as it did for the six
+/// agents). The eval's reply is still of tab a.
+#[test]
+fn a_page_event_in_a_calls_flow_does_not_move_its_tab() {
+    let out = run(r#"
+  const described = await call('browser_evaluate', async () => {
+    await pause(5);
+    context._setCurrentTab(context.open('c'));
+    await pause(5);
+  });
+  console.log('eval describes:', described);
+"#);
+    assert!(out.contains("request: kept"), "{out}");
+    assert!(out.contains("eval describes: a\n"), "{out}");
+}
+
+/// A tab command's own call moves its tab: the new tab it opened, or the
+/// one it selected, is what its reply describes.
+#[test]
+fn a_tab_commands_call_takes_the_tab_it_makes_current() {
+    let out = run(r#"
+  const opened = await call('browser_tabs', async () => {
+    await pause(5);
+    context._setCurrentTab(context.open('new'));
+  });
+  console.log('new describes:', opened);
+  const selected = await call('browser_tabs', async () => context._setCurrentTab(b));
+  console.log('select describes:', selected);
+"#);
+    assert!(out.contains("new describes: new\n"), "{out}");
+    assert!(out.contains("select describes: b\n"), "{out}");
+}
+
+/// The current tab closes during a tab command's call: the daemon's
+/// handler would make the next tab current, and the call with it. The
+/// closed tab stays current, and the call's tab is still the closed one:
+/// no command goes to its neighbour, another agent's.
+#[test]
+fn a_closed_current_tab_moves_no_call_to_its_neighbour() {
+    let out = run(r#"
+  const described = await call('browser_tabs', async () => {
+    await pause(5);
+    context._onPageClosed(a);
+  });
+  console.log('call describes:', described);
+  console.log('current:', context._currentTab.name);
+"#);
+    assert!(out.contains("call describes: a\n"), "{out}");
+    assert!(out.contains("current: a\n"), "{out}");
+}
+
+/// Two calls side by side (one stepped aside): each describes the tab
+/// current when it started, whatever the other made current meanwhile.
+#[test]
+fn calls_side_by_side_each_describe_their_own_tab() {
+    let out = run(r#"
+  const slow = call('browser_evaluate', () => pause(30));
+  await pause(5);
+  const other = call('browser_tabs', async () => context._setCurrentTab(b));
+  const [first, second] = await Promise.all([slow, other]);
+  console.log('slow describes:', first, 'other describes:', second);
+  console.log('outside a call:', context.currentTab().name);
+"#);
+    assert!(
+        out.contains("slow describes: a other describes: b\n"),
+        "{out}"
+    );
+    assert!(out.contains("outside a call: b\n"), "{out}");
+}
