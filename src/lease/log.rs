@@ -38,7 +38,8 @@ pub enum Event<'a> {
     Abandoned { tab: Option<u64> },
     /// Ran, on tab `tab`, and gave the turn up while the daemon runs it,
     /// for another agent's command in line: it takes the turn again to
-    /// show its reply (logged then as run).
+    /// show its reply (logged then as run, or as a timeout when the turn
+    /// did not come back within its wait).
     SteppedAside { tab: Option<u64> },
     /// Its process was found stopped (SIGSTOP) holding the turn `held`
     /// after the turn began, past the user's bound: it was killed, which

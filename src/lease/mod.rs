@@ -81,6 +81,12 @@ pub enum LeaseError {
         holding: String,
     },
     #[error(
+        "interrupted by {signal} while your `{command}`, which ran (it stepped aside for another \
+         agent's command while the browser ran it), waited for the browser's turn to show its \
+         reply: its reply is not shown, and what it wrote stays private"
+    )]
+    ReplyInterrupted { command: String, signal: Signal },
+    #[error(
         "{0}; the turn ends now, while the daemon may still run the command. Run `my-chrome \
          agents` to see what runs"
     )]
@@ -100,7 +106,9 @@ impl LeaseError {
             LeaseError::Malformed { .. } => Exit::Security,
             LeaseError::Runtime(e) => e.exit(),
             LeaseError::Processes(_) => Exit::Failure,
-            LeaseError::Interrupted(signal) => Exit::from(*signal),
+            LeaseError::Interrupted(signal) | LeaseError::ReplyInterrupted { signal, .. } => {
+                Exit::from(*signal)
+            }
             LeaseError::Handover(_) => Exit::Failure,
             LeaseError::NotHandedOver => Exit::Usage,
         }
@@ -341,6 +349,10 @@ impl HeldLease {
                         waited,
                         holder,
                         holding: command,
+                    },
+                    LeaseError::Interrupted(signal) => LeaseError::ReplyInterrupted {
+                        command: self.command.clone(),
+                        signal,
                     },
                     other => other,
                 },
@@ -1185,5 +1197,15 @@ mod tests {
         let error = LeaseError::Interrupted(Signal::SIGTERM);
         assert_eq!(error.exit(), Exit::from(Signal::SIGTERM));
         assert_ne!(error.exit(), Exit::Failure);
+        assert!(error.to_string().contains("nothing was run"));
+        // A command that stepped aside ran: its interrupted wait for the
+        // turn back never says otherwise.
+        let error = LeaseError::ReplyInterrupted {
+            command: "eval".into(),
+            signal: Signal::SIGINT,
+        };
+        assert_eq!(error.exit(), Exit::from(Signal::SIGINT));
+        let said = error.to_string();
+        assert!(said.contains("`eval`, which ran") && !said.contains("nothing was run"));
     }
 }
