@@ -92,7 +92,7 @@ pub fn give(config: &Config, raw: &str, to: &str) -> Result<(), Error> {
     let recipient = |desk: &Desk| desk.book.agents.get(&to).and_then(|a| a.registration);
     // No session: nothing to give, and no turn taken for it.
     let (asked, shown, whom, config) = {
-        let (first, desk) = turn(config, "tab-give")?;
+        let (first, mut desk) = turn(config, "tab-give")?;
         // What would be refused after the answer is refused before asking.
         let refused = desk.book.clone().give(id, &to).err();
         desk.save()?;

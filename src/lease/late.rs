@@ -39,6 +39,12 @@ const LOCK_WAIT: Duration = Duration::from_secs(5);
 struct LateFile {
     version: u32,
     late: Vec<Late>,
+    /// The tabs of commands answered since the tabs were last listed and
+    /// kept under the turn: what happened on them until their answer (a
+    /// page loaded past its bound, to another site) was their commands'
+    /// doing, so they stay busy (`Book::busy`) until a kept list read them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    ended: Vec<u64>,
 }
 
 /// A command the daemon may still be running.
@@ -100,9 +106,36 @@ impl Late {
 pub fn read(runtime: &Runtime) -> Result<Vec<Late>, LeaseError> {
     let now = super::now_ms();
     Ok(recorded(runtime)?
+        .late
         .into_iter()
         .filter(|l| l.may_answer(now))
         .collect())
+}
+
+/// The tabs of commands answered since the tabs were last kept ([`LateFile::ended`]).
+pub fn ended_tabs(runtime: &Runtime) -> Result<Vec<u64>, LeaseError> {
+    Ok(recorded(runtime)?.ended)
+}
+
+/// A list under the turn that read `tabs` as busy was kept: they are no
+/// longer (a tab answered meanwhile stays). A file that is not ours is
+/// left as it is: every reader refuses it.
+pub fn ended_listed(runtime: &Runtime, tabs: &[u64]) -> Result<(), RuntimeError> {
+    if tabs.is_empty() {
+        return Ok(());
+    }
+    let _lock = runtime.late_lock(LOCK_WAIT)?;
+    let mut file = match recorded(runtime) {
+        Ok(file) => file,
+        Err(LeaseError::Runtime(e)) => return Err(e),
+        Err(_) => return Ok(()),
+    };
+    let before = file.ended.len();
+    file.ended.retain(|t| !tabs.contains(t));
+    if file.ended.len() != before {
+        write(runtime, file.late, file.ended)?;
+    }
+    Ok(())
 }
 
 /// Whether the daemon may still answer a command of an agent other than
@@ -126,10 +159,11 @@ pub fn own_waited(runtime: &Runtime, agent: &str) -> Result<Option<Late>, LeaseE
 /// over at its bound).
 pub fn add(runtime: &Runtime, late: Late, from: Option<&ProcessId>) -> Result<(), LeaseError> {
     let _lock = runtime.late_lock(LOCK_WAIT)?;
+    let ended = recorded(runtime)?.ended;
     let mut all = read(runtime)?;
     all.retain(|l| !from.is_some_and(|from| l.process.same_as(from)));
     all.push(late);
-    Ok(write(runtime, all)?)
+    Ok(write(runtime, all, ended)?)
 }
 
 /// The tabs commands the daemon may still answer run on.
@@ -137,17 +171,20 @@ pub fn busy_tabs(late: &[Late]) -> Vec<u64> {
     late.iter().filter_map(|l| l.tab).collect()
 }
 
-/// Takes out the entry whose waiter is `me`: the daemon answered it.
+/// Takes out the entry whose waiter is `me`: the daemon answered it. Its
+/// tab stays busy until a list under the turn has read it.
 pub fn answered(runtime: &Runtime, me: &ProcessId) -> Result<(), LeaseError> {
     let _lock = runtime.late_lock(LOCK_WAIT)?;
+    let mut ended = recorded(runtime)?.ended;
     let all = read(runtime)?;
-    let left: Vec<Late> = all
-        .iter()
-        .filter(|l| !(l.handed && l.process.same_as(me)))
-        .cloned()
-        .collect();
-    if left.len() != all.len() {
-        write(runtime, left)?;
+    let (done, left): (Vec<Late>, Vec<Late>) = all
+        .into_iter()
+        .partition(|l| l.handed && l.process.same_as(me));
+    if !done.is_empty() {
+        ended.extend(done.iter().filter_map(|l| l.tab));
+        ended.sort_unstable();
+        ended.dedup();
+        write(runtime, left, ended)?;
     }
     Ok(())
 }
@@ -159,12 +196,16 @@ pub fn end_all(runtime: &Runtime) -> Result<(), LeaseError> {
 }
 
 /// Every entry, answering or not.
-fn recorded(runtime: &Runtime) -> Result<Vec<Late>, LeaseError> {
+fn recorded(runtime: &Runtime) -> Result<LateFile, LeaseError> {
     let Some(bytes) = runtime
         .read_state(StateFile::Late)?
         .filter(|bytes| !bytes.iter().all(|b| *b == 0 || b.is_ascii_whitespace()))
     else {
-        return Ok(Vec::new());
+        return Ok(LateFile {
+            version: VERSION,
+            late: Vec::new(),
+            ended: Vec::new(),
+        });
     };
     let malformed = |detail: String| LeaseError::Malformed {
         path: runtime.root().join(StateFile::Late.file_name()),
@@ -175,13 +216,14 @@ fn recorded(runtime: &Runtime) -> Result<Vec<Late>, LeaseError> {
     if file.version != VERSION {
         return Err(malformed("unexpected version".into()));
     }
-    Ok(file.late)
+    Ok(file)
 }
 
-fn write(runtime: &Runtime, late: Vec<Late>) -> Result<(), RuntimeError> {
+fn write(runtime: &Runtime, late: Vec<Late>, ended: Vec<u64>) -> Result<(), RuntimeError> {
     let file = LateFile {
         version: VERSION,
         late,
+        ended,
     };
     let bytes = serde_json::to_vec(&file).expect("the late file serialises");
     runtime.write_state(StateFile::Late, &bytes)
@@ -303,6 +345,47 @@ mod tests {
         }
         runtime.write_state(StateFile::Late, b"{}").unwrap();
         assert!(matches!(read(&runtime), Err(LeaseError::Malformed { .. })));
+    }
+
+    #[test]
+    fn an_answered_commands_tab_stays_busy_until_a_kept_list_read_it() {
+        let (_home, runtime) = crate::runtime::scratch();
+        let me = ProcessId::current().unwrap();
+        let now = super::super::now_ms();
+        let on = |tab: u64| Late {
+            tab: Some(tab),
+            ..late(true, now, me)
+        };
+        add(&runtime, on(4), None).unwrap();
+        assert_eq!(busy_tabs(&read(&runtime).unwrap()), vec![4]);
+        assert!(ended_tabs(&runtime).unwrap().is_empty());
+        // Answered (its page came past the bound): no longer late, its tab
+        // still busy for the next list.
+        answered(&runtime, &me).unwrap();
+        assert!(read(&runtime).unwrap().is_empty());
+        assert_eq!(ended_tabs(&runtime).unwrap(), vec![4]);
+        // Another command past its bound meanwhile keeps it.
+        let other = ProcessId {
+            pid: me.pid,
+            start: me.start.wrapping_add(1000),
+        };
+        add(
+            &runtime,
+            Late {
+                tab: Some(6),
+                ..late(true, now, other)
+            },
+            None,
+        )
+        .unwrap();
+        assert_eq!(ended_tabs(&runtime).unwrap(), vec![4]);
+        // A list that read another tab busy keeps it; the one that read it
+        // takes it out.
+        ended_listed(&runtime, &[5]).unwrap();
+        assert_eq!(ended_tabs(&runtime).unwrap(), vec![4]);
+        ended_listed(&runtime, &[4]).unwrap();
+        assert!(ended_tabs(&runtime).unwrap().is_empty());
+        assert_eq!(busy_tabs(&read(&runtime).unwrap()), vec![6]);
     }
 
     #[test]

@@ -414,6 +414,10 @@ pub struct Desk {
     /// (`lease::late`): while there are any, no reply proves the tabs, and
     /// a tab that appears is not this agent's if one is another's.
     late: Vec<lease::late::Late>,
+    /// The tabs of late commands answered since the book was last kept
+    /// (`late::ended_tabs`): busy for this desk's lists, and no longer once
+    /// it keeps the book.
+    ended: Vec<u64>,
     /// Read before its command stepped aside: the others' commands may
     /// have changed the book since, so it is never saved again.
     stale: bool,
@@ -453,13 +457,14 @@ impl Desk {
             known: crate::token::fingerprint::recorded(runtime)?,
             baseline: None,
             late: lease::late::read(runtime)?,
+            ended: lease::late::ended_tabs(runtime)?,
             stale: false,
         };
         let seen = desk.list()?;
         let key = session_key(socket)?;
         desk.book = match load(runtime)? {
             Some(mut book) if book.session == key => {
-                book.busy = lease::late::busy_tabs(&desk.late);
+                book.busy = desk.busy();
                 book.sync(&seen, None);
                 book
             }
@@ -478,7 +483,7 @@ impl Desk {
             }
             None => Book::fresh(&key, first_free_id(runtime)?, &seen, after_connect),
         };
-        desk.book.busy = lease::late::busy_tabs(&desk.late);
+        desk.book.busy = desk.busy();
         if !desk.book.current_stays || !desk.book.numbered {
             desk.keep_current()?;
         }
@@ -960,11 +965,24 @@ impl Desk {
             .collect()
     }
 
-    pub fn save(&self) -> Result<(), RuntimeError> {
+    pub fn save(&mut self) -> Result<(), RuntimeError> {
         if self.stale {
             return Ok(());
         }
-        save(&self.runtime, &self.book)
+        save(&self.runtime, &self.book)?;
+        // What the ended commands did is in the book now.
+        lease::late::ended_listed(&self.runtime, &self.ended)?;
+        self.ended.clear();
+        Ok(())
+    }
+
+    /// The tabs whose changes are their commands' doing: of commands the
+    /// daemon may still answer, and of those answered since the book was
+    /// last kept.
+    fn busy(&self) -> Vec<u64> {
+        let mut busy = lease::late::busy_tabs(&self.late);
+        busy.extend(&self.ended);
+        busy
     }
 
     /// Its command stepped aside: what it holds is no longer the book.

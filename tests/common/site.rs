@@ -2,7 +2,10 @@
 //! text and a password field, and a page that opens a popup. Enough for
 //! `goto`, `snapshot`, `click`, `fill`, `type`, `tab-new` and `screenshot`.
 //! `/agent/<name>` is a page of one's own for each agent of a lease test;
-//! `/slow` answers only after [`SLOW`], to catch a command mid-flight;
+//! `/slow` (and `/slow/<any>`: Chromium's cache lets one load of an
+//! address wait for another, so tabs loading at once need addresses of
+//! their own) answers only after
+//! [`SLOW`], to catch a command mid-flight;
 //! `/trickle` sends its head at once and the rest after [`TRICKLE`]: its
 //! tab shows its address while the `goto` still loads it.
 
@@ -172,10 +175,10 @@ impl Site {
                         continue;
                     }
                     // Answered aside, so that other pages stay quick.
-                    "/slow" | "/popup" => {
-                        let (delay, body) = match path.as_str() {
-                            "/slow" => (SLOW, SECOND),
-                            _ => (POPUP_DELAY, POPUP),
+                    p if p == "/slow" || p.starts_with("/slow/") || p == "/popup" => {
+                        let (delay, body) = match p {
+                            "/popup" => (POPUP_DELAY, POPUP),
+                            _ => (SLOW, SECOND),
                         };
                         thread::spawn(move || {
                             thread::sleep(delay);

@@ -423,7 +423,7 @@ impl<'s> Attempt<'s> {
         // The new session's tab book, within what is left of the bound.
         if let SessionState::Ready(entry) = started.session_state() {
             match started.desk_within(&entry.socket_path, true, self.budget) {
-                Ok(desk) => {
+                Ok(mut desk) => {
                     let _ = desk.save();
                 }
                 // Still the new session's: no command then reads an earlier
