@@ -272,8 +272,9 @@ fn connect(socket: &Path, deadline: Instant, bound: Duration) -> Result<UnixStre
     })
 }
 
-/// `{"id":1,"result":{"text":…}}` or `{"id":1,"error":…}`.
-fn parse_reply(line: &[u8]) -> Result<Reply, DaemonError> {
+/// `{"id":1,"result":{"text":…}}` or `{"id":1,"error":…}` (also read by
+/// the waiter of a command past its bound, `lease::finish`).
+pub fn parse_reply(line: &[u8]) -> Result<Reply, DaemonError> {
     let line = without_lone_surrogates(line);
     let reply: serde_json::Value = serde_json::from_slice(&line)
         .map_err(|e| DaemonError::Malformed(format!("not JSON: {e}")))?;

@@ -9,8 +9,10 @@
 //! commands run beside it (each on its own tab: the daemon keeps a command
 //! on the tab it started on), and only its agent's next command waits for
 //! this process. `disconnect` ends the wait ([`stop`]). The waiting
-//! process holds no token and reads nothing of a page: the answer is read
-//! and dropped. It does nothing unless `late.json` names it (pid and start
+//! process holds no token and keeps one thing of the answer: the page its
+//! command's tab ended on (its `### Page` section's address and title,
+//! redacted as the book's headers are), for the next desk to read in as
+//! that command's doing (`late::Ended`). It does nothing unless `late.json` names it (pid and start
 //! time) as a command's waiter, and takes the agent and command it logs
 //! from there: run by hand, it can write no log.
 
@@ -58,7 +60,7 @@ pub fn wait(runtime: &RuntimeLocation) -> Result<End, LeaseError> {
         return Err(LeaseError::NotHandedOver);
     };
     let started = Instant::now();
-    let end = answer(std::io::stdin(), CAP);
+    let (end, said) = answer(std::io::stdin(), CAP);
     let line = log::line(
         std::time::SystemTime::now(),
         &holder.agent,
@@ -72,9 +74,29 @@ pub fn wait(runtime: &RuntimeLocation) -> Result<End, LeaseError> {
     // Answered, its record goes. Stopped or given up, the daemon may still
     // run the command: the record stays until the cap or the session's end.
     if end == End::Answered {
-        late::answered(&runtime, &me)?;
+        late::answered(
+            &runtime,
+            &me,
+            said.and_then(|said| ended_on(&runtime, &said)),
+        )?;
     }
     Ok(end)
+}
+
+/// The page an answer describes its tab on: the daemon's number and the
+/// header, redacted as the book's are. Nothing from an answer that is not
+/// the daemon's reply, or describes no page.
+fn ended_on(runtime: &Runtime, line: &[u8]) -> Option<(u64, String)> {
+    let crate::daemon::Reply::Text {
+        text: Some(text), ..
+    } = crate::daemon::parse_reply(line).ok()?
+    else {
+        return None;
+    };
+    let page = crate::tabs::proof::page_of(&text)?;
+    let known = crate::token::fingerprint::recorded(runtime).ok()?;
+    let header = crate::redact::redact_value(&page.header, known.as_ref());
+    Some((page.number?, header))
 }
 
 /// The late command whose waiter `late.json` names `me`, once (within
@@ -95,18 +117,24 @@ fn named(runtime: &Runtime, me: ProcessId, within: Duration) -> Result<Option<La
     }
 }
 
+/// The most of an answer kept to read its page from: a longer one is
+/// dropped as it comes (its tab is then read as any other's).
+const KEPT: usize = 32 << 20;
+
 /// Reads `connection` until the daemon's answer has ended (a line, or the
-/// connection closed), within `cap` and until a signal.
-fn answer(mut connection: impl Read + AsFd, cap: Duration) -> End {
+/// connection closed), within `cap` and until a signal; the answer's line
+/// when it came whole and within [`KEPT`].
+fn answer(mut connection: impl Read + AsFd, cap: Duration) -> (End, Option<Vec<u8>>) {
     let deadline = Instant::now() + cap;
     let mut chunk = [0u8; 64 * 1024];
+    let mut line = Some(Vec::new());
     loop {
         if let Some(signal) = signals::pending() {
-            return End::Stopped(signal);
+            return (End::Stopped(signal), None);
         }
         let left = deadline.saturating_duration_since(Instant::now());
         if left.is_zero() {
-            return End::GaveUp;
+            return (End::GaveUp, None);
         }
         let wait = PollTimeout::try_from(POLL.min(left)).unwrap_or(PollTimeout::ZERO);
         let mut ready = [PollFd::new(connection.as_fd(), PollFlags::POLLIN)];
@@ -114,14 +142,26 @@ fn answer(mut connection: impl Read + AsFd, cap: Duration) -> End {
             Ok(0) => continue,
             Ok(_) => {}
             Err(nix::errno::Errno::EINTR) => continue,
-            Err(_) => return End::Answered,
+            Err(_) => return (End::Answered, None),
         }
-        match connection.read(&mut chunk) {
-            // The answer ends its line; the rest of it is of no interest.
-            Ok(n) if n > 0 && !chunk[..n].contains(&b'\n') => continue,
-            Ok(_) => return End::Answered,
+        let read = match connection.read(&mut chunk) {
+            Ok(n) => &chunk[..n],
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(_) => return End::Answered,
+            Err(_) => return (End::Answered, None),
+        };
+        // Closed before its line ended: no whole answer to read.
+        if read.is_empty() {
+            return (End::Answered, None);
+        }
+        // The answer ends its line; the rest of it is of no interest.
+        let end = read.iter().position(|b| *b == b'\n');
+        let part = &read[..end.unwrap_or(read.len())];
+        line = line.filter(|l| l.len() + part.len() <= KEPT).map(|mut l| {
+            l.extend_from_slice(part);
+            l
+        });
+        if end.is_some() {
+            return (End::Answered, line);
         }
     }
 }
@@ -200,18 +240,43 @@ mod tests {
         daemon.write_all(b"{\"id\":1,\"result\":").unwrap();
         std::thread::sleep(Duration::from_millis(300));
         assert!(!reader.is_finished(), "half a line is no answer");
-        daemon.write_all(b"{\"text\":\"x\"}}\n").unwrap();
-        assert_eq!(reader.join().unwrap(), End::Answered);
+        daemon.write_all(b"{\"text\":\"x\"}}\nmore").unwrap();
+        assert_eq!(
+            reader.join().unwrap(),
+            (
+                End::Answered,
+                Some(b"{\"id\":1,\"result\":{\"text\":\"x\"}}".to_vec())
+            )
+        );
         let (daemon, ours) = UnixStream::pair().unwrap();
         drop(daemon);
-        assert_eq!(answer(ours, Duration::from_secs(30)), End::Answered);
+        assert_eq!(answer(ours, Duration::from_secs(30)), (End::Answered, None));
+    }
+
+    #[test]
+    fn the_page_an_answer_ended_on_is_read_redacted_or_not_at_all() {
+        let (_home, runtime) = crate::runtime::scratch();
+        let reply = |text: &str| serde_json::json!({"id": 1, "result": {"text": text}}).to_string();
+        let page = "### Result\n1\n### Page\n- Page URL: https://a.test/?token=";
+        let secret = format!("{page}Zq3_secretTOKENvalue-0123456789abcdef\n- Page Title: <mc:3> A");
+        let (number, header) = ended_on(&runtime, reply(&secret).as_bytes()).unwrap();
+        assert_eq!(number, 3);
+        assert!(
+            header.starts_with("[A](https://a.test/?token=<redacted>"),
+            "{header}"
+        );
+        // No page, another request's reply, or not the daemon's at all.
+        assert_eq!(ended_on(&runtime, reply("### Result\n1").as_bytes()), None);
+        let other = serde_json::json!({"id": 2, "result": {"text": secret}}).to_string();
+        assert_eq!(ended_on(&runtime, other.as_bytes()), None);
+        assert_eq!(ended_on(&runtime, b"not json"), None);
     }
 
     #[test]
     fn the_wait_gives_up_at_its_cap() {
         let (_daemon, ours) = UnixStream::pair().unwrap();
         let started = Instant::now();
-        assert_eq!(answer(ours, Duration::from_millis(300)), End::GaveUp);
+        assert_eq!(answer(ours, Duration::from_millis(300)).0, End::GaveUp);
         assert!(started.elapsed() >= Duration::from_millis(300));
     }
 }

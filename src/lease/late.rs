@@ -39,12 +39,27 @@ const LOCK_WAIT: Duration = Duration::from_secs(5);
 struct LateFile {
     version: u32,
     late: Vec<Late>,
-    /// The tabs of commands answered since the tabs were last listed and
-    /// kept under the turn: what happened on them until their answer (a
-    /// page loaded past its bound, to another site) was their commands'
-    /// doing, so they stay busy (`Book::busy`) until a kept list read them.
+    /// The pages commands answered since the tabs were last kept under
+    /// the turn ended on, as their answers describe them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    ended: Vec<u64>,
+    ended: Vec<Ended>,
+}
+
+/// The page a command past its bound left its tab on, as its answer
+/// describes it (the call's own tab, `tabs::stay`): what it did there
+/// until then (a page loaded past the bound, to another site) was its
+/// doing, read into the book by the next desk (`Book::answered_on`), as
+/// the command would have on its list after. What the tab shows at
+/// another site since is not its doing: its tab goes to the user then.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Ended {
+    pub tab: u64,
+    /// The daemon's number of that tab (`tabs::number`): the book's tab
+    /// only if its number is the same.
+    pub number: u64,
+    /// `[title](url)`, redacted as any header the book keeps.
+    pub header: String,
 }
 
 /// A command the daemon may still be running.
@@ -112,14 +127,14 @@ pub fn read(runtime: &Runtime) -> Result<Vec<Late>, LeaseError> {
         .collect())
 }
 
-/// The tabs of commands answered since the tabs were last kept ([`LateFile::ended`]).
-pub fn ended_tabs(runtime: &Runtime) -> Result<Vec<u64>, LeaseError> {
+/// The pages commands answered since the tabs were last kept ended on.
+pub fn ended(runtime: &Runtime) -> Result<Vec<Ended>, LeaseError> {
     Ok(recorded(runtime)?.ended)
 }
 
-/// A list under the turn that read `tabs` as busy was kept: they are no
-/// longer (a tab answered meanwhile stays). A file that is not ours is
-/// left as it is: every reader refuses it.
+/// The book that read the pages of `tabs` was kept: they are read (a tab
+/// answered meanwhile stays). A file that is not ours is left as it is:
+/// every reader refuses it.
 pub fn ended_listed(runtime: &Runtime, tabs: &[u64]) -> Result<(), RuntimeError> {
     if tabs.is_empty() {
         return Ok(());
@@ -131,7 +146,7 @@ pub fn ended_listed(runtime: &Runtime, tabs: &[u64]) -> Result<(), RuntimeError>
         Err(_) => return Ok(()),
     };
     let before = file.ended.len();
-    file.ended.retain(|t| !tabs.contains(t));
+    file.ended.retain(|e| !tabs.contains(&e.tab));
     if file.ended.len() != before {
         write(runtime, file.late, file.ended)?;
     }
@@ -171,22 +186,32 @@ pub fn busy_tabs(late: &[Late]) -> Vec<u64> {
     late.iter().filter_map(|l| l.tab).collect()
 }
 
-/// Takes out the entry whose waiter is `me`: the daemon answered it. Its
-/// tab stays busy until a list under the turn has read it.
-pub fn answered(runtime: &Runtime, me: &ProcessId) -> Result<(), LeaseError> {
+/// Takes out the entry whose waiter is `me`: the daemon answered it, its
+/// answer describing `page` (the daemon's number and header), which the
+/// next desk reads in as that command's doing.
+pub fn answered(
+    runtime: &Runtime,
+    me: &ProcessId,
+    page: Option<(u64, String)>,
+) -> Result<(), LeaseError> {
     let _lock = runtime.late_lock(LOCK_WAIT)?;
     let mut ended = recorded(runtime)?.ended;
     let all = read(runtime)?;
     let (done, left): (Vec<Late>, Vec<Late>) = all
         .into_iter()
         .partition(|l| l.handed && l.process.same_as(me));
-    if !done.is_empty() {
-        ended.extend(done.iter().filter_map(|l| l.tab));
-        ended.sort_unstable();
-        ended.dedup();
-        write(runtime, left, ended)?;
+    if done.is_empty() {
+        return Ok(());
     }
-    Ok(())
+    if let (Some(tab), Some((number, header))) = (done.iter().find_map(|l| l.tab), page) {
+        ended.retain(|e| e.tab != tab);
+        ended.push(Ended {
+            tab,
+            number,
+            header,
+        });
+    }
+    Ok(write(runtime, left, ended)?)
 }
 
 /// The session's end: its daemon answers nothing more.
@@ -219,7 +244,7 @@ fn recorded(runtime: &Runtime) -> Result<LateFile, LeaseError> {
     Ok(file)
 }
 
-fn write(runtime: &Runtime, late: Vec<Late>, ended: Vec<u64>) -> Result<(), RuntimeError> {
+fn write(runtime: &Runtime, late: Vec<Late>, ended: Vec<Ended>) -> Result<(), RuntimeError> {
     let file = LateFile {
         version: VERSION,
         late,
@@ -330,7 +355,7 @@ mod tests {
             own_waited(&runtime, "bob").unwrap(),
             Some(late(true, now, me))
         );
-        answered(&runtime, &me).unwrap();
+        answered(&runtime, &me, None).unwrap();
         // The other's waiter is gone (killed): it is not waited for, and
         // still may answer.
         assert_eq!(read(&runtime).unwrap(), vec![late(true, now, other)]);
@@ -348,43 +373,45 @@ mod tests {
     }
 
     #[test]
-    fn an_answered_commands_tab_stays_busy_until_a_kept_list_read_it() {
+    fn an_answered_commands_page_waits_for_the_next_kept_book() {
         let (_home, runtime) = crate::runtime::scratch();
         let me = ProcessId::current().unwrap();
         let now = super::super::now_ms();
-        let on = |tab: u64| Late {
+        let on = |tab: u64, process: ProcessId| Late {
             tab: Some(tab),
-            ..late(true, now, me)
+            ..late(true, now, process)
         };
-        add(&runtime, on(4), None).unwrap();
+        let page = |n: u64| (n, format!("[P{n}](https://p.test/{n})"));
+        add(&runtime, on(4, me), None).unwrap();
         assert_eq!(busy_tabs(&read(&runtime).unwrap()), vec![4]);
-        assert!(ended_tabs(&runtime).unwrap().is_empty());
-        // Answered (its page came past the bound): no longer late, its tab
-        // still busy for the next list.
-        answered(&runtime, &me).unwrap();
+        assert!(ended(&runtime).unwrap().is_empty());
+        // Answered (its page came past the bound): no longer late, nor
+        // busy; the page it ended on is kept for the next desk.
+        answered(&runtime, &me, Some(page(7))).unwrap();
         assert!(read(&runtime).unwrap().is_empty());
-        assert_eq!(ended_tabs(&runtime).unwrap(), vec![4]);
-        // Another command past its bound meanwhile keeps it.
+        let ended_on = |tab: u64, n: u64| Ended {
+            tab,
+            number: n,
+            header: page(n).1,
+        };
+        assert_eq!(ended(&runtime).unwrap(), vec![ended_on(4, 7)]);
+        // Another command past its bound meanwhile keeps it; one answered
+        // without a page adds nothing.
         let other = ProcessId {
             pid: me.pid,
             start: me.start.wrapping_add(1000),
         };
-        add(
-            &runtime,
-            Late {
-                tab: Some(6),
-                ..late(true, now, other)
-            },
-            None,
-        )
-        .unwrap();
-        assert_eq!(ended_tabs(&runtime).unwrap(), vec![4]);
-        // A list that read another tab busy keeps it; the one that read it
+        add(&runtime, on(6, other), None).unwrap();
+        assert_eq!(ended(&runtime).unwrap(), vec![ended_on(4, 7)]);
+        add(&runtime, on(5, me), None).unwrap();
+        answered(&runtime, &me, None).unwrap();
+        assert_eq!(ended(&runtime).unwrap(), vec![ended_on(4, 7)]);
+        // A book kept that read another tab keeps it; the one that read it
         // takes it out.
         ended_listed(&runtime, &[5]).unwrap();
-        assert_eq!(ended_tabs(&runtime).unwrap(), vec![4]);
+        assert_eq!(ended(&runtime).unwrap(), vec![ended_on(4, 7)]);
         ended_listed(&runtime, &[4]).unwrap();
-        assert!(ended_tabs(&runtime).unwrap().is_empty());
+        assert!(ended(&runtime).unwrap().is_empty());
         assert_eq!(busy_tabs(&read(&runtime).unwrap()), vec![6]);
     }
 

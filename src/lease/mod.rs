@@ -467,7 +467,7 @@ impl Drop for HeldLease {
         if self.stood_aside
             && let Ok(me) = ProcessId::current()
         {
-            let _ = late::answered(&self.runtime, &me);
+            let _ = late::answered(&self.runtime, &me, None);
         }
     }
 }

@@ -347,6 +347,20 @@ impl Book {
         id
     }
 
+    /// A command past its bound ended on tab `id` showing `header`, the
+    /// daemon's tab `number` (its answer says so, `lease::late::Ended`):
+    /// what it did there is its doing, read in as its list after would
+    /// have. Not if the tab is another (its number differs).
+    pub fn answered_on(&mut self, id: u64, number: u64, header: &str) {
+        if let Some(tab) = self
+            .tabs
+            .iter_mut()
+            .find(|t| t.id == id && t.number == Some(number))
+        {
+            tab.header = header.to_string();
+        }
+    }
+
     pub fn tab(&self, id: u64) -> Option<&Tab> {
         self.tabs.iter().find(|t| t.id == id)
     }

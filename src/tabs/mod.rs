@@ -414,10 +414,10 @@ pub struct Desk {
     /// (`lease::late`): while there are any, no reply proves the tabs, and
     /// a tab that appears is not this agent's if one is another's.
     late: Vec<lease::late::Late>,
-    /// The tabs of late commands answered since the book was last kept
-    /// (`late::ended_tabs`): busy for this desk's lists, and no longer once
-    /// it keeps the book.
-    ended: Vec<u64>,
+    /// The pages late commands answered since the book was last kept
+    /// ended on (`late::Ended`): read into the book before its first list,
+    /// and no longer recorded once it keeps the book.
+    ended: Vec<lease::late::Ended>,
     /// Read before its command stepped aside: the others' commands may
     /// have changed the book since, so it is never saved again.
     stale: bool,
@@ -457,14 +457,17 @@ impl Desk {
             known: crate::token::fingerprint::recorded(runtime)?,
             baseline: None,
             late: lease::late::read(runtime)?,
-            ended: lease::late::ended_tabs(runtime)?,
+            ended: lease::late::ended(runtime)?,
             stale: false,
         };
         let seen = desk.list()?;
         let key = session_key(socket)?;
         desk.book = match load(runtime)? {
             Some(mut book) if book.session == key => {
-                book.busy = desk.busy();
+                for ended in &desk.ended {
+                    book.answered_on(ended.tab, ended.number, &ended.header);
+                }
+                book.busy = lease::late::busy_tabs(&desk.late);
                 book.sync(&seen, None);
                 book
             }
@@ -483,7 +486,7 @@ impl Desk {
             }
             None => Book::fresh(&key, first_free_id(runtime)?, &seen, after_connect),
         };
-        desk.book.busy = desk.busy();
+        desk.book.busy = lease::late::busy_tabs(&desk.late);
         if !desk.book.current_stays || !desk.book.numbered {
             desk.keep_current()?;
         }
@@ -971,18 +974,8 @@ impl Desk {
         }
         save(&self.runtime, &self.book)?;
         // What the ended commands did is in the book now.
-        lease::late::ended_listed(&self.runtime, &self.ended)?;
-        self.ended.clear();
-        Ok(())
-    }
-
-    /// The tabs whose changes are their commands' doing: of commands the
-    /// daemon may still answer, and of those answered since the book was
-    /// last kept.
-    fn busy(&self) -> Vec<u64> {
-        let mut busy = lease::late::busy_tabs(&self.late);
-        busy.extend(&self.ended);
-        busy
+        let read: Vec<u64> = self.ended.drain(..).map(|e| e.tab).collect();
+        lease::late::ended_listed(&self.runtime, &read)
     }
 
     /// Its command stepped aside: what it holds is no longer the book.

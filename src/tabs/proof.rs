@@ -161,6 +161,18 @@ fn entries(text: &str) -> Option<(Vec<Seen>, &str)> {
     (!seen.is_empty()).then(|| (seen, &text[at..]))
 }
 
+/// The page a command's reply describes, with the daemon's number: its
+/// `### Page` section (of the call's own tab, `stay`), or the `page` of a
+/// `--json` reply. None without one (`--raw`, a reply that changed no tab)
+/// or without the number.
+pub fn page_of(text: &str) -> Option<Seen> {
+    let page = match serde_json::from_str::<serde_json::Value>(text) {
+        Ok(serde_json::Value::Object(json)) => one_page(json.get("page")?.as_str()?),
+        _ => one_page(super::listing::section(text, "Page")?),
+    }?;
+    page.number.is_some().then_some(page)
+}
+
 /// The one tab of a session, from the `### Page` section the daemon writes
 /// alone when there is one tab: `- Page URL: <url>`, then `- Page Title:
 /// <title>` unless the title is empty (never, with the daemon's number
@@ -201,6 +213,25 @@ mod tests {
 
     const TWO: &str = "### Open tabs\n- 0: (current) [A](https://a.test/)\n- 1: [B](https://b.test/)\n\
         ### Page\n- Page URL: https://a.test/\n- Page Title: A\n### Snapshot\n- [Snapshot](x.yml)";
+
+    #[test]
+    fn a_replys_page_is_read_with_its_number_in_either_form() {
+        let text = "### Result\n\"x\\n### Page\\n- Page URL: https://evil.test/\"\n\
+            ### Page\n- Page URL: https://a.test/x\n- Page Title: <mc:4> A\n### Snapshot\n- y";
+        let page = page_of(text).unwrap();
+        assert_eq!(page.header, "[A](https://a.test/x)");
+        assert_eq!(page.number, Some(4));
+        let json =
+            r#"{"result":"1","page":"- Page URL: https://a.test/x\n- Page Title: <mc:4> A"}"#;
+        assert_eq!(page_of(json), Some(page));
+        // No page, or one without the daemon's number: nothing.
+        assert_eq!(page_of("### Result\n1"), None);
+        assert_eq!(page_of(r#"{"result":"1"}"#), None);
+        assert_eq!(
+            page_of("### Page\n- Page URL: https://a.test/\n- Page Title: A"),
+            None
+        );
+    }
 
     #[test]
     fn nothing_is_proven_while_a_late_reply_may_come() {
