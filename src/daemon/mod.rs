@@ -67,7 +67,7 @@ pub enum DaemonError {
          your next command waits for it, and the other agents' do not (`my-chrome agents` \
          shows it; `my-chrome disconnect` ends the wait)",
         .0.as_secs(),
-        crate::lease::finish::CAP.as_secs() / 60
+        crate::lease::late::CAP.as_secs() / 60
     )]
     TimedOut(Duration),
     /// A housekeeping request (a tab list, the connect tab, a probe) got no
