@@ -18,13 +18,17 @@ use common::fake_npm::system_node;
 /// tab is the context's, and `Tab.headerSnapshot` describes a tab.
 const DAEMON: &str = r#"
 const { AsyncLocalStorage } = require('node:async_hooks');
+// While set, a page gives its title only once it resolves (a page that
+// does not yield).
+let gate = null;
 class Tab {
   constructor(context, name) { this.context = context; this.name = name; this.page = { url: () => name }; }
   async headerSnapshot() {
+    if (gate) await gate;
     return { title: this.name, url: this.name, current: this.isCurrentTab(), crashed: false, changed: false,
              console: { total: 0, errors: 0, warnings: 0 } };
   }
-  isCurrentTab() { return this.context._currentTab === this; }
+  isCurrentTab() { return this === this.context.currentTab(); }
 }
 class Context {
   constructor() { this._tabs = []; this._currentTab = undefined; }
@@ -144,4 +148,41 @@ fn calls_side_by_side_each_describe_their_own_tab() {
         "{out}"
     );
     assert!(out.contains("outside a call: b\n"), "{out}");
+}
+
+/// Call A (its tab a) asks for tab b's description, which does not come:
+/// after half a second b is described without its page, and the question
+/// stays out. Call B makes b current and asks while it is still out; it
+/// is answered then, and B gets that answer: b is current for B. Before, B read the answer as A's flow
+/// saw it (not current), and the same reuse marked a tab current that the
+/// daemon had not made current: a command then skipped its selection and
+/// ran on a closed tab (the six-agent test, "Target page, context or
+/// browser has been closed").
+#[test]
+fn a_description_asked_in_another_call_says_current_as_this_call_sees_it() {
+    let out = run(r#"
+  let release;
+  gate = new Promise(done => { release = done; });
+  const seen = {};
+  let end;
+  const first = call('browser_evaluate', async () => {
+    seen.first = (await b.headerSnapshot()).current;
+    // The question A left out is answered once B asks too, in A's flow.
+    while (!seen.asked) await pause(1);
+    release();
+    await new Promise(done => { end = done; });
+  });
+  while (seen.first === undefined) await pause(10);
+  const second = call('browser_tabs', async () => {
+    context._setCurrentTab(b);
+    const asked = b.headerSnapshot();
+    seen.asked = true;
+    seen.second = (await asked).current;
+  });
+  await second;
+  end();
+  await first;
+  console.log('first:', seen.first, 'second:', seen.second);
+"#);
+    assert!(out.contains("first: false second: true\n"), "{out}");
 }

@@ -21,7 +21,11 @@
 /// waits only 100 ms on the one still asked while that one has not
 /// answered (one at a time per tab; an answer kept would be stale), and
 /// is marked changed too (the one left running may record a change that
-/// no reply showed). And a page's title and address are cut to a few
+/// no reply showed). Whether the tab is current is always read in the
+/// describing call's own flow: a description still asked was begun in
+/// another call's, which has its own current tab (`stay`), and reused as
+/// it was it marked a tab current the daemon had not (then a command
+/// skipped its selection and ran on a closed tab). And a page's title and address are cut to a few
 /// thousand characters: a title of megabytes made every tab list larger
 /// than my-chrome reads (an attack).
 pub const NUMBER: &str = "
@@ -49,7 +53,8 @@ pub const NUMBER: &str = "
       let seen = await Promise.race([asked, late]).finally(() => clearTimeout(timer));
       if (seen) {
         this.myChromeUnsure = false;
-        seen = { ...seen, changed: seen.changed || !!unsure };
+        const current = this.isCurrentTab();
+        seen = { ...seen, current, changed: seen.changed || !!unsure || current !== seen.current };
       } else {
         this.myChromeUnsure = true;
         const last = this._lastHeader || { title: '', console: { total: 0, errors: 0, warnings: 0 } };
