@@ -1270,60 +1270,6 @@ fn a_reply_whose_turn_does_not_come_back_says_it_ran() {
     assert!(again.stdout.contains("Agent bob"), "{}", again.stdout);
 }
 
-/// The person at the keyboard takes the tab showing an address that ends
-/// with `suffix` to `to` (the address bar: CDP `Page.navigate` on it).
-fn user_navigates(b: &Browser, suffix: &str, to: &str) {
-    let port = b
-        .chrome
-        .endpoint
-        .split(':')
-        .nth(2)
-        .unwrap()
-        .split('/')
-        .next()
-        .unwrap();
-    let address = format!("127.0.0.1:{port}");
-    let body = common::standin::http_get(&address, "/json/list");
-    let list: serde_json::Value = serde_json::from_str(&body).unwrap();
-    let target = list
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|t| t["type"] == "page" && t["url"].as_str().unwrap().ends_with(suffix))
-        .unwrap_or_else(|| panic!("no page at {suffix} in {body}"))
-        .clone();
-    let ws = target["webSocketDebuggerUrl"].as_str().unwrap();
-    let stream = std::net::TcpStream::connect(&address).unwrap();
-    stream
-        .set_read_timeout(Some(Duration::from_secs(30)))
-        .unwrap();
-    let (mut socket, _) = tungstenite::client(ws, stream).unwrap();
-    let go = serde_json::json!({"id": 1, "method": "Page.navigate", "params": {"url": to}});
-    socket
-        .send(tungstenite::Message::text(go.to_string()))
-        .unwrap();
-    loop {
-        let Ok(text) = socket.read().unwrap().into_text() else {
-            continue;
-        };
-        let answer: serde_json::Value = serde_json::from_str(text.as_str()).unwrap_or_default();
-        if answer["id"] == 1 {
-            assert!(answer.get("error").is_none(), "{answer}");
-            break;
-        }
-    }
-    common::wait::until("the person's page", Duration::from_secs(20), || {
-        let body = common::standin::http_get(&address, "/json/list");
-        if body.contains(&format!("\"url\": \"{to}\""))
-            || body.contains(&format!("\"url\":\"{to}\""))
-        {
-            Ok(())
-        } else {
-            Err(body)
-        }
-    });
-}
-
 /// ann's `goto` goes past its bound (1 s) and is answered when its page
 /// has come (5 s): the page it ended on is read in as its doing. Later,
 /// with no command run meanwhile, the person takes that tab to a site of
@@ -1353,7 +1299,7 @@ fn a_tab_the_user_takes_elsewhere_after_a_late_answer_is_the_users() {
     });
     thread::sleep(Duration::from_secs(2));
     let users = b.site.url("/second").replace("127.0.0.1", "localhost");
-    user_navigates(&b, "/trickle", &users);
+    b.chrome.navigate_page("/trickle", &users);
     let run = run_as(b.sandbox(), "ann", &["eval", "location.href"]);
     assert!(!run.stdout.contains("localhost"), "{run:?}");
     let anns = b.tabs("ann");

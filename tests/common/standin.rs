@@ -281,19 +281,64 @@ impl Standin {
         format!("127.0.0.1:{port}")
     }
 
-    /// Closes the page whose address ends with `suffix`, as the user
-    /// closing its tab in the browser would.
-    pub fn close_page(&self, suffix: &str) {
+    /// The DevTools target of the page whose address ends with `suffix`.
+    fn page_target(&self, suffix: &str) -> serde_json::Value {
         let body = http_get(&self.devtools(), "/json/list");
         let list: serde_json::Value = serde_json::from_str(&body).unwrap();
-        let target = list
-            .as_array()
+        list.as_array()
             .unwrap()
             .iter()
             .find(|t| t["type"] == "page" && t["url"].as_str().unwrap().ends_with(suffix))
-            .unwrap_or_else(|| panic!("no page at {suffix} in {body}"));
+            .unwrap_or_else(|| panic!("no page at {suffix} in {body}"))
+            .clone()
+    }
+
+    /// Closes the page whose address ends with `suffix`, as the user
+    /// closing its tab in the browser would.
+    pub fn close_page(&self, suffix: &str) {
+        let target = self.page_target(suffix);
         let id = target["id"].as_str().unwrap();
         http_get(&self.devtools(), &format!("/json/close/{id}"));
+    }
+
+    /// Takes the page whose address ends with `suffix` to `to`, as the
+    /// user typing it into the address bar would (`Page.navigate`), and
+    /// waits until the browser lists the page there.
+    pub fn navigate_page(&self, suffix: &str, to: &str) {
+        let target = self.page_target(suffix);
+        let ws = target["webSocketDebuggerUrl"].as_str().unwrap();
+        let stream = std::net::TcpStream::connect(self.devtools()).unwrap();
+        stream
+            .set_read_timeout(Some(std::time::Duration::from_secs(30)))
+            .unwrap();
+        let (mut socket, _) = tungstenite::client(ws, stream).unwrap();
+        let go = serde_json::json!({"id": 1, "method": "Page.navigate", "params": {"url": to}});
+        socket
+            .send(tungstenite::Message::text(go.to_string()))
+            .unwrap();
+        loop {
+            let Ok(text) = socket.read().unwrap().into_text() else {
+                continue;
+            };
+            let answer: serde_json::Value = serde_json::from_str(text.as_str()).unwrap_or_default();
+            if answer["id"] == 1 {
+                assert!(answer.get("error").is_none(), "{answer}");
+                break;
+            }
+        }
+        crate::common::wait::until(
+            "the page's new address",
+            std::time::Duration::from_secs(20),
+            || {
+                let body = http_get(&self.devtools(), "/json/list");
+                let list: serde_json::Value = serde_json::from_str(&body).unwrap();
+                if list.as_array().unwrap().iter().any(|t| t["url"] == to) {
+                    Ok(())
+                } else {
+                    Err(body)
+                }
+            },
+        );
     }
 
     /// What the person at the keyboard does with the next consent pages
