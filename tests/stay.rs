@@ -25,6 +25,8 @@ class Tab {
   constructor(context, name) { this.context = context; this.name = name; this.page = { url: () => name }; }
   async headerSnapshot() {
     if (gate) await gate;
+    // As Playwright's page.title() on a page that closed meanwhile.
+    if (this.closed) throw new Error('Target page, context or browser has been closed');
     return { title: this.name, url: this.name, current: this.isCurrentTab(), crashed: false, changed: false,
              console: { total: 0, errors: 0, warnings: 0 } };
   }
@@ -153,11 +155,10 @@ fn calls_side_by_side_each_describe_their_own_tab() {
 /// Call A (its tab a) asks for tab b's description, which does not come:
 /// after half a second b is described without its page, and the question
 /// stays out. Call B makes b current and asks while it is still out; it
-/// is answered then, and B gets that answer: b is current for B. Before, B read the answer as A's flow
-/// saw it (not current), and the same reuse marked a tab current that the
-/// daemon had not made current: a command then skipped its selection and
-/// ran on a closed tab (the six-agent test, "Target page, context or
-/// browser has been closed").
+/// is answered then, and B gets that answer: b is current for B. Before,
+/// B read the answer as A's flow saw it (not current), and the same reuse
+/// could mark a tab current that the daemon had not made current: a
+/// command would then skip its selection.
 #[test]
 fn a_description_asked_in_another_call_says_current_as_this_call_sees_it() {
     let out = run(r#"
@@ -185,4 +186,31 @@ fn a_description_asked_in_another_call_says_current_as_this_call_sees_it() {
   console.log('first:', seen.first, 'second:', seen.second);
 "#);
     assert!(out.contains("first: false second: true\n"), "{out}");
+}
+
+/// Another agent's tab closes while a call describes every tab (the
+/// reply of a command that stepped aside, built as the next agent closes
+/// its tab): the daemon's own description of it fails, and the daemon's
+/// `Promise.all` failed the whole reply of a command that had run ("Target
+/// page, context or browser has been closed", the six-agent test). The
+/// closed tab is described by what the daemon knows without its page, as
+/// changed (no proof), and the reply is built.
+#[test]
+fn a_tab_that_closes_while_it_is_described_fails_no_reply() {
+    let out = run(r#"
+  await call('browser_evaluate', async () => {
+    b.closed = true;
+    const all = await Promise.all(context._tabs.map(tab => tab.headerSnapshot()));
+    console.log('described:', all.map(h => h.url + ' changed ' + h.changed).join(', '));
+  });
+  b.closed = false;
+  const again = await b.headerSnapshot();
+  console.log('again:', again.url, again.title);
+"#);
+    assert!(
+        out.contains("described: a changed false, b changed true\n"),
+        "{out}"
+    );
+    // Once the page answers, it is asked again (nothing of the failure kept).
+    assert!(out.contains("again: b <mc:2> b\n"), "{out}");
 }

@@ -25,9 +25,12 @@
 /// describing call's own flow: a description still asked was begun in
 /// another call's, which has its own current tab (`stay`), and reused as
 /// it was it marked a tab current the daemon had not (then a command
-/// skipped its selection and ran on a closed tab). And a page's title and address are cut to a few
-/// thousand characters: a title of megabytes made every tab list larger
-/// than my-chrome reads (an attack).
+/// would skip its selection). A tab that closes while
+/// it is described is described so too: the daemon describes every tab at
+/// once, and one failed description failed the whole reply (of a command
+/// that had run, while another agent closed its tab). And a page's title
+/// and address are cut to a few thousand characters: a title of megabytes
+/// made every tab list larger than my-chrome reads (an attack).
 pub const NUMBER: &str = "
   if (!context.myChromeNumbersTabs) {
     const proto = Object.getPrototypeOf(tab);
@@ -50,7 +53,9 @@ pub const NUMBER: &str = "
       }
       let timer;
       const late = new Promise(done => { timer = setTimeout(done, unsure ? 100 : 500); });
-      let seen = await Promise.race([asked, late]).finally(() => clearTimeout(timer));
+      // A page that closes while it is described fails its description,
+      // and with it every reply and list then built: described without it.
+      let seen = await Promise.race([asked, late]).catch(() => undefined).finally(() => clearTimeout(timer));
       if (seen) {
         this.myChromeUnsure = false;
         const current = this.isCurrentTab();
