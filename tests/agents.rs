@@ -106,7 +106,7 @@ fn three_agents_interleaved_each_read_only_their_own_page() {
     let log = std::fs::read_to_string(b.sandbox().runtime.join("lease.log")).unwrap();
     let snapshots: Vec<&str> = log
         .lines()
-        .filter(|l| l.contains("agent=ann command=snapshot"))
+        .filter(|l| l.contains(" RAN agent=ann command=snapshot"))
         .collect();
     assert_eq!(snapshots.len(), rounds, "{log}");
     for command in ["fill", "click"] {

@@ -51,12 +51,13 @@ const POPUP: &str = r#"<!doctype html><html><head><title>Popup</title></head><bo
 <h1>Popup content</h1><button onclick="window.close()">Close me</button>
 <button onclick="setTimeout(() => window.close(), 1000)">Close me later</button></body></html>"#;
 
-/// A page whose button opens a popup a second after the click (within the
-/// click's user activation): after the click's command has ended, so a tab
-/// no command of an agent opened.
+/// A page whose button opens a popup three seconds after the click (within
+/// the click's user activation, which lasts five): after the click's
+/// command has ended, so a tab no command of an agent opened (a second
+/// was within the click's command at times, under load).
 const LATER_POPUP: &str = r#"<!doctype html><html><head><title>Later</title></head><body>
-<h1>A popup comes a second after the click</h1>
-<button onclick="setTimeout(() => window.open('/popup', 'later', 'width=400,height=300'), 1000)">Open later</button>
+<h1>A popup comes three seconds after the click</h1>
+<button onclick="setTimeout(() => window.open('/popup', 'later', 'width=400,height=300'), 3000)">Open later</button>
 </body></html>"#;
 
 /// What `/upload` shows once a file reached it.
