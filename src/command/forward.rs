@@ -18,6 +18,7 @@ use crate::file_args::FileRules;
 use crate::helper::HelperError;
 use crate::helper::check::Check;
 use crate::lease::HeldLease;
+use crate::minimist;
 use crate::output::{self, Stream};
 use crate::outputs::Outputs;
 use crate::policy;
@@ -119,10 +120,28 @@ pub fn forward(config: &Config, raw: &[OsString]) -> Result<(), ForwardError> {
     // for the turn nothing.
     let started = start.on_session().open()?;
     let cwd = started.daemon_cwd()?;
-    // `tab-new` always names an address: a tab opened without one can
-    // leave `eval` waiting forever through the extension.
+    // `tab-new` always opens a blank tab (a tab opened without an address
+    // can leave `eval` waiting forever through the extension); the address
+    // it names is then loaded there by a `goto` of its own, which may step
+    // aside as any page command: a slow page keeps nobody else out.
+    let load = match (name, line.argument(1)) {
+        ("tab-new", Some(url)) if !url.is_empty() && url != BLANK => {
+            let mut goto = line.parsed().clone();
+            goto.positional[0] = minimist::Value::Text("goto".into());
+            match request::plan(goto, &cwd) {
+                Plan::Run(load) => Some(load),
+                _ => {
+                    return Err(policy::Refusal::Unreadable(format!(
+                        "`tab-new {url}` could not be read as a load of that address; nothing was run"
+                    ))
+                    .into());
+                }
+            }
+        }
+        _ => None,
+    };
     let sent = match name {
-        "tab-new" if line.argument(1).is_none() => line.parsed_with_argument(1, "about:blank"),
+        "tab-new" => line.parsed_with_argument(1, BLANK),
         _ => line.parsed().clone(),
     };
     let request = match request::plan(sent.clone(), &cwd) {
@@ -183,6 +202,7 @@ pub fn forward(config: &Config, raw: &[OsString]) -> Result<(), ForwardError> {
         name,
         line: &line,
         request: &request,
+        load: load.as_ref(),
         bound: settings.command_bound_for(config.command_timeout),
     };
     let reopen = turn.reopener(&session.socket_path)?;
@@ -233,6 +253,8 @@ struct Asked<'a> {
     name: &'a str,
     line: &'a Line,
     request: &'a Request,
+    /// `tab-new <url>`'s load of its address, once its blank tab is open.
+    load: Option<&'a Request>,
     /// How long it may run: the user's bound, or the caller's if shorter.
     bound: std::time::Duration,
 }
@@ -265,6 +287,25 @@ fn run_for_agent(
     // What no agent is left to end keeps nobody out for good.
     desk.end_orphaned_holds()?;
     desk.check_holds()?;
+    // `tab-new <url>`: its blank tab, then the load of its address there.
+    if let Some(load) = asked.load {
+        held.mark_ran();
+        let (id, _) = desk.open_tab_with(asked.request, asked.line.label.as_deref())?;
+        held.on_tab(id);
+        let sent = Sent {
+            name: "goto",
+            request: load,
+            tab_command: true,
+        };
+        return run_on(
+            config,
+            desk,
+            held,
+            (socket, asked, &sent),
+            id,
+            (outputs, reopen),
+        );
+    }
     let scope = scope_of(asked.name);
     if scope == Scope::Tabs {
         return tab_command(desk, held, asked).map(|()| Outcome::Done);
@@ -296,6 +337,40 @@ fn run_for_agent(
     };
     desk.select(id)?;
     held.on_tab(id);
+    let sent = Sent {
+        name: asked.name,
+        request: asked.request,
+        tab_command: false,
+    };
+    run_on(
+        config,
+        desk,
+        held,
+        (socket, asked, &sent),
+        id,
+        (outputs, reopen),
+    )
+}
+
+/// What is sent to the daemon for the agent's line: the line's own
+/// request, or `tab-new`'s load of its address.
+struct Sent<'a> {
+    name: &'a str,
+    request: &'a Request,
+    /// Its reply is a tab command's: the agent's tabs are its result.
+    tab_command: bool,
+}
+
+/// Runs `sent` on the agent's tab `id`, already the daemon's current one,
+/// and shows its reply while that tab is the agent's.
+fn run_on(
+    config: &Config,
+    desk: &mut Desk,
+    held: &mut HeldLease,
+    (socket, asked, sent): (&std::path::Path, &Asked, &Sent),
+    id: u64,
+    (outputs, reopen): (Outputs, &Reopen),
+) -> Result<Outcome, ForwardError> {
     let hold = holds::change(asked.line);
     // State a command may leave on for every tab holds from before it is
     // sent: a command that times out, fails or is killed may have started
@@ -311,7 +386,7 @@ fn run_for_agent(
         closed: None,
         // A tab that appears while another agent's command past its bound
         // may still run could be of that command's page: the user's.
-        opens: may_open_tabs(asked.name) && !desk.others_late(),
+        opens: may_open_tabs(sent.name) && !desk.others_late(),
         moves_current: false,
     };
     let mut before = session_output::Before::read(desk.runtime().root(), desk.any_late());
@@ -319,7 +394,7 @@ fn run_for_agent(
     // in line once the daemon has started it (docs/DESIGN.md, "A command
     // steps aside").
     let aside = Aside {
-        may: scope == Scope::Page && hold.is_none(),
+        may: scope_of(sent.name) == Scope::Page && hold.is_none(),
         sent: std::time::Instant::now(),
         since: crate::lease::now_ms(),
     };
@@ -337,7 +412,7 @@ fn run_for_agent(
         };
         daemon::run_command(
             socket,
-            &asked.request.bytes,
+            &sent.request.bytes,
             asked.bound,
             config.reply_limit,
             &mut waiting,
@@ -377,7 +452,7 @@ fn run_for_agent(
     }
     // What its reply proves about the tabs saves listing them again
     // (src/tabs/proof.rs); when it proves nothing, they are listed.
-    let text_mode = asked.mode() == Mode::Text;
+    let text_mode = sent.request.mode() == Mode::Text;
     let after = desk
         .after(proof::of_reply(&reply, text_mode), &during)
         .map(|_| ());
@@ -401,8 +476,14 @@ fn run_for_agent(
         desk.current_is_own()
     };
     match after {
-        Ok(()) => print_reply(desk, reply, asked, (false, shown), (outputs, &before))
-            .map(|()| Outcome::Done),
+        Ok(()) => print_reply(
+            desk,
+            reply,
+            asked,
+            (sent.tab_command, shown),
+            (outputs, &before),
+        )
+        .map(|()| Outcome::Done),
         // The session went away under the command (its browser quit or
         // died, or its daemon did): it did not finish as asked, whatever
         // the reply says: exit 4, as for any session that is gone. No list
@@ -428,6 +509,9 @@ struct Aside {
     /// When it was sent, for `late.json`.
     since: u64,
 }
+
+/// The address of a blank tab.
+const BLANK: &str = "about:blank";
 
 /// How long a command runs before it may step aside: most end sooner, and
 /// stepping aside costs them a wait for the turn and a list of the tabs.

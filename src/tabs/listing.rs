@@ -139,14 +139,25 @@ pub fn render_json(tabs: &[Shown]) -> String {
 pub struct Rewrite<'a> {
     /// The agent's tabs, as its list shows them.
     pub own: &'a [Shown],
-    /// The command was a tab command: its `Result` is the session's list.
+    /// The command was a tab command: its `Result` is the session's list
+    /// (the agent's tabs), first in a reply of sections without one and
+    /// without an error (`tab-new`'s load of its address: a `goto`'s).
     pub tab_command: bool,
 }
 
 /// A text reply (not `--raw`, not `--json`) rewritten by `how`.
 pub fn rewrite_text(text: &str, how: &Rewrite) -> String {
     let mut out = String::new();
-    for (title, body) in sections(text) {
+    let sections = sections(text);
+    let titles: Vec<&str> = sections.iter().filter_map(|(title, _)| *title).collect();
+    if how.tab_command
+        && !titles.is_empty()
+        && !titles.iter().any(|t| matches!(*t, "Result" | "Error"))
+    {
+        out.push_str("### Result\n");
+        out.push_str(&render(how.own));
+    }
+    for (title, body) in sections {
         let Some(title) = title else {
             out.push_str(body);
             continue;
@@ -303,6 +314,30 @@ mod tests {
             tab_command: true,
         };
         assert_eq!(rewrite_text("Error: no session", &how), "Error: no session");
+    }
+
+    #[test]
+    fn a_tab_commands_reply_without_a_result_gets_the_agents_tabs_first() {
+        let own = [Shown::new(0, 3, None, true, "[A](https://a.test/)")];
+        let list = "### Result\n- 0: t3 (current) [A](https://a.test/)\n";
+        let tab_command = Rewrite {
+            own: &own,
+            tab_command: true,
+        };
+        // A `goto`'s reply, as `tab-new`'s load of its address.
+        let loaded = "### Ran Playwright code\nawait page.goto('https://a.test/');\n### Page\n- Page URL: https://a.test/";
+        assert_eq!(
+            rewrite_text(loaded, &tab_command),
+            format!("{list}{loaded}")
+        );
+        // Not for a page command, nor in place of an error.
+        let page = Rewrite {
+            own: &own,
+            tab_command: false,
+        };
+        assert_eq!(rewrite_text(loaded, &page), loaded);
+        let failed = "### Error\nnet::ERR_NAME_NOT_RESOLVED\n### Page\n- Page URL: about:blank";
+        assert_eq!(rewrite_text(failed, &tab_command), failed);
     }
 
     #[test]
