@@ -194,7 +194,9 @@ fn a_description_asked_in_another_call_says_current_as_this_call_sees_it() {
 /// `Promise.all` failed the whole reply of a command that had run ("Target
 /// page, context or browser has been closed", the six-agent test). The
 /// closed tab is described by what the daemon knows without its page, as
-/// changed (no proof), and the reply is built.
+/// changed (no proof), and the reply is built. A tab command's list fails
+/// as before (my-chrome asks again, and the tab is gone from the list):
+/// listed, a tab already closed failed the next selection.
 #[test]
 fn a_tab_that_closes_while_it_is_described_fails_no_reply() {
     let out = run(r#"
@@ -203,12 +205,21 @@ fn a_tab_that_closes_while_it_is_described_fails_no_reply() {
     const all = await Promise.all(context._tabs.map(tab => tab.headerSnapshot()));
     console.log('described:', all.map(h => h.url + ' changed ' + h.changed).join(', '));
   });
+  await call('browser_tabs', async () => {
+    const all = await Promise.all(context._tabs.map(tab => tab.headerSnapshot()))
+      .then(() => 'listed', error => error.message);
+    console.log('list:', all);
+  });
   b.closed = false;
   const again = await b.headerSnapshot();
   console.log('again:', again.url, again.title);
 "#);
     assert!(
         out.contains("described: a changed false, b changed true\n"),
+        "{out}"
+    );
+    assert!(
+        out.contains("list: Target page, context or browser has been closed\n"),
         "{out}"
     );
     // Once the page answers, it is asked again (nothing of the failure kept).

@@ -26,9 +26,12 @@
 /// another call's, which has its own current tab (`stay`), and reused as
 /// it was it marked a tab current the daemon had not (then a command
 /// would skip its selection). A tab that closes while
-/// it is described is described so too: the daemon describes every tab at
-/// once, and one failed description failed the whole reply (of a command
-/// that had run, while another agent closed its tab). And a page's title
+/// it is described is described so too in a command's reply: the daemon
+/// describes every tab at once, and one failed description failed the
+/// whole reply of a command that had run (while another agent closed its
+/// tab). A tab command's list still fails then, as before: my-chrome asks
+/// for it again, and the closed tab is gone from it (a list that showed
+/// it made the next selection fail). And a page's title
 /// and address are cut to a few thousand characters: a title of megabytes
 /// made every tab list larger than my-chrome reads (an attack).
 pub const NUMBER: &str = "
@@ -54,8 +57,12 @@ pub const NUMBER: &str = "
       let timer;
       const late = new Promise(done => { timer = setTimeout(done, unsure ? 100 : 500); });
       // A page that closes while it is described fails its description,
-      // and with it every reply and list then built: described without it.
-      let seen = await Promise.race([asked, late]).catch(() => undefined).finally(() => clearTimeout(timer));
+      // and with it the whole reply: a command's that ran is described
+      // without it; a tab list fails, as before, and is asked again.
+      let seen = await Promise.race([asked, late]).catch(error => {
+        const tool = this.context.myChromeTool && this.context.myChromeTool();
+        if (tool === 'browser_tabs') throw error;
+      }).finally(() => clearTimeout(timer));
       if (seen) {
         this.myChromeUnsure = false;
         const current = this.isCurrentTab();

@@ -89,6 +89,8 @@ const KEEP: &str = ")
       if (!tab) throw new Error('No open pages available.');
       return tab;
     };
+    // The tool of the call in whose flow it is asked (`number`).
+    context.myChromeTool = () => call.getStore() && call.getStore().name;
     context.myChromePinsReplies = true;
   }
 ";
