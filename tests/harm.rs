@@ -1473,3 +1473,42 @@ fn a_process_stopped_as_it_takes_the_turn_keeps_nobody_out() {
     assert_eq!(anns.code, 0, "{}{}", anns.stdout, anns.stderr);
     assert!(anns.stdout.contains("Agent ann"), "{}", anns.stdout);
 }
+
+/// ann's page opens a popup whose first load commits late (the browser
+/// tells the daemon of a popup only then), and ann closes her tab before
+/// it does. bob's `tab-new` loads its address (a `goto` since the split)
+/// as the popup is reported: every tab known then is bob's, yet the popup
+/// is not his page's but the user's, as when `tab-new` was one tab
+/// command. Found by an attack on the split (bob was given ann's page's
+/// popup).
+#[test]
+fn a_popup_of_a_closed_tab_reported_during_a_new_tabs_load_is_not_the_loaders() {
+    let b = browser();
+    put_page(
+        "late-opener",
+        "<!doctype html><html><head><title>Opener</title></head><body><h1>ann's page</h1>\
+         <script>setTimeout(() => window.open('/slow/anns-popup'), 500)</script></body></html>",
+    );
+    b.ok("ann", &["tab-new", &b.site.url("/put/late-opener")]);
+    requested(&b, "/slow/anns-popup");
+    // ann's tab goes before the popup's first load commits.
+    b.ok("ann", &["tab-close"]);
+    assert!(b.tabs("ann").is_empty());
+    // bob's new tab loads while the popup of ann's page commits.
+    thread::sleep(Duration::from_secs(3));
+    b.ok("bob", &["tab-new", &b.site.url("/slow/bobs-page")]);
+    let tabs = b.tabs("bob");
+    assert_eq!(
+        tabs.len(),
+        1,
+        "ann's page's popup was given to bob: {tabs:?}"
+    );
+    assert!(tabs[0].3.ends_with("/slow/bobs-page"), "{tabs:?}");
+    common::wait::until("the popup, the user's", Duration::from_secs(30), || match b
+        .user_tabs()
+        .len()
+    {
+        1 => Ok(()),
+        n => Err(format!("{n}: {}", b.agents())),
+    });
+}

@@ -385,8 +385,12 @@ fn run_on(
         acted_on: Some(id),
         closed: None,
         // A tab that appears while another agent's command past its bound
-        // may still run could be of that command's page: the user's.
-        opens: may_open_tabs(sent.name) && !desk.others_late(),
+        // may still run could be of that command's page: the user's. So is
+        // one that appears while `tab-new` loads its address, as when it
+        // was one tab command: a popup the browser reports late (once its
+        // first load commits) may be of a page already closed, another
+        // agent's (an attack on the split).
+        opens: !sent.tab_command && may_open_tabs(sent.name) && !desk.others_late(),
         moves_current: false,
     };
     let mut before = session_output::Before::read(desk.runtime().root(), desk.any_late());
