@@ -21,7 +21,9 @@ started=$EPOCHREALTIME
 # Seconds since $1 (an $EPOCHREALTIME).
 since() { awk -v from="$1" -v now="$EPOCHREALTIME" 'BEGIN { printf "%.1f", now - from }'; }
 counts=target/test-counts.txt
-rm -f "$counts"
+# The redactor's count on text nobody here wrote (tests/redaction_corpus.rs).
+corpus=target/redaction-corpus.txt
+rm -f "$counts" "$corpus"
 
 print_table() {
   local total
@@ -30,6 +32,7 @@ print_table() {
   awk -F'\t' '{ printf "  %8.1f s  %-72s %s\n", $1, $2, $3 }' "$table"
   awk -v t="$total" 'BEGIN { printf "  %8.1f s  total (%.1f min)\n", t, t / 60 }'
   [ ! -f "$counts" ] || cat "$counts"
+  [ ! -f "$corpus" ] || cat "$corpus"
 }
 
 # step NAME COMMAND...: runs the command, records its time; on failure prints

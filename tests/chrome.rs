@@ -115,6 +115,12 @@ fn a_token_in_any_command_line_or_environment_is_exposure() {
         .collect();
     assert!(listed.contains(&(in_argv as u64)), "{report}");
     let text = Sandbox::new().run(&["doctor"]);
+    // The status SKILL.md tells an agent to stop on is readable as text.
+    assert!(
+        text.stdout.contains("process-token: exposed (pids"),
+        "{}",
+        text.stdout
+    );
     for run in [&json, &text] {
         let all = format!("{}{}", run.stdout, run.stderr);
         assert!(

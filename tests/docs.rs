@@ -543,3 +543,26 @@ fn the_layout_check_finds_a_file_left_out_and_one_gone() {
     ];
     assert_eq!(drift, expected);
 }
+
+/// my-chrome's own words pass the redactor whole: no help text, at any
+/// level, loses a word after its `token:` (issue 47: "After storing the
+/// regenerated token:<redacted> the running Chrome").
+#[test]
+fn no_word_of_the_help_is_masked() {
+    let mut asked = vec![vec!["--help".to_string()]];
+    for command in my_chrome::cli::wrapper_commands() {
+        let mut args: Vec<String> = command.split(' ').map(String::from).collect();
+        args.push("--help".into());
+        asked.push(args);
+    }
+    for args in asked {
+        let out = Command::new(common::run::BIN).args(&args).output().unwrap();
+        let all = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(all.len() > 40, "{args:?}: {all}");
+        assert!(!all.contains("<redacted>"), "{args:?}: {all}");
+    }
+}

@@ -18,13 +18,20 @@
 //!   byte-order mark) between its letters. That covers
 //!   `PLAYWRIGHT_MCP_EXTENSION_TOKEN=…`, a JSON `"token":` key and its
 //!   HTML-escaped form too. The value may open with the same spaces and
-//!   quotes.
+//!   quotes. Such a value goes only when it could carry a token: when it
+//!   runs past [`WINDOW`] bytes, or holds a run of `shape::MIN_LEN` token
+//!   characters once its percent-encodings are undone and invisible
+//!   characters dropped. A shorter word ("Session token: expired",
+//!   `gt_token: Token![>]`, my-chrome's own `process-token: exposed`)
+//!   stays: no token is that short, and the stored token's bare value is
+//!   hidden anywhere by the next stage.
 //!
 //! Split reads, provably: every pattern matches at most [`LONGEST`] bytes
 //! (a test builds the longest instance of each), the opening of a value is
-//! at most [`OPENING_LIMIT`] bytes, and a match is acted on only once
-//! [`HOLD_BACK`] > [`LONGEST`] + [`OPENING_LIMIT`] bytes follow its start,
-//! or at the end. So every match is decided on the same bytes as in a
+//! at most [`OPENING_LIMIT`] bytes, a value is judged on its first
+//! [`WINDOW`] bytes and the one after, and a match is acted on only once
+//! [`HOLD_BACK`] > [`LONGEST`] + [`OPENING_LIMIT`] + [`WINDOW`] bytes follow
+//! its start, or at the end. So every match is decided on the same bytes as in a
 //! single read, and a property test feeds every input of the corpus at
 //! every split point and in random chunkings and requires the single
 //! read's output. A value still running at the end of a read is dropped as
@@ -36,8 +43,9 @@ use regex::bytes::Regex;
 use regex_automata::Input;
 use regex_automata::dfa::{regex::Regex as DfaRegex, sparse::DFA};
 
-use super::spelling::{QUOTE, SPACE, enc};
+use super::spelling::{ENCODINGS, INVISIBLE, QUOTE, SPACE, enc};
 use super::{REDACTED, Stage};
+use crate::token::shape::{MIN_LEN, is_token_byte};
 
 /// An upper bound on the length of any match of [`patterns`] (see the test
 /// `every_pattern_is_shorter_than_the_hold_back`).
@@ -50,11 +58,18 @@ const LONGEST: usize = 320;
 const OPENING_LIMIT: usize = 32;
 
 /// How far behind the input the output stays: a whole match and what
-/// decides it.
-const HOLD_BACK: usize = LONGEST + OPENING_LIMIT + LONGEST_OPENER + 2;
+/// decides it (the value's window holds the longest opener too).
+const HOLD_BACK: usize = LONGEST + OPENING_LIMIT + WINDOW + 2;
 
 /// The longest single opener of a value (`&#x0000022;`), with room.
 const LONGEST_OPENER: usize = 16;
+
+/// How much of a labelled value is read to judge whether it could carry a
+/// token: twice the longest token. A longer value goes whole, as do the
+/// longest encodings of a token, which only a page writing on purpose would
+/// print.
+const WINDOW: usize = 2 * crate::token::shape::MAX_LEN;
+const _: () = assert!(WINDOW >= LONGEST_OPENER);
 
 /// The spellings (`spelling::spellings`) as the DFAs build.rs compiled
 /// from them: loaded, not compiled, once per process.
@@ -236,10 +251,11 @@ impl Stage for Patterns {
             let in_url_query = found.as_bytes()[..6].eq_ignore_ascii_case(b"chrome");
             let (opening, skip) = match opening(after) {
                 Opening::Len(len) => {
+                    // A label such as `"API token:" [ref=e5]`, or a word no
+                    // token could be: left as it is.
                     let label = is_colon(found.as_bytes())
                         && !after.get(len).is_some_and(|b| starts_value(*b));
-                    if label {
-                        // A label such as `"API token:" [ref=e5]`: left as it is.
+                    if label || (!in_url_query && holds_no_token(&after[len..], at_end)) {
                         out.extend_from_slice(&self.pending[pos..found.end()]);
                         pos = found.end();
                         continue;
@@ -291,6 +307,41 @@ fn starts_value(byte: u8) -> bool {
     byte.is_ascii_alphanumeric() || matches!(byte, b'_' | b'-')
 }
 
+/// A labelled value (from its first byte on) that ends within [`WINDOW`]
+/// bytes and could not carry a token. Decided on `WINDOW + 1` bytes, which
+/// the hold-back keeps in view (or on all there is, `at_end`).
+fn holds_no_token(value: &[u8], at_end: bool) -> bool {
+    let seen = &value[..value.len().min(WINDOW + 1)];
+    let end = match seen.iter().position(|b| ends_value(*b, false)) {
+        Some(end) => end,
+        None if at_end && value.len() <= WINDOW => value.len(),
+        None => return false,
+    };
+    !could_carry_token(&value[..end])
+}
+
+/// Whether a value holds a run of `shape::MIN_LEN` token characters once
+/// its percent-encodings (up to `ENCODINGS` layers) are undone and the
+/// invisible characters a page may put between letters are dropped.
+fn could_carry_token(value: &[u8]) -> bool {
+    static HIDDEN: OnceLock<Regex> = OnceLock::new();
+    let hidden = HIDDEN.get_or_init(|| {
+        Regex::new(&format!("(?-u){INVISIBLE}")).expect("the invisible pattern compiles")
+    });
+    let mut plain = value.to_vec();
+    for _ in 0..ENCODINGS {
+        let decoded: Vec<u8> = percent_encoding::percent_decode(&plain).collect();
+        if decoded == plain {
+            break;
+        }
+        plain = decoded;
+    }
+    let plain = hidden.replace_all(&plain, &b""[..]);
+    plain
+        .split(|b| !is_token_byte(*b))
+        .any(|run| run.len() >= MIN_LEN)
+}
+
 enum End {
     /// The value ends at this offset.
     At(usize),
@@ -311,7 +362,7 @@ fn value_end(input: &[u8], skip: Skipping) -> End {
 
 #[cfg(test)]
 pub(crate) mod tests {
-    use super::super::spelling::{ENCODINGS, spellings};
+    use super::super::spelling::spellings;
     use super::*;
 
     /// The expression the DFAs were compiled from, compiled here as the
@@ -417,6 +468,11 @@ pub(crate) mod tests {
         out
     }
 
+    /// Every byte of `text` percent-encoded.
+    fn encoded_all(text: &str) -> String {
+        text.bytes().map(|b| format!("%{b:02X}")).collect()
+    }
+
     /// Texts that carry SECRET, in every form the redactor knows.
     pub(crate) fn leaking() -> Vec<String> {
         let connect = format!(
@@ -490,6 +546,11 @@ pub(crate) mod tests {
             format!("token: &#0034;{SECRET}"),
             format!("token=\\u0022{SECRET}"),
             format!("token=`{SECRET}`"),
+            // A value that could carry one: inside a longer word, encoded,
+            // with invisible characters.
+            format!("token=prefix.{SECRET}.suffix"),
+            format!("token={}", encoded_all(SECRET)),
+            format!("token=Zq3\u{AD}\u{FEFF}{}", &SECRET[3..]),
         ];
         for times in 1..=ENCODINGS {
             texts.push(format!("x?{}", encoded(&format!("token={SECRET}"), times)));
@@ -508,6 +569,7 @@ pub(crate) mod tests {
             "Your token: (hidden)\ntoken: \n".into(),
             "Your token:&quot; &amp; more\ntoken&#58; (hidden)\n".into(),
             "tokenize\\x3d nothing; token\\u{3a} (none)\n".into(),
+            "Session token: expired. token=abc&x=1 pub gt_token: Token![>]>,\n".into(),
             "x".repeat(2000),
             "línea con acentos y — guiones\n".repeat(40),
         ]
@@ -566,31 +628,88 @@ pub(crate) mod tests {
 
     #[test]
     fn output_stays_only_a_hold_back_behind() {
-        // Exactly 370 bytes: LONGEST (320) + OPENING_LIMIT (32) +
-        // LONGEST_OPENER (16) + 2, the bound the module's split-read proof
-        // rests on. Fewer voids the proof; more only delays the output.
+        // Exactly 610 bytes: LONGEST (320) + OPENING_LIMIT (32) + WINDOW
+        // (256) + 2, the bound the module's split-read proof rests on.
+        // Fewer voids the proof; more only delays the output.
         let mut r = Patterns::default();
         assert!(r.feed(b"Waiting for the extension...\n").is_empty());
         let long = "x".repeat(1000);
-        assert_eq!(r.feed(long.as_bytes()).len(), 1029 - 370);
-        assert_eq!(r.finish().len(), 370);
+        assert_eq!(r.feed(long.as_bytes()).len(), 1029 - 610);
+        assert_eq!(r.finish().len(), 610);
     }
 
     #[test]
-    fn after_equals_any_value_goes_but_after_a_colon_only_a_word() {
+    fn after_equals_any_value_that_could_be_a_token_goes_but_after_a_colon_only_a_word() {
         // `=` assigns: a value opening with no token character (base64 may
         // start with `+` or `/`) still goes, in any spelling of `=`. After
         // `:` the same text is what follows a label, and stays.
-        assert_eq!(redacted("token=+abc/def next"), "token=<redacted> next");
-        assert_eq!(redacted("token&#61;/abc next"), "token&#61;<redacted> next");
-        assert_eq!(redacted("token: +abc/def next"), "token: +abc/def next");
+        let long = format!("+abc/{SECRET}");
+        assert_eq!(
+            redacted(&format!("token={long} next")),
+            "token=<redacted> next"
+        );
+        assert_eq!(
+            redacted(&format!("token&#61;{long} next")),
+            "token&#61;<redacted> next"
+        );
+        assert_eq!(
+            redacted(&format!("token: {long} next")),
+            format!("token: {long} next")
+        );
+    }
+
+    #[test]
+    fn a_value_too_short_for_a_token_stays_and_one_that_could_carry_one_goes() {
+        for kept in [
+            "Session token: expired\n",
+            "pub gt_token: Token![>]>,\n",
+            "process-token: exposed\n",
+            "token=abc&next=1",
+            "token=+abc/def next",
+            "csrf_token=0123456789abcdef0123456789abcde;",
+            "token: %41%42%43 (percent-encoded, three letters)",
+        ] {
+            assert_eq!(redacted(kept), kept);
+        }
+        for (text, out) in [
+            (
+                format!("token=x.{SECRET}.y z"),
+                "token=<redacted> z".to_string(),
+            ),
+            (
+                format!("token={}", &SECRET[..MIN_LEN]),
+                "token=<redacted>".into(),
+            ),
+            (
+                format!("token=a{}b;", "%2541".repeat(MIN_LEN)),
+                "token=<redacted>;".into(),
+            ),
+            (
+                format!("token=Zq3\u{200B}{} z", &SECRET[3..]),
+                "token=<redacted> z".into(),
+            ),
+            // Past the window, whatever it holds.
+            (
+                format!("token={} z", "a.".repeat(WINDOW)),
+                "token=<redacted> z".into(),
+            ),
+        ] {
+            assert_eq!(redacted(&text), out, "{text}");
+        }
+        // One character short of a token, split by a dot: stays.
+        let short = format!(
+            "token={}.{} z",
+            &SECRET[..MIN_LEN - 1],
+            &SECRET[..MIN_LEN - 1]
+        );
+        assert_eq!(redacted(&short), short);
     }
 
     #[test]
     fn an_opening_at_the_limit_is_kept_and_one_byte_more_is_overlong() {
         // OPENING_LIMIT bytes of spaces: the value after them goes and what
         // follows the value stays.
-        let at_limit = format!("token={}abc def\nnext", " ".repeat(OPENING_LIMIT));
+        let at_limit = format!("token={}{SECRET} def\nnext", " ".repeat(OPENING_LIMIT));
         assert_eq!(redacted(&at_limit), "token=<redacted> def\nnext");
         // One byte more: overlong, the rest of the line goes.
         let over = format!("token={}abc def\nnext", " ".repeat(OPENING_LIMIT + 1));
