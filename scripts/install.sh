@@ -3,7 +3,12 @@
 # and the skill for each agent named with --agent:
 #   claude-code -> ~/.claude/skills/my-chrome
 #   codex       -> ~/.agents/skills/my-chrome   (Codex's user-level skills)
-# It records what it installed in ~/.local/share/my-chrome/installed.
+# For each agent it also lets that host run this one binary outside its own
+# sandbox (scripts/host-config.js: Codex's rules, Claude Code's
+# sandbox.excludedCommands), shows the lines it adds, and changes nothing
+# else of the host's configuration.
+# It records what it installed in ~/.local/share/my-chrome/installed (and
+# the host lines in .../host-config).
 # `--uninstall` runs the installed binary's `my-chrome uninstall` (the
 # session detached, the runtime and the skill copies removed; the token too
 # with --forget-token), then removes the binary. Running either again is
@@ -32,6 +37,13 @@ record=$record_dir/installed
 # The folders install.sh made (they did not exist before): --uninstall
 # removes those, when empty, and no others.
 created=$record_dir/created
+# What host-config.js added to each agent host's configuration.
+hosts=$record_dir/host-config
+node=${MY_CHROME_NODE:-$(command -v node || true)}
+host_config() { # add|remove HOST BINARY
+  [ -n "$node" ] || { echo "install.sh: no node on PATH (set MY_CHROME_NODE): the $2 configuration was not changed" >&2; exit 1; }
+  "$node" scripts/host-config.js "$1" "$2" "$3" "$hosts"
+}
 
 if $uninstall; then
   [ -f "$record" ] || { echo "install.sh: nothing recorded as installed"; exit 0; }
@@ -50,6 +62,10 @@ if $uninstall; then
     echo "install.sh: $binary is gone, so my-chrome's runtime (~/.cache/my-chrome by default) was not removed;" \
       "reinstall (scripts/install.sh) and run scripts/install.sh --uninstall again" >&2
     exit 1
+  fi
+  # The lines each agent host was given, taken out again.
+  if [ -f "$hosts" ]; then
+    for host in $(cut -f1 "$hosts"); do host_config remove "$host" "$binary"; done
   fi
   # What my-chrome uninstall leaves of the record: the binary, and skill
   # copies that no longer hold the skill (it said so; they stay).
@@ -112,5 +128,15 @@ for agent in "${agents[@]}"; do
   printf '%s\n' "$binary" >"$dest/BINARY"
   add "$dest"
   echo "installed the skill for $agent in $dest"
+  # Its configuration folder first, recorded if made, so that --uninstall
+  # removes it when it is left empty.
+  # (An unset or relative CODEX_HOME / CLAUDE_CONFIG_DIR means the default,
+  # as in host-config.js.)
+  case $agent in
+    codex) base=${CODEX_HOME:-}; [ "${base#/}" != "$base" ] || base=$HOME/.codex; conf=$base/rules ;;
+    claude-code) base=${CLAUDE_CONFIG_DIR:-}; [ "${base#/}" != "$base" ] || base=$HOME/.claude; conf=$base ;;
+  esac
+  make_dir "$conf"
+  host_config add "$agent" "$binary"
 done
 echo "next: $binary setup && $binary doctor"

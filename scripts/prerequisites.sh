@@ -14,7 +14,9 @@
 #         agent-identity test runs through; bench.sh's peak RSS) and strace
 #         (the proof that forwarded commands start no child); useradd,
 #         runuser and pkill (scripts/newcomer.sh: the demo and an uninstall
-#         round as a throw-away ordinary user).
+#         round as a throw-away ordinary user); bubblewrap, socat and
+#         ripgrep (Claude Code's sandbox runtime, which tests/hosts.rs runs
+#         my-chrome inside).
 #   nextest: cargo-nextest, which runs the tests (scripts/test.sh), at least
 #         the version .config/nextest.toml requires; installed from crates.io
 #         with `cargo install --locked` when missing or older.
@@ -65,6 +67,9 @@ if [ "$1" = test ]; then
   need /usr/sbin/useradd passwd
   need /usr/sbin/runuser util-linux
   need /usr/bin/pkill procps
+  need /usr/bin/bwrap bubblewrap
+  need /usr/bin/socat socat
+  need /usr/bin/rg ripgrep
 fi
 
 [ ${#missing[@]} -eq 0 ] && exit 0

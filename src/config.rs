@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use crate::browser::name::Browser;
 use crate::exit::Exit;
+use crate::host_sandbox::Host;
 use crate::identity::key::AgentKey;
 use crate::platform;
 
@@ -92,6 +93,13 @@ pub struct Config {
     /// The largest reply of one browser command that is printed
     /// (`MY_CHROME_REPLY_LIMIT_MIB`, 1–1024, default 16), in bytes.
     pub reply_limit: usize,
+    /// The agent host whose sandbox the command may run in, from the
+    /// variables each sets for its commands: Codex (`CODEX_SANDBOX`,
+    /// `CODEX_SANDBOX_NETWORK_DISABLED`; its folder `CODEX_HOME`) or Claude
+    /// Code (`CLAUDECODE`, its sandbox runtime's `SANDBOX_RUNTIME`; its
+    /// folder `CLAUDE_CONFIG_DIR`). Only the advice of a sandbox's refusal
+    /// reads it.
+    pub host: Option<Host>,
 }
 
 /// Variables a clipboard tool needs to find the user's display.
@@ -247,6 +255,7 @@ impl Config {
             None => DEFAULT_REPLY_LIMIT_MIB as usize * MIB,
         };
         let (display, dbus_session) = vars.desktop()?;
+        let host = vars.host(&home);
         Ok(Config {
             child_vars: vars.for_children(&home, &user),
             proxy_vars: vars.passed(PROXY_VARS),
@@ -291,6 +300,7 @@ impl Config {
             // Not a variable, but the caller's too: read here with the rest.
             // A directory removed under the caller has no path (no root then).
             reply_limit,
+            host,
         })
     }
 }
@@ -367,6 +377,30 @@ impl Vars {
             }
         }
         Ok(RuntimeLocation { path })
+    }
+
+    /// The agent host that runs this command, as its variables say. They
+    /// are the host's, not ours: one that is no text or no absolute path
+    /// counts as unset rather than failing the command.
+    fn host(&self, home: &Path) -> Option<Host> {
+        let set = |var: &str| self.get(var).ok().flatten().is_some();
+        let folder = |var: &str, default: &str| {
+            self.path(var)
+                .ok()
+                .flatten()
+                .unwrap_or_else(|| home.join(default))
+        };
+        if set("CODEX_SANDBOX") || set("CODEX_SANDBOX_NETWORK_DISABLED") {
+            Some(Host::Codex {
+                rules: folder("CODEX_HOME", ".codex").join("rules"),
+            })
+        } else if set("CLAUDECODE") || set("SANDBOX_RUNTIME") {
+            Some(Host::ClaudeCode {
+                settings: folder("CLAUDE_CONFIG_DIR", ".claude").join("settings.json"),
+            })
+        } else {
+            None
+        }
     }
 
     /// The browser named, or its executable: one or the other.

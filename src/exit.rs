@@ -23,6 +23,9 @@ pub enum Exit {
     /// The agent's tab went (closed by the user or its page, or no longer
     /// told apart): the command ran nothing.
     TabGone,
+    /// An agent host's sandbox keeps my-chrome from its runtime or its
+    /// sockets: nothing ran, nothing changed.
+    Sandboxed,
     /// A bounded step ran out of time.
     Timeout,
     /// Interrupted by a signal, after cleaning up: 128 + the signal number.
@@ -34,7 +37,7 @@ pub enum Exit {
 impl Exit {
     /// Every code README's table lists, besides 0 and 128+N (`Signal`);
     /// `Code` passes a forwarded command's own status through.
-    pub const DOCUMENTED: [Exit; 9] = [
+    pub const DOCUMENTED: [Exit; 10] = [
         Exit::Failure,
         Exit::Usage,
         Exit::Token,
@@ -43,6 +46,7 @@ impl Exit {
         Exit::Security,
         Exit::Busy,
         Exit::TabGone,
+        Exit::Sandboxed,
         Exit::Timeout,
     ];
 
@@ -56,6 +60,7 @@ impl Exit {
             Exit::Security => 6,
             Exit::Busy => 7,
             Exit::TabGone => 8,
+            Exit::Sandboxed => 9,
             Exit::Timeout => 124,
             Exit::Signal(n) => 128 + n,
             Exit::Code(n) => n,
@@ -86,6 +91,7 @@ mod tests {
             | Exit::Security
             | Exit::Busy
             | Exit::TabGone
+            | Exit::Sandboxed
             | Exit::Timeout => true,
             Exit::Signal(_) | Exit::Code(_) => false,
         };
@@ -98,6 +104,7 @@ mod tests {
             Exit::Security,
             Exit::Busy,
             Exit::TabGone,
+            Exit::Sandboxed,
             Exit::Timeout,
             Exit::Signal(2),
             Exit::Code(3),

@@ -17,6 +17,7 @@ pub(crate) mod file_args;
 pub(crate) mod file_owners;
 pub mod handoff;
 pub mod helper;
+pub mod host_sandbox;
 pub mod identity;
 pub(crate) mod installed;
 pub mod lease;

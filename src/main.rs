@@ -12,7 +12,7 @@ use my_chrome::command::{
 use my_chrome::config::Config;
 use my_chrome::exit::Exit;
 use my_chrome::output::{self, Stream};
-use my_chrome::{handoff, signals};
+use my_chrome::{handoff, host_sandbox, signals};
 
 fn main() -> ExitCode {
     // Everything we create, and every child we start, is private to the user.
@@ -34,6 +34,11 @@ fn main() -> ExitCode {
         .and_then(|config| {
             // Every print from here on hides the stored token's value too.
             output::init(&config.runtime);
+            // Inside an agent host's sandbox that blocks the runtime or
+            // the sockets, nothing runs (doctor reports it instead).
+            if !matches!(cli.command, Command::Doctor { .. }) {
+                host_sandbox::check(&config.runtime.path, config.host.as_ref())?;
+            }
             run(cli.command, &config)
         }) {
         Ok(()) => ExitCode::SUCCESS,

@@ -142,6 +142,18 @@ fn install_and_uninstall_leave_home_as_it_was() {
     // a folder of the user's that install.sh uses but did not make.
     fs::create_dir(home.path().join(".cache")).unwrap();
     fs::create_dir(home.path().join(".claude")).unwrap();
+    // The hosts' own configuration, as a user has it: install.sh adds its
+    // lines to Claude Code's settings and leaves Codex's own rules be.
+    let settings = home.path().join(".claude/settings.json");
+    let users_settings = "{\n  \"model\": \"opus\",\n  \"sandbox\": {\n    \"enabled\": true,\n    \"excludedCommands\": [\n      \"docker:*\"\n    ]\n  }\n}\n";
+    fs::write(&settings, users_settings).unwrap();
+    let rules = home.path().join(".codex/rules");
+    fs::create_dir_all(&rules).unwrap();
+    fs::write(
+        rules.join("default.rules"),
+        "prefix_rule(pattern = [\"git\"])\n",
+    )
+    .unwrap();
     let before = snapshot(home.path());
     let script = Path::new(ROOT).join("scripts/install.sh");
     let run = |args: &[&str]| {
@@ -174,12 +186,37 @@ fn install_and_uninstall_leave_home_as_it_was() {
     };
     let prefix = home.path().join("opt");
     let prefix = prefix.to_str().unwrap();
-    run(&["--prefix", prefix, "--agent", "claude-code"]);
+    let both = [
+        "--prefix",
+        prefix,
+        "--agent",
+        "claude-code",
+        "--agent",
+        "codex",
+    ];
+    run(&both);
     let skill = home.path().join(".claude/skills/my-chrome");
     assert!(skill.join("SKILL.md").exists());
     let binary = fs::read_to_string(skill.join("BINARY")).unwrap();
     assert_eq!(binary.trim(), format!("{prefix}/bin/my-chrome"));
-    run(&["--prefix", prefix, "--agent", "claude-code"]);
+    let added = fs::read_to_string(&settings).unwrap();
+    // Again: nothing more is added.
+    run(&both);
+    assert_eq!(fs::read_to_string(&settings).unwrap(), added);
+    let parsed: serde_json::Value = serde_json::from_str(&added).unwrap();
+    assert_eq!(
+        parsed["sandbox"]["excludedCommands"],
+        serde_json::json!(["docker:*", format!("{prefix}/bin/my-chrome:*")])
+    );
+    assert_eq!(parsed["model"], "opus");
+    assert_eq!(parsed["sandbox"]["enabled"], true);
+    let rule = fs::read_to_string(rules.join("my-chrome.rules")).unwrap();
+    assert!(
+        rule.contains(&format!(
+            "prefix_rule(pattern = [\"{prefix}/bin/my-chrome\"], decision = \"allow\""
+        )),
+        "{rule}"
+    );
     // The installed binary's setup: a sealed runtime in ~/.cache/my-chrome,
     // which --uninstall removes through `my-chrome uninstall`.
     let setup = Command::new(format!("{prefix}/bin/my-chrome"))
@@ -228,6 +265,11 @@ fn install_and_uninstall_leave_home_as_it_was() {
         snapshot(home.path()),
         before,
         "uninstall leaves HOME as it was"
+    );
+    assert_eq!(fs::read_to_string(&settings).unwrap(), users_settings);
+    assert_eq!(
+        fs::read_to_string(rules.join("default.rules")).unwrap(),
+        "prefix_rule(pattern = [\"git\"])\n"
     );
 }
 

@@ -193,12 +193,14 @@ fn doctor_json_is_stable() {
             "process_token",
             "rotation",
             "runtime",
+            "sandbox",
             "session",
             "session_limits",
             "settings",
             "token"
         ]
     );
+    assert_eq!(report["sandbox"]["status"], "none");
     assert_eq!(keys(&report["cli"]), ["compatibility", "path", "version"]);
     assert_eq!(keys(&report["node"]), ["path", "status", "version"]);
     assert_eq!(keys(&report["runtime"]), ["path", "status"]);
@@ -269,7 +271,8 @@ fn doctor_json_is_stable() {
             "session-limits",
             "bound-browser",
             "agents",
-            "settings"
+            "settings",
+            "sandbox"
         ]
     );
     assert!(text.contains("compatibility: supported\n"), "{text}");

@@ -41,6 +41,14 @@ pub struct Doctor {
     pub agents: AgentsReport,
     pub settings: SettingsReport,
     pub session_limits: LimitsReport,
+    pub sandbox: SandboxReport,
+}
+
+#[derive(Debug, Serialize)]
+pub struct SandboxReport {
+    /// `none`, or what an agent host's sandbox keeps from my-chrome and
+    /// the setting that lets it run (`host_sandbox`).
+    pub status: String,
 }
 
 #[derive(Debug, Serialize)]
@@ -204,7 +212,16 @@ impl Doctor {
                 compatibility: "not checked: the runtime is unsafe".into(),
             },
         };
-        let session = session_report(config, &runtime, cli.compatibility == "supported", pin);
+        let blocked = crate::host_sandbox::check(root, config.host.as_ref()).err();
+        let session = match &blocked {
+            // Its daemon cannot be reached from here: that says nothing of it.
+            Some(_) => SessionReport {
+                name: config.session.clone(),
+                status: "not checked (see sandbox)".into(),
+                detail: None,
+            },
+            None => session_report(config, &runtime, cli.compatibility == "supported", pin),
+        };
         let (chrome, process_token) = process_reports(config);
         let rotation = RotationReport {
             status: match &runtime {
@@ -230,6 +247,9 @@ impl Doctor {
             agents: agents_report(config),
             settings: settings_report(config),
             session_limits: limits_report(&runtime),
+            sandbox: SandboxReport {
+                status: blocked.map_or("none".into(), |e| e.to_string()),
+            },
         }
     }
 
@@ -257,7 +277,8 @@ impl Doctor {
         format!(
             "runtime: {} ({})\nnode: {node}\ncli: {}\nversion: {}\ncompatibility: {}\n\
              token: {} ({})\nbrowser: {chrome}\nprocess-token: {process_token}\nrotation: {}\n\
-             session: {}\nsession-limits: {}\nbound-browser: {}\nagents: {}\nsettings: {}\n",
+             session: {}\nsession-limits: {}\nbound-browser: {}\nagents: {}\nsettings: {}\n\
+             sandbox: {}\n",
             self.runtime.path,
             self.runtime.status,
             self.cli.path,
@@ -281,6 +302,7 @@ impl Doctor {
             },
             self.agents.status,
             self.settings.status,
+            self.sandbox.status,
         )
     }
 }

@@ -17,6 +17,7 @@ use crate::config::ConfigError;
 use crate::error::Error;
 use crate::exit::Exit;
 use crate::handoff::HandoffError;
+use crate::host_sandbox::Sandboxed;
 use crate::lease::LeaseError;
 
 #[derive(Debug, thiserror::Error)]
@@ -58,6 +59,9 @@ pub enum Failure {
     /// `--help`, with the pinned CLI's own.
     #[error(transparent)]
     Help(Error),
+    /// An agent host's sandbox keeps my-chrome from its runtime or sockets.
+    #[error(transparent)]
+    Sandboxed(#[from] Sandboxed),
     /// A command that finished despite a signal still reports it.
     #[error("interrupted by {0}")]
     Interrupted(Signal),
@@ -78,6 +82,7 @@ impl Failure {
             Failure::Watch(e) => e.exit(),
             Failure::Courier(e) => e.exit(),
             Failure::Forward(e) => e.exit(),
+            Failure::Sandboxed(e) => e.exit(),
             Failure::Interrupted(signal) => Exit::from(*signal),
         }
     }
@@ -263,6 +268,11 @@ mod tests {
             Failure::Courier(HandoffError::NoHandoff),
             Failure::Help(core()),
             Failure::Interrupted(Signal::SIGTERM),
+            Failure::Sandboxed(Sandboxed {
+                blocked: crate::host_sandbox::Blocked::Sockets(nix::errno::Errno::EPERM),
+                host: None,
+                binary: PathBuf::from("/opt/bin/my-chrome"),
+            }),
         ];
         let mut all = Vec::new();
         let mut put = |name, failures: Vec<Failure>| {
@@ -363,6 +373,7 @@ mod tests {
             Failure::Courier(_) => 4,
             Failure::Help(_) => 5,
             Failure::Interrupted(_) => 6,
+            Failure::Sandboxed(_) => 7,
         }
     }
 

@@ -9,6 +9,7 @@
 // re-exports).
 #![allow(dead_code, unused_imports)]
 
+pub mod agent_hosts;
 pub mod agent_keys;
 pub mod browser;
 pub mod canary;

@@ -1,0 +1,166 @@
+#!/usr/bin/env node
+// What scripts/install.sh adds to an agent host's own configuration so that
+// the host runs this one my-chrome binary outside its sandbox, and takes
+// away again with --uninstall. Nothing else of the host's sandbox changes
+// (README, "Inside an agent host's sandbox", says why this and not a
+// writable runtime with sockets allowed).
+//
+//   codex:       $CODEX_HOME/rules/my-chrome.rules (default ~/.codex), a file
+//                of its own holding one prefix_rule for the binary;
+//   claude-code: "<binary>:*" in sandbox.excludedCommands of
+//                $CLAUDE_CONFIG_DIR/settings.json (default ~/.claude).
+//
+// A file that cannot be read as expected is never rewritten: it says why and
+// what to add by hand, and exits 1. Every write goes to a temporary file
+// first, then takes the file's place, so no file is ever half-written.
+//
+// Usage: host-config.js add|remove codex|claude-code BINARY RECORD
+//   RECORD: the file that remembers, per host, what `add` made (a folder, a
+//   key, the whole file), so that `remove` takes away exactly that.
+'use strict';
+const fs = require('fs');
+const path = require('path');
+
+const [action, host, binary, record] = process.argv.slice(2);
+const home = process.env.HOME;
+
+function fail(message) {
+  process.stderr.write(`install.sh: ${message}\n`);
+  process.exit(1);
+}
+
+// What cannot be undone as recorded is left, said, and the uninstall goes on.
+function leave(file, message) {
+  process.stdout.write(`install.sh: left ${file} as it is: ${message}\n`);
+  process.exit(0);
+}
+
+if (!['add', 'remove'].includes(action) || !['codex', 'claude-code'].includes(host) || !binary || !record)
+  fail('usage: host-config.js add|remove codex|claude-code BINARY RECORD');
+if (!path.isAbsolute(binary) || /["\\\n]/.test(binary))
+  fail(`${binary}: the binary's path must be absolute, with no quote, backslash or line break`);
+
+function folder(variable, fallback) {
+  const given = process.env[variable];
+  return given && path.isAbsolute(given) ? given : path.join(home, fallback);
+}
+
+function writeWhole(file, text) {
+  const temporary = `${file}.my-chrome-${process.pid}`;
+  fs.writeFileSync(temporary, text, { mode: 0o600, flag: 'wx' });
+  fs.renameSync(temporary, file);
+}
+
+// The record: one line per host, "host<TAB>what add made" (JSON).
+function recorded() {
+  let lines = [];
+  try { lines = fs.readFileSync(record, 'utf8').split('\n').filter(Boolean); } catch (e) {
+    if (e.code !== 'ENOENT') throw e;
+  }
+  return new Map(lines.map(line => {
+    const tab = line.indexOf('\t');
+    return [line.slice(0, tab), JSON.parse(line.slice(tab + 1))];
+  }));
+}
+
+function remember(made) {
+  const all = recorded();
+  if (made) all.set(host, made); else all.delete(host);
+  const text = [...all].map(([h, m]) => `${h}\t${JSON.stringify(m)}\n`).join('');
+  if (text) writeWhole(record, text); else fs.rmSync(record, { force: true });
+}
+
+function show(file, lines) {
+  process.stdout.write(`${action === 'add' ? 'added to' : 'removed from'} ${file}:\n`);
+  for (const line of lines) process.stdout.write(`  ${line}\n`);
+}
+
+// Codex: a rules file of our own.
+function codex() {
+  const dir = path.join(folder('CODEX_HOME', '.codex'), 'rules');
+  const file = path.join(dir, 'my-chrome.rules');
+  const rule = `prefix_rule(pattern = ["${binary}"], decision = "allow", justification = ` +
+    '"my-chrome reaches the user\'s browser session through its own runtime and sockets")';
+  const text = '# Written by my-chrome\'s scripts/install.sh: Codex runs this one binary ' +
+    'outside its sandbox.\n' + `${rule}\n`;
+  let found = null;
+  try { found = fs.readFileSync(file, 'utf8'); } catch (e) {
+    if (e.code !== 'ENOENT') fail(`cannot read ${file}: ${e.message}; nothing changed`);
+  }
+  if (action === 'add') {
+    if (found === text) return process.stdout.write(`${file} already lets Codex run ${binary}\n`);
+    if (found !== null)
+      fail(`${file} exists and is not the file install.sh writes; nothing changed. ` +
+        `Remove it, or make it hold exactly:\n${text}`);
+    fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+    writeWhole(file, text);
+    remember({ file });
+    return show(file, [rule]);
+  }
+  if (found === null) return remember(null);
+  remember(null);
+  if (found !== text) leave(file, 'it is no longer the file install.sh wrote');
+  fs.rmSync(file);
+  show(file, [rule]);
+}
+
+// Claude Code: one entry in its user settings, the file otherwise as it was.
+function claudeCode() {
+  const file = path.join(folder('CLAUDE_CONFIG_DIR', '.claude'), 'settings.json');
+  const entry = `${binary}:*`;
+  let text = null;
+  try { text = fs.readFileSync(file, 'utf8'); } catch (e) {
+    if (e.code !== 'ENOENT') fail(`cannot read ${file}: ${e.message}; nothing changed`);
+  }
+  const byHand = action === 'add'
+    ? `add "${entry}" to the array at "sandbox" → "excludedCommands" yourself`
+    : `remove "${entry}" from "sandbox" → "excludedCommands" yourself`;
+  const refuse = action === 'add' ? fail : message => { remember(null); leave(file, message); };
+  let settings = {};
+  let indent = 2;
+  let newline = '\n';
+  if (text !== null) {
+    try { settings = JSON.parse(text); } catch (e) {
+      refuse(`${file} is not valid JSON (${e.message}); nothing changed: fix it, or ${byHand}`);
+    }
+    if (settings === null || typeof settings !== 'object' || Array.isArray(settings))
+      refuse(`${file} does not hold a JSON object; nothing changed: ${byHand}`);
+    // Written back only in the layout it has, so that nothing else moves.
+    const layout = [2, 4, '\t'].find(i => [``, '\n'].some(end => JSON.stringify(settings, null, i) + end === text));
+    if (layout === undefined)
+      refuse(`${file} is laid out in a way install.sh would not keep; nothing changed: ${byHand}`);
+    indent = layout;
+    newline = text.endsWith('\n') ? '\n' : '';
+  }
+  const sandbox = settings.sandbox;
+  if (sandbox !== undefined && (sandbox === null || typeof sandbox !== 'object' || Array.isArray(sandbox)))
+    refuse(`${file}: "sandbox" is not an object; nothing changed: ${byHand}`);
+  const list = sandbox && sandbox.excludedCommands;
+  if (list !== undefined && !Array.isArray(list))
+    refuse(`${file}: "sandbox" → "excludedCommands" is not an array; nothing changed: ${byHand}`);
+  const write = () => {
+    fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+    writeWhole(file, JSON.stringify(settings, null, indent) + newline);
+  };
+  if (action === 'add') {
+    if (list && list.includes(entry))
+      return process.stdout.write(`${file} already lets Claude Code run ${binary}\n`);
+    const made = { file, whole: text === null, sandbox: sandbox === undefined, list: list === undefined };
+    if (!settings.sandbox) settings.sandbox = {};
+    if (!settings.sandbox.excludedCommands) settings.sandbox.excludedCommands = [];
+    settings.sandbox.excludedCommands.push(entry);
+    write();
+    remember(made);
+    return show(file, [`"sandbox": { "excludedCommands": [ …, "${entry}" ] }`]);
+  }
+  const made = recorded().get(host) || {};
+  if (!list || !list.includes(entry)) return remember(null);
+  settings.sandbox.excludedCommands = list.filter(e => e !== entry);
+  if (made.list && settings.sandbox.excludedCommands.length === 0) delete settings.sandbox.excludedCommands;
+  if (made.sandbox && Object.keys(settings.sandbox).length === 0) delete settings.sandbox;
+  if (made.whole && Object.keys(settings).length === 0) fs.rmSync(file); else write();
+  remember(null);
+  show(file, [`"${entry}" in "sandbox" → "excludedCommands"`]);
+}
+
+(host === 'codex' ? codex : claudeCode)();

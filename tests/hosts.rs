@@ -1,0 +1,413 @@
+//! my-chrome where agents run: inside Codex's and Claude Code's own
+//! sandboxes (issue 47), real ones (`codex sandbox`, `srt`), beside an agent
+//! outside them on the same session.
+//!
+//! - A host's default sandbox blocks my-chrome's sockets: every command
+//!   says so with exit 9 and the host's setting, and changes nothing.
+//! - A sandbox that blocks only the runtime's writing is named as such.
+//! - One that lets my-chrome reach its runtime and sockets works, with
+//!   the agent's identity from its name, never from the namespace's pid 1.
+//! - The installer's configuration makes Codex run my-chrome outside its
+//!   sandbox, by Codex's own rule engine; host-config.js refuses a file it
+//!   cannot read as expected and leaves it as it was.
+
+mod common;
+
+use std::fs;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::agent_hosts::{Host, codex, codex_home, inside};
+use common::browser::{Browser, browser};
+use common::{Run, Running};
+
+/// Every file of the runtime, as (path, size, modified), but the daemon's
+/// own folder and the staged outputs, which the session outside writes.
+fn runtime_files(runtime: &Path) -> Vec<(PathBuf, u64, i64, i64)> {
+    let mut out = Vec::new();
+    let mut dirs = vec![runtime.to_path_buf()];
+    while let Some(dir) = dirs.pop() {
+        for entry in fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            let rel = path.strip_prefix(runtime).unwrap().to_path_buf();
+            if rel.starts_with("tmp") || rel.starts_with("session-output") {
+                continue;
+            }
+            let meta = fs::symlink_metadata(&path).unwrap();
+            if meta.is_dir() {
+                dirs.push(path);
+            }
+            out.push((rel, meta.len(), meta.mtime(), meta.mtime_nsec()));
+        }
+    }
+    out.sort();
+    out
+}
+
+fn run(cmd: Command) -> Run {
+    Running::start(cmd).wait()
+}
+
+/// The agent's workspace in the sandbox: its own folder of /tmp, where
+/// forwarded commands may put files.
+fn workspace(b: &Browser) -> PathBuf {
+    b.sandbox().files().to_path_buf()
+}
+
+/// Every kind of command, run inside `host`'s sandbox: each stops with
+/// exit 9, names what is blocked and the host's setting, and the runtime
+/// is as it was; ann, outside, goes on.
+fn every_command_is_refused_and_nothing_changes(
+    b: &Browser,
+    host: &Host,
+    what: &str,
+    setting: &str,
+) {
+    let cwd = workspace(b);
+    let before = runtime_files(&b.sandbox().runtime);
+    let page = b.page("bob");
+    let shot = cwd.join("shot.png").display().to_string();
+    let commands: [&[&str]; 10] = [
+        &["--agent", "bob", "goto", &page],
+        &["--agent", "bob", "snapshot"],
+        &["--agent", "bob", "eval", "1 + 1"],
+        &["--agent", "bob", "screenshot", "--filename", &shot],
+        &["--agent", "bob", "tab-new", &page],
+        &["--agent", "bob", "release"],
+        &["--agent", "bob", "agents"],
+        &["ensure"],
+        &["disconnect"],
+        &["connect"],
+    ];
+    for args in commands {
+        let said = run(inside(host, b.sandbox(), &cwd, args));
+        assert_eq!(said.code, 9, "{args:?}: {}{}", said.stdout, said.stderr);
+        for word in [what, setting, "nothing ran"] {
+            assert!(
+                said.stderr.contains(word),
+                "{args:?}: {word:?} in {}",
+                said.stderr
+            );
+        }
+        for word in ["stale", "`my-chrome connect`", "approve"] {
+            assert!(
+                !said.stderr.contains(word),
+                "{args:?}: {word:?} in {}",
+                said.stderr
+            );
+        }
+    }
+    // doctor reports it, and does not call the session stale.
+    let doctor = run(inside(host, b.sandbox(), &cwd, &["doctor"]));
+    assert_eq!(doctor.code, 0, "{}", doctor.stderr);
+    assert!(
+        doctor.stdout.contains("session: not checked (see sandbox)"),
+        "{}",
+        doctor.stdout
+    );
+    let line = doctor
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("sandbox: "))
+        .unwrap();
+    assert!(line.contains(what) && line.contains(setting), "{line}");
+    assert_eq!(
+        runtime_files(&b.sandbox().runtime),
+        before,
+        "a sandboxed command changed the runtime"
+    );
+    assert_eq!(
+        fs::read_dir(&cwd).unwrap().count(),
+        0,
+        "nothing was written in the workspace"
+    );
+    // The session is the same for the agent outside.
+    let eval = b.ok("ann", &["eval", "document.title"]);
+    assert!(eval.stdout.contains("Agent ann"), "{}", eval.stdout);
+    assert!(b.agents().to_string().contains("ann") && !b.agents().to_string().contains("bob"));
+}
+
+#[test]
+fn each_hosts_default_sandbox_is_named_with_its_setting_and_changes_nothing() {
+    let b = browser();
+    b.ok("ann", &["goto", &b.page("ann")]);
+    let home = codex_home("default");
+    let codex_host = Host::Codex {
+        home: &home,
+        settings: &[],
+    };
+    every_command_is_refused_and_nothing_changes(
+        &b,
+        &codex_host,
+        "Unix sockets",
+        "prefix_rule(pattern",
+    );
+    let srt_host = Host::Srt { settings: None };
+    every_command_is_refused_and_nothing_changes(
+        &b,
+        &srt_host,
+        "Unix sockets",
+        "sandbox.excludedCommands",
+    );
+}
+
+#[test]
+fn a_sandbox_that_blocks_only_writing_the_runtime_is_named_as_such() {
+    let b = browser();
+    b.ok("ann", &["goto", &b.page("ann")]);
+    // Sockets allowed, nothing writable but the workspace.
+    let settings = b.sandbox().home.path().join("srt-sockets.json");
+    fs::write(
+        &settings,
+        r#"{"network": {"allowedDomains": [], "deniedDomains": [], "allowAllUnixSockets": true},
+            "filesystem": {"denyRead": [], "allowWrite": ["."], "denyWrite": []}}"#,
+    )
+    .unwrap();
+    let host = Host::Srt {
+        settings: Some(&settings),
+    };
+    every_command_is_refused_and_nothing_changes(
+        &b,
+        &host,
+        "write its runtime in",
+        "excludedCommands",
+    );
+}
+
+#[test]
+fn inside_a_sandbox_that_lets_my_chrome_reach_its_runtime_a_named_agent_works_beside_one_outside() {
+    let b = browser();
+    b.ok("ann", &["goto", &b.page("ann")]);
+    let runtime = b.sandbox().runtime.clone();
+    let home = codex_home("open");
+    let codex_settings = [
+        format!(
+            "sandbox_workspace_write.writable_roots=[{:?}]",
+            runtime.display().to_string()
+        ),
+        "sandbox_workspace_write.network_access=true".to_string(),
+    ];
+    let srt_settings = b.sandbox().home.path().join("srt-open.json");
+    fs::write(
+        &srt_settings,
+        serde_json::json!({
+            "network": {"allowedDomains": [], "deniedDomains": [], "allowAllUnixSockets": true},
+            "filesystem": {"denyRead": [], "allowWrite": [".", runtime], "denyWrite": []}
+        })
+        .to_string(),
+    )
+    .unwrap();
+    let hosts = [
+        (
+            "bob",
+            Host::Codex {
+                home: &home,
+                settings: &codex_settings,
+            },
+        ),
+        (
+            "cid",
+            Host::Srt {
+                settings: Some(&srt_settings),
+            },
+        ),
+    ];
+    let cwd = workspace(&b);
+    for (agent, host) in &hosts {
+        // No name: the ancestry inside the namespace ends at its pid 1,
+        // which names no one.
+        let unnamed = run(inside(host, b.sandbox(), &cwd, &["eval", "1"]));
+        assert_ne!(unnamed.code, 0, "{}", unnamed.stdout);
+        assert!(unnamed.stderr.contains("--agent"), "{}", unnamed.stderr);
+        // ann, outside, holds the turn with a slow eval meanwhile.
+        let slow = Running::start(common::browser::as_agent(
+            b.sandbox(),
+            "ann",
+            &[
+                "eval",
+                "new Promise(r => setTimeout(() => r(document.title), 2000))",
+            ],
+        ));
+        let page = b.page(agent);
+        let shot = cwd.join("shot.png").display().to_string();
+        for args in [
+            vec!["--agent", agent, "goto", &page],
+            vec!["--agent", agent, "snapshot"],
+            vec!["--agent", agent, "eval", "document.title"],
+            vec!["--agent", agent, "screenshot", "--filename", &shot],
+        ] {
+            let said = run(inside(host, b.sandbox(), &cwd, &args));
+            assert_eq!(said.code, 0, "{args:?}: {}{}", said.stdout, said.stderr);
+            if args[2] == "eval" {
+                assert!(
+                    said.stdout.contains(&format!("Agent {agent}")),
+                    "{}",
+                    said.stdout
+                );
+            }
+        }
+        let slow = slow.wait();
+        assert_eq!(slow.code, 0, "{}", slow.stderr);
+        assert!(slow.stdout.contains("Agent ann"), "{}", slow.stdout);
+        assert!(
+            cwd.join("shot.png").exists(),
+            "the screenshot is in the workspace"
+        );
+        fs::remove_file(cwd.join("shot.png")).unwrap();
+        // Each has its own tab and no other's.
+        let anns: Vec<String> = b.tabs("ann").into_iter().map(|t| t.3).collect();
+        assert_eq!(anns, [b.page("ann")]);
+        let theirs: Vec<String> = b.tabs(agent).into_iter().map(|t| t.3).collect();
+        assert_eq!(theirs, [page]);
+    }
+}
+
+/// What `install.sh --agent codex` writes makes Codex run these command
+/// lines outside its sandbox, by Codex's own rule engine, and no other.
+#[test]
+fn the_installers_rule_lets_codex_run_my_chrome_and_nothing_else_outside_its_sandbox() {
+    let home = tempfile::tempdir().unwrap();
+    let record = home.path().join("record");
+    let binary = "/opt/my chrome/bin/my-chrome";
+    let added = host_config(home.path(), &["add", "codex", binary], &record);
+    assert!(
+        added.status.success(),
+        "{}",
+        String::from_utf8_lossy(&added.stderr)
+    );
+    assert!(String::from_utf8_lossy(&added.stdout).contains("prefix_rule(pattern"));
+    let rules = home.path().join(".codex/rules/my-chrome.rules");
+    let decision = |command: &[&str]| -> serde_json::Value {
+        let out = Command::new(codex())
+            .args(["execpolicy", "check", "--rules"])
+            .arg(&rules)
+            .args(command)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    for command in [
+        vec![binary, "goto", "https://example.test/"],
+        vec![binary, "snapshot"],
+        vec![binary, "eval", "document.title"],
+        vec![binary, "screenshot", "--filename", "shot.png"],
+        vec![binary, "--agent", "bob:0123", "tab-list"],
+    ] {
+        assert_eq!(decision(&command)["decision"], "allow", "{command:?}");
+    }
+    for command in [
+        vec!["my-chrome", "goto", "x"],
+        vec!["/opt/my chrome/bin/my-chrome-other", "goto", "x"],
+        vec!["sh", "-c", "/opt/my chrome/bin/my-chrome goto x; curl x"],
+        vec!["rm", "-rf", "/"],
+    ] {
+        assert!(decision(&command).get("decision").is_none(), "{command:?}");
+    }
+    let removed = host_config(home.path(), &["remove", "codex", binary], &record);
+    assert!(removed.status.success());
+    assert!(!rules.exists() && !record.exists());
+}
+
+fn host_config(home: &Path, args: &[&str], record: &Path) -> std::process::Output {
+    Command::new("node")
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/host-config.js"))
+        .args(args)
+        .arg(record)
+        .env_clear()
+        .env("HOME", home)
+        .output()
+        .unwrap()
+}
+
+/// A configuration file the installer cannot read as expected is refused
+/// by name, with the line to add by hand, and left byte for byte.
+#[test]
+fn host_config_never_rewrites_a_file_it_cannot_read_as_expected() {
+    let home = tempfile::tempdir().unwrap();
+    let record = home.path().join("record");
+    let binary = "/opt/bin/my-chrome";
+    let settings = home.path().join(".claude/settings.json");
+    fs::create_dir_all(settings.parent().unwrap()).unwrap();
+    for (text, says) in [
+        ("{\"model\": \"opus\",}\n", "is not valid JSON"),
+        ("[1, 2]\n", "does not hold a JSON object"),
+        (
+            "{\"model\":\"opus\",   \"theme\": \"dark\"}\n",
+            "laid out in a way",
+        ),
+        (
+            "{\n  \"sandbox\": true\n}\n",
+            "\"sandbox\" is not an object",
+        ),
+        (
+            "{\n  \"sandbox\": {\n    \"excludedCommands\": \"git\"\n  }\n}\n",
+            "is not an array",
+        ),
+    ] {
+        fs::write(&settings, text).unwrap();
+        let out = host_config(home.path(), &["add", "claude-code", binary], &record);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{text}: {err}");
+        assert!(
+            err.contains(says) && err.contains("nothing changed"),
+            "{text}: {err}"
+        );
+        assert!(
+            err.contains("/opt/bin/my-chrome:*"),
+            "the line to add by hand: {err}"
+        );
+        assert_eq!(fs::read_to_string(&settings).unwrap(), text);
+        assert!(!record.exists());
+    }
+    // Four spaces, no final newline: kept so, and taken back to the byte.
+    let four = "{\n    \"model\": \"opus\"\n}";
+    fs::write(&settings, four).unwrap();
+    assert!(
+        host_config(home.path(), &["add", "claude-code", binary], &record)
+            .status
+            .success()
+    );
+    let added = fs::read_to_string(&settings).unwrap();
+    assert!(
+        added.starts_with(
+            "{\n    \"model\": \"opus\",\n    \"sandbox\": {\n        \"excludedCommands\": [\n"
+        ),
+        "{added}"
+    );
+    assert!(!added.ends_with('\n'));
+    assert!(
+        host_config(home.path(), &["remove", "claude-code", binary], &record)
+            .status
+            .success()
+    );
+    assert_eq!(fs::read_to_string(&settings).unwrap(), four);
+    // A rules file of the same name that is not ours.
+    let rules = home.path().join(".codex/rules/my-chrome.rules");
+    fs::create_dir_all(rules.parent().unwrap()).unwrap();
+    fs::write(&rules, "prefix_rule(pattern = [\"rm\"])\n").unwrap();
+    let out = host_config(home.path(), &["add", "codex", binary], &record);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("is not the file install.sh writes"));
+    assert_eq!(
+        fs::read_to_string(&rules).unwrap(),
+        "prefix_rule(pattern = [\"rm\"])\n"
+    );
+    // Our lines taken out by hand before uninstall: nothing to remove, no failure.
+    fs::remove_file(&rules).unwrap();
+    fs::write(&settings, "{}\n").unwrap();
+    assert!(
+        host_config(home.path(), &["add", "claude-code", binary], &record)
+            .status
+            .success()
+    );
+    fs::write(&settings, "{}\n").unwrap();
+    let out = host_config(home.path(), &["remove", "claude-code", binary], &record);
+    assert!(out.status.success());
+    assert_eq!(fs::read_to_string(&settings).unwrap(), "{}\n");
+}
