@@ -45,6 +45,14 @@ function folder(variable, fallback) {
   return given && path.isAbsolute(given) ? given : path.join(home, fallback);
 }
 
+// A link (a dotfiles checkout, say) is the user's layout: never replaced
+// by a file, nor written through.
+function notALink(file, refuse) {
+  let stat = null;
+  try { stat = fs.lstatSync(file); } catch (e) { if (e.code !== 'ENOENT') throw e; }
+  if (stat && !stat.isFile()) refuse(`${file} is a symbolic link or not a plain file; nothing changed`);
+}
+
 function writeWhole(file, text) {
   const temporary = `${file}.my-chrome-${process.pid}`;
   fs.writeFileSync(temporary, text, { mode: 0o600, flag: 'wx' });
@@ -79,6 +87,7 @@ function show(file, lines) {
 function codex() {
   const dir = path.join(folder('CODEX_HOME', '.codex'), 'rules');
   const file = path.join(dir, 'my-chrome.rules');
+  notALink(file, action === 'add' ? fail : message => { remember(null); leave(file, message); });
   const rule = `prefix_rule(pattern = ["${binary}"], decision = "allow", justification = ` +
     '"my-chrome reaches the user\'s browser session through its own runtime and sockets")';
   const text = '# Written by my-chrome\'s scripts/install.sh: Codex runs this one binary ' +
@@ -116,6 +125,7 @@ function claudeCode() {
     ? `add "${entry}" to the array at "sandbox" → "excludedCommands" yourself`
     : `remove "${entry}" from "sandbox" → "excludedCommands" yourself`;
   const refuse = action === 'add' ? fail : message => { remember(null); leave(file, message); };
+  notALink(file, message => refuse(`${message}: ${byHand}`));
   let settings = {};
   let indent = 2;
   let newline = '\n';

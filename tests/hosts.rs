@@ -365,6 +365,22 @@ fn host_config_never_rewrites_a_file_it_cannot_read_as_expected() {
         assert_eq!(fs::read_to_string(&settings).unwrap(), text);
         assert!(!record.exists());
     }
+    // A link into the user's dotfiles: neither replaced nor written through.
+    let dotfiles = home.path().join("dotfiles-settings.json");
+    fs::write(&dotfiles, "{}\n").unwrap();
+    fs::remove_file(&settings).unwrap();
+    std::os::unix::fs::symlink(&dotfiles, &settings).unwrap();
+    let out = host_config(home.path(), &["add", "claude-code", binary], &record);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("symbolic link"));
+    assert!(
+        fs::symlink_metadata(&settings)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert_eq!(fs::read_to_string(&dotfiles).unwrap(), "{}\n");
+    fs::remove_file(&settings).unwrap();
     // Four spaces, no final newline: kept so, and taken back to the byte.
     let four = "{\n    \"model\": \"opus\"\n}";
     fs::write(&settings, four).unwrap();
