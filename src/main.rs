@@ -35,8 +35,9 @@ fn main() -> ExitCode {
             // Every print from here on hides the stored token's value too.
             output::init(&config.runtime);
             // Inside an agent host's sandbox that blocks the runtime or
-            // the sockets, nothing runs (doctor reports it instead).
-            if !matches!(cli.command, Command::Doctor { .. }) {
+            // the sockets, nothing runs (doctor reports it instead; the
+            // help only reads).
+            if !matches!(cli.command, Command::Doctor { .. } | Command::Help) {
                 host_sandbox::check(&config.runtime.path, config.host.as_ref())?;
             }
             run(cli.command, &config)

@@ -112,6 +112,14 @@ fn every_command_is_refused_and_nothing_changes(
         .find(|l| l.starts_with("sandbox: "))
         .unwrap();
     assert!(line.contains(what) && line.contains(setting), "{line}");
+    // The help only reads: it is there inside too.
+    let help = run(inside(host, b.sandbox(), &cwd, &["--help"]));
+    assert_eq!(help.code, 0, "{}", help.stderr);
+    assert!(
+        help.stdout.contains("Browser commands (forwarded"),
+        "{}",
+        help.stdout
+    );
     assert_eq!(
         runtime_files(&b.sandbox().runtime),
         before,

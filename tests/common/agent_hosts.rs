@@ -83,6 +83,8 @@ pub fn inside(host: &Host, sandbox: &Sandbox, cwd: &Path, args: &[&str]) -> Comm
             if let Some(file) = settings {
                 wrapper.extend(["--settings".to_string(), file.display().to_string()]);
             }
+            // The command's own options are not srt's.
+            wrapper.push("--".into());
         }
     }
     let wrapper: Vec<&str> = wrapper.iter().map(String::as_str).collect();
