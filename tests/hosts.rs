@@ -435,3 +435,39 @@ fn host_config_never_rewrites_a_file_it_cannot_read_as_expected() {
     assert!(out.status.success());
     assert_eq!(fs::read_to_string(&settings).unwrap(), "{}\n");
 }
+
+/// In a PID namespace of its own, the namespace's first process (here a
+/// script, as an agent's would be, under an init that started it) names
+/// no agent: every such namespace would give the same `bash@2`. A name
+/// given is the agent's there as anywhere.
+#[test]
+fn the_first_process_of_a_pid_namespace_names_no_agent() {
+    let b = browser();
+    b.ok("ann", &["goto", &b.page("ann")]);
+    let script = b.sandbox().home.path().join("agent.sh");
+    fs::write(&script, "\"$@\"\n").unwrap();
+    let script = script.display().to_string();
+    let wrapper = [
+        "/usr/bin/unshare",
+        "--pid",
+        "--fork",
+        "--mount-proc",
+        "/bin/sh",
+        "-c",
+        "/bin/bash \"$0\" \"$@\"; exit $?",
+        &script,
+    ];
+    let unnamed = run(b.sandbox().command_through(&wrapper, &["eval", "1"]));
+    assert_eq!(unnamed.code, 2, "{}{}", unnamed.stdout, unnamed.stderr);
+    assert!(
+        unnamed.stderr.contains("namespace's first process") && unnamed.stderr.contains("--agent"),
+        "{}",
+        unnamed.stderr
+    );
+    let page = b.page("bob");
+    let named = run(b
+        .sandbox()
+        .command_through(&wrapper, &["--agent", "bob", "goto", &page]));
+    assert_eq!(named.code, 0, "{}{}", named.stdout, named.stderr);
+    assert!(!b.agents().to_string().contains("bash@"), "{}", b.agents());
+}

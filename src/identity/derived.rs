@@ -12,8 +12,11 @@
 //! A derived name is the agent's only while that process lives (the
 //! registry records its start time, `identity::registry`). No name is
 //! derived from pid 1 — an orphan's parent, or the init of a PID namespace
-//! such as an agent host's sandbox — nor from an ancestry that cannot be
-//! read: every such caller would be the same agent.
+//! such as an agent host's sandbox — nor, in a PID namespace of its own,
+//! from that namespace's first process (pid 1's child: every sandbox of a
+//! host starts the same way, so `python3@2` in one is `python3@2` in the
+//! next), nor from an ancestry that cannot be read: every such caller
+//! would be the same agent.
 
 use std::ffi::OsString;
 
@@ -65,9 +68,10 @@ const ADOPTERS: [&str; 14] = [
 
 /// The agent's process in an ancestry (parent first) and the name derived
 /// from it, read only as far as the agent: each ancestor read costs a few
-/// files of /proc, and the agent is usually the first or second. `None`
-/// when the ancestry ends at the namespace's init, or shows nothing.
-pub fn derived(chain: impl IntoIterator<Item = Ancestor>) -> Option<(String, u32)> {
+/// files of /proc, and the agent is usually the first or second (in a PID
+/// namespace of its own, `nested`, one more: is the agent's parent pid 1?).
+/// `None` when the ancestry ends at the namespace's init, or shows nothing.
+pub fn derived(chain: impl IntoIterator<Item = Ancestor>, nested: bool) -> Option<(String, u32)> {
     let mut chain = chain.into_iter().peekable();
     let mut last = None;
     while let Some(ancestor) = chain.next() {
@@ -79,7 +83,8 @@ pub fn derived(chain: impl IntoIterator<Item = Ancestor>) -> Option<(String, u32
         let subshell =
             SHELLS.contains(&ancestor.name.as_str()) && is_subshell(&ancestor, chain.peek());
         if !passes_through(&ancestor) && !subshell {
-            return Some(named(&ancestor));
+            let first_of_namespace = nested && chain.peek().is_some_and(|p| p.pid == INIT);
+            return (!first_of_namespace).then(|| named(&ancestor));
         }
         last = Some(ancestor);
     }
@@ -141,7 +146,7 @@ mod tests {
 
     /// The derived name, or "none".
     fn name_of(chain: impl IntoIterator<Item = Ancestor>) -> String {
-        derived(chain).map_or_else(|| "none".into(), |(name, _)| name)
+        derived(chain, false).map_or_else(|| "none".into(), |(name, _)| name)
     }
 
     fn ancestor(pid: u32, name: &str, cmd: &[&str]) -> Ancestor {
@@ -253,7 +258,27 @@ mod tests {
         let only_wrappers = [ancestor(600, "env", &["env"])];
         assert_eq!(name_of(only_wrappers.clone()), "env@600");
         assert_eq!(name_of([]), "none", "an unreadable ancestry names no one");
-        assert_eq!(derived(chain.clone()).map(|(_, pid)| pid), Some(500));
+        assert_eq!(derived(chain.clone(), false).map(|(_, pid)| pid), Some(500));
+    }
+
+    #[test]
+    fn in_a_pid_namespace_of_its_own_the_namespaces_first_process_names_no_one() {
+        // srt / bubblewrap: pid 1 starts the command, whatever it is.
+        let sandboxed = || {
+            [
+                ancestor(3, "python3", &["python3", "agent.py"]),
+                ancestor(2, "bash", &["bash", "agent.sh"]),
+                ancestor(1, "bwrap", &["bwrap"]),
+            ]
+        };
+        assert_eq!(derived(sandboxed()[1..].to_vec(), true), None);
+        assert_eq!(
+            derived(sandboxed(), true).map(|(n, _)| n),
+            Some("python3@3".into())
+        );
+        // In the system's own namespace, a child of init may be the agent
+        // (a macOS app, a daemon's own shell).
+        assert_eq!(name_of(sandboxed()[1..].to_vec()), "bash@2");
     }
 
     /// The ancestry is read only as far as the agent: past a pass-through,

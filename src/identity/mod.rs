@@ -102,11 +102,13 @@ impl Asker {
             });
         }
         let lineage = procs::lineage(std::process::id(), derived::DEPTH);
-        let Some((name, pid)) = derived::derived(lineage) else {
+        let nested = crate::platform::in_pid_namespace_of_its_own();
+        let Some((name, pid)) = derived::derived(lineage, nested) else {
             return Err(IdentityError::Nameless {
-                why: "its ancestry ends at pid 1 or at a process that adopts orphans (an \
-                      orphaned process, a sandbox with a process namespace of its own), which is \
-                      every such command's"
+                why: "its ancestry ends at pid 1, at a process that adopts orphans (an orphaned \
+                      process), or, in a PID namespace of its own (an agent host's sandbox, a \
+                      container), at that namespace's first process: which is every such \
+                      command's"
                     .into(),
             });
         };

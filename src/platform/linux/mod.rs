@@ -194,6 +194,17 @@ fn unescape_mount_field(field: &[u8]) -> Vec<u8> {
     out
 }
 
+/// The inode of the kernel's first PID namespace (`PROC_PID_INIT_INO`),
+/// the same on every Linux system.
+const FIRST_PID_NAMESPACE: &str = "pid:[4026531836]";
+
+/// Whether this process runs in a PID namespace below the system's own (an
+/// agent host's sandbox, a container): there, its ancestry shows nothing
+/// of what started the namespace.
+pub fn in_pid_namespace_of_its_own() -> bool {
+    std::fs::read_link("/proc/self/ns/pid").is_ok_and(|ns| ns.as_os_str() != FIRST_PID_NAMESPACE)
+}
+
 /// Whether the process table read here is this process's own: in a PID
 /// namespace of its own whose /proc is still the host's (`unshare --pid`
 /// without `--mount-proc`), a pid read there names another process. /proc

@@ -135,3 +135,8 @@ mod tests {
 pub fn process_table_is_ours() -> bool {
     true
 }
+
+/// macOS has no PID namespaces.
+pub fn in_pid_namespace_of_its_own() -> bool {
+    false
+}
