@@ -96,10 +96,12 @@ fn words_after_a_token_label_in_text_nobody_here_wrote_are_kept() {
     std::fs::create_dir_all(&target).unwrap();
     std::fs::write(target.join("redaction-corpus.txt"), &summary).unwrap();
     assert!(lines.len() >= 200, "too small a corpus: {}", lines.len());
-    // A masked line must hold something a token could be: a run of 32
-    // token characters, or a value longer than any token's. Anything else
-    // is a word lost for nothing.
-    let could_be = Regex::new(r"[A-Za-z0-9_%-]{32}|token[\x22']?\s*[:=]\s*\S{250}").unwrap();
+    // A masked line must hold a value as long as the shortest token after
+    // its label: a shorter word is lost for nothing.
+    let could_be = Regex::new(r"(?i)token[\x22']?\s*[:=]\s*\S{32}").unwrap();
     let lost: Vec<&&String> = masked.iter().filter(|l| !could_be.is_match(l)).collect();
     assert!(lost.is_empty(), "words lost for nothing: {lost:#?}");
+    // And such values are rare in text nobody here wrote: at most one line
+    // in a hundred (1 of 1,860 when this was written, 748 before issue 47).
+    assert!(masked.len() * 100 <= lines.len(), "{summary}");
 }

@@ -9,7 +9,7 @@
 pub(crate) const ENCODINGS: usize = 9;
 
 /// Characters that may hide between letters without showing.
-pub(crate) const INVISIBLE: &str = r"(?:\xC2\xAD|\xE2\x80[\x8B-\x8D]|\xE2\x81\xA0|\xEF\xBB\xBF)";
+const INVISIBLE: &str = r"(?:\xC2\xAD|\xE2\x80[\x8B-\x8D]|\xE2\x81\xA0|\xEF\xBB\xBF)";
 
 /// Spaces that may stand around a separator: ASCII white space, NUL,
 /// no-break space, the Unicode spaces U+2000–U+200A, line and paragraph
