@@ -95,7 +95,8 @@ pub struct Config {
     pub reply_limit: usize,
     /// The agent host whose sandbox the command may run in, from the
     /// variables each sets for its commands: Codex (`CODEX_SANDBOX`,
-    /// `CODEX_SANDBOX_NETWORK_DISABLED`; its folder `CODEX_HOME`) or Claude
+    /// `CODEX_SANDBOX_NETWORK_DISABLED`, `CODEX_MANAGED_BY_NPM`; its folder
+    /// `CODEX_HOME`) or Claude
     /// Code (`CLAUDECODE`, its sandbox runtime's `SANDBOX_RUNTIME`; its
     /// folder `CLAUDE_CONFIG_DIR`). Only the advice of a sandbox's refusal
     /// reads it.
@@ -390,7 +391,14 @@ impl Vars {
                 .flatten()
                 .unwrap_or_else(|| home.join(default))
         };
-        if set("CODEX_SANDBOX") || set("CODEX_SANDBOX_NETWORK_DISABLED") {
+        if [
+            "CODEX_SANDBOX",
+            "CODEX_SANDBOX_NETWORK_DISABLED",
+            "CODEX_MANAGED_BY_NPM",
+        ]
+        .iter()
+        .any(|v| set(v))
+        {
             Some(Host::Codex {
                 rules: folder("CODEX_HOME", ".codex").join("rules"),
             })

@@ -1,5 +1,9 @@
 //! An agent host's own sandbox (Codex's, Claude Code's) that keeps
-//! my-chrome from its runtime or from Unix sockets. Found before a command
+//! my-chrome from its runtime or from Unix sockets, or gives it a PID
+//! namespace of its own (where the process it records for the session's
+//! turn means nothing to the agents outside: one stopped with the turn
+//! could not be told from another process, and would keep them all out
+//! without end; an attack found it). Found before a command
 //! changes anything (`probe`, from `main`): such a command stops with exit
 //! 9 and the one setting that lets my-chrome run, for the host it
 //! recognises. It never calls the session stale, never sends the agent to
@@ -36,6 +40,8 @@ pub enum Host {
 /// What the sandbox keeps from my-chrome.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Blocked {
+    /// A PID namespace below the system's own (Linux).
+    PidNamespace,
     /// Unix sockets: the session's daemon and the browser's singleton.
     Sockets(Errno),
     /// Writing in the runtime (or the folder it would be made in).
@@ -58,8 +64,12 @@ impl Sandboxed {
 }
 
 /// Whether a sandbox keeps my-chrome from its runtime or its sockets.
+/// The most telling first: what the host's default blocks, then the
+/// namespace, which is left when both are allowed.
 pub fn probe(runtime: &Path) -> Option<Blocked> {
-    sockets(runtime).or_else(|| writing(runtime))
+    sockets(runtime)
+        .or_else(|| writing(runtime))
+        .or_else(|| crate::platform::in_pid_namespace_of_its_own().then_some(Blocked::PidNamespace))
 }
 
 /// The same, as the refusal a command stops with.
@@ -119,6 +129,10 @@ fn writing(runtime: &Path) -> Option<Blocked> {
 /// The one sentence: what is blocked, and the setting for the host.
 fn say(blocked: &Blocked, host: Option<&Host>, binary: &Path) -> String {
     let what = match blocked {
+        Blocked::PidNamespace => "run in a PID namespace of its own, where the other agents could \
+                                  not see its process (one stopped with the session's turn would \
+                                  keep them all out)"
+            .to_string(),
         Blocked::Sockets(errno) => format!(
             "open the Unix sockets of the session and the browser ({})",
             errno.desc()

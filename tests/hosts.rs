@@ -183,8 +183,13 @@ fn a_sandbox_that_blocks_only_writing_the_runtime_is_named_as_such() {
     );
 }
 
+/// A sandbox that lets my-chrome write its runtime and open sockets still
+/// puts it in a PID namespace of its own: the process it would record for
+/// the session's turn means nothing outside (one stopped with the turn kept
+/// every other agent out without end, an attack found), so it is refused
+/// the same way, and changes nothing.
 #[test]
-fn inside_a_sandbox_that_lets_my_chrome_reach_its_runtime_a_named_agent_works_beside_one_outside() {
+fn a_sandbox_that_lets_my_chrome_reach_its_runtime_is_refused_for_its_pid_namespace() {
     let b = browser();
     b.ok("ann", &["goto", &b.page("ann")]);
     let runtime = b.sandbox().runtime.clone();
@@ -206,69 +211,25 @@ fn inside_a_sandbox_that_lets_my_chrome_reach_its_runtime_a_named_agent_works_be
         .to_string(),
     )
     .unwrap();
-    let hosts = [
-        (
-            "bob",
-            Host::Codex {
-                home: &home,
-                settings: &codex_settings,
-            },
-        ),
-        (
-            "cid",
-            Host::Srt {
-                settings: Some(&srt_settings),
-            },
-        ),
-    ];
-    let cwd = workspace(&b);
-    for (agent, host) in &hosts {
-        // No name: the ancestry inside the namespace ends at its pid 1,
-        // which names no one.
-        let unnamed = run(inside(host, b.sandbox(), &cwd, &["eval", "1"]));
-        assert_ne!(unnamed.code, 0, "{}", unnamed.stdout);
-        assert!(unnamed.stderr.contains("--agent"), "{}", unnamed.stderr);
-        // ann, outside, holds the turn with a slow eval meanwhile.
-        let slow = Running::start(common::browser::as_agent(
-            b.sandbox(),
-            "ann",
-            &[
-                "eval",
-                "new Promise(r => setTimeout(() => r(document.title), 2000))",
-            ],
-        ));
-        let page = b.page(agent);
-        let shot = cwd.join("shot.png").display().to_string();
-        for args in [
-            vec!["--agent", agent, "goto", &page],
-            vec!["--agent", agent, "snapshot"],
-            vec!["--agent", agent, "eval", "document.title"],
-            vec!["--agent", agent, "screenshot", "--filename", &shot],
-        ] {
-            let said = run(inside(host, b.sandbox(), &cwd, &args));
-            assert_eq!(said.code, 0, "{args:?}: {}{}", said.stdout, said.stderr);
-            if args[2] == "eval" {
-                assert!(
-                    said.stdout.contains(&format!("Agent {agent}")),
-                    "{}",
-                    said.stdout
-                );
-            }
-        }
-        let slow = slow.wait();
-        assert_eq!(slow.code, 0, "{}", slow.stderr);
-        assert!(slow.stdout.contains("Agent ann"), "{}", slow.stdout);
-        assert!(
-            cwd.join("shot.png").exists(),
-            "the screenshot is in the workspace"
-        );
-        fs::remove_file(cwd.join("shot.png")).unwrap();
-        // Each has its own tab and no other's.
-        let anns: Vec<String> = b.tabs("ann").into_iter().map(|t| t.3).collect();
-        assert_eq!(anns, [b.page("ann")]);
-        let theirs: Vec<String> = b.tabs(agent).into_iter().map(|t| t.3).collect();
-        assert_eq!(theirs, [page]);
-    }
+    let codex_host = Host::Codex {
+        home: &home,
+        settings: &codex_settings,
+    };
+    every_command_is_refused_and_nothing_changes(
+        &b,
+        &codex_host,
+        "PID namespace of its own",
+        "prefix_rule(pattern",
+    );
+    let srt_host = Host::Srt {
+        settings: Some(&srt_settings),
+    };
+    every_command_is_refused_and_nothing_changes(
+        &b,
+        &srt_host,
+        "PID namespace of its own",
+        "excludedCommands",
+    );
 }
 
 /// What `install.sh --agent codex` writes makes Codex run these command
@@ -436,12 +397,13 @@ fn host_config_never_rewrites_a_file_it_cannot_read_as_expected() {
     assert_eq!(fs::read_to_string(&settings).unwrap(), "{}\n");
 }
 
-/// In a PID namespace of its own, the namespace's first process (here a
-/// script, as an agent's would be, under an init that started it) names
-/// no agent: every such namespace would give the same `bash@2`. A name
-/// given is the agent's there as anywhere.
+/// A PID namespace of its own made without an agent host (`unshare
+/// --pid`), its first process a script as an agent's would be: refused,
+/// named or not, and nothing changes. (Were it let through, `identity`
+/// would derive no name from that first process either: every such
+/// namespace starts alike, `bash@2`.)
 #[test]
-fn the_first_process_of_a_pid_namespace_names_no_agent() {
+fn a_pid_namespace_of_its_own_is_refused_named_or_not() {
     let b = browser();
     b.ok("ann", &["goto", &b.page("ann")]);
     let script = b.sandbox().home.path().join("agent.sh");
@@ -457,17 +419,17 @@ fn the_first_process_of_a_pid_namespace_names_no_agent() {
         "/bin/bash \"$0\" \"$@\"; exit $?",
         &script,
     ];
-    let unnamed = run(b.sandbox().command_through(&wrapper, &["eval", "1"]));
-    assert_eq!(unnamed.code, 2, "{}{}", unnamed.stdout, unnamed.stderr);
-    assert!(
-        unnamed.stderr.contains("namespace's first process") && unnamed.stderr.contains("--agent"),
-        "{}",
-        unnamed.stderr
-    );
+    let before = runtime_files(&b.sandbox().runtime);
     let page = b.page("bob");
-    let named = run(b
-        .sandbox()
-        .command_through(&wrapper, &["--agent", "bob", "goto", &page]));
-    assert_eq!(named.code, 0, "{}{}", named.stdout, named.stderr);
-    assert!(!b.agents().to_string().contains("bash@"), "{}", b.agents());
+    for args in [&["eval", "1"][..], &["--agent", "bob", "goto", &page]] {
+        let said = run(b.sandbox().command_through(&wrapper, args));
+        assert_eq!(said.code, 9, "{args:?}: {}{}", said.stdout, said.stderr);
+        assert!(
+            said.stderr.contains("PID namespace of its own"),
+            "{}",
+            said.stderr
+        );
+    }
+    assert_eq!(runtime_files(&b.sandbox().runtime), before);
+    assert!(!b.agents().to_string().contains("bob"), "{}", b.agents());
 }

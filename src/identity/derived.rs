@@ -16,7 +16,9 @@
 //! from that namespace's first process (pid 1's child: every sandbox of a
 //! host starts the same way, so `python3@2` in one is `python3@2` in the
 //! next), nor from an ancestry that cannot be read: every such caller
-//! would be the same agent.
+//! would be the same agent. (On Linux `host_sandbox` refuses every call
+//! from a PID namespace of its own before this is asked; the rule stands
+//! for whatever lets one through.)
 
 use std::ffi::OsString;
 
