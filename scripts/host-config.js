@@ -7,16 +7,19 @@
 //
 //   codex:       $CODEX_HOME/rules/my-chrome.rules (default ~/.codex), a file
 //                of its own holding one prefix_rule for the binary;
-//   claude-code: "<binary>:*" in sandbox.excludedCommands of
-//                $CLAUDE_CONFIG_DIR/settings.json (default ~/.claude).
+//   claude-code: "Bash(<binary>:*)" in permissions.allow of
+//                $CLAUDE_CONFIG_DIR/settings.json (default ~/.claude): the
+//                agent runs the binary with the Bash tool's sandbox off,
+//                and the rule lets that one binary so without asking.
 //
 // A file that cannot be read as expected is never rewritten: it says why and
 // what to add by hand, and exits 1. Every write goes to a temporary file
 // first, then takes the file's place, so no file is ever half-written.
 //
 // Usage: host-config.js add|remove codex|claude-code BINARY RECORD
-//   RECORD: the file that remembers, per host, what `add` made (a folder, a
-//   key, the whole file), so that `remove` takes away exactly that.
+//   RECORD: the file that remembers, per host, which file `add` wrote and
+//   what it made there (a key, the whole file), so that `remove` takes away
+//   exactly that, wherever CODEX_HOME or CLAUDE_CONFIG_DIR point by then.
 'use strict';
 const fs = require('fs');
 const path = require('path');
@@ -53,9 +56,14 @@ function notALink(file, refuse) {
   if (stat && !stat.isFile()) refuse(`${file} is a symbolic link or not a plain file; nothing changed`);
 }
 
+// The whole file at once (a temporary one renamed over it), with the mode
+// the file had.
 function writeWhole(file, text) {
+  let mode = 0o600;
+  try { mode = fs.statSync(file).mode & 0o777; } catch (e) { if (e.code !== 'ENOENT') throw e; }
   const temporary = `${file}.my-chrome-${process.pid}`;
-  fs.writeFileSync(temporary, text, { mode: 0o600, flag: 'wx' });
+  fs.writeFileSync(temporary, text, { mode, flag: 'wx' });
+  fs.chmodSync(temporary, mode);
   fs.renameSync(temporary, file);
 }
 
@@ -85,7 +93,10 @@ function show(file, lines) {
 
 // Codex: a rules file of our own.
 function codex() {
-  const dir = path.join(folder('CODEX_HOME', '.codex'), 'rules');
+  const made = recorded().get(host);
+  const dir = action === 'remove' && made && made.file
+    ? path.dirname(made.file)
+    : path.join(folder('CODEX_HOME', '.codex'), 'rules');
   const file = path.join(dir, 'my-chrome.rules');
   notALink(file, action === 'add' ? fail : message => { remember(null); leave(file, message); });
   const rule = `prefix_rule(pattern = ["${binary}"], decision = "allow", justification = ` +
@@ -113,17 +124,26 @@ function codex() {
   show(file, [rule]);
 }
 
-// Claude Code: one entry in its user settings, the file otherwise as it was.
+// Claude Code: one permission rule in its user settings, the file otherwise
+// as it was. Claude Code runs a command outside its sandbox only when the
+// agent asks (`dangerouslyDisableSandbox`) and a rule allows it, or the user
+// says yes; it checks each part of a compound command against the rules, so
+// this rule lets nothing but the binary out. (`sandbox.excludedCommands`
+// would not do: one match anywhere in a compound command unsandboxes all of
+// it.)
 function claudeCode() {
-  const file = path.join(folder('CLAUDE_CONFIG_DIR', '.claude'), 'settings.json');
-  const entry = `${binary}:*`;
+  const made = recorded().get(host);
+  const file = action === 'remove' && made && made.file
+    ? made.file
+    : path.join(folder('CLAUDE_CONFIG_DIR', '.claude'), 'settings.json');
+  const entry = `Bash(${binary}:*)`;
   let text = null;
   try { text = fs.readFileSync(file, 'utf8'); } catch (e) {
     if (e.code !== 'ENOENT') fail(`cannot read ${file}: ${e.message}; nothing changed`);
   }
   const byHand = action === 'add'
-    ? `add "${entry}" to the array at "sandbox" → "excludedCommands" yourself`
-    : `remove "${entry}" from "sandbox" → "excludedCommands" yourself`;
+    ? `add "${entry}" to the array at "permissions" → "allow" yourself`
+    : `remove "${entry}" from "permissions" → "allow" yourself`;
   const refuse = action === 'add' ? fail : message => { remember(null); leave(file, message); };
   notALink(file, message => refuse(`${message}: ${byHand}`));
   let settings = {};
@@ -142,35 +162,38 @@ function claudeCode() {
     indent = layout;
     newline = text.endsWith('\n') ? '\n' : '';
   }
-  const sandbox = settings.sandbox;
-  if (sandbox !== undefined && (sandbox === null || typeof sandbox !== 'object' || Array.isArray(sandbox)))
-    refuse(`${file}: "sandbox" is not an object; nothing changed: ${byHand}`);
-  const list = sandbox && sandbox.excludedCommands;
+  const permissions = settings.permissions;
+  if (permissions !== undefined &&
+      (permissions === null || typeof permissions !== 'object' || Array.isArray(permissions)))
+    refuse(`${file}: "permissions" is not an object; nothing changed: ${byHand}`);
+  const list = permissions && permissions.allow;
   if (list !== undefined && !Array.isArray(list))
-    refuse(`${file}: "sandbox" → "excludedCommands" is not an array; nothing changed: ${byHand}`);
+    refuse(`${file}: "permissions" → "allow" is not an array; nothing changed: ${byHand}`);
   const write = () => {
     fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
     writeWhole(file, JSON.stringify(settings, null, indent) + newline);
   };
   if (action === 'add') {
     if (list && list.includes(entry))
-      return process.stdout.write(`${file} already lets Claude Code run ${binary}\n`);
-    const made = { file, whole: text === null, sandbox: sandbox === undefined, list: list === undefined };
-    if (!settings.sandbox) settings.sandbox = {};
-    if (!settings.sandbox.excludedCommands) settings.sandbox.excludedCommands = [];
-    settings.sandbox.excludedCommands.push(entry);
+      return process.stdout.write(`${file} already lets Claude Code run ${binary} unsandboxed\n`);
+    const making = {
+      file, whole: text === null, permissions: permissions === undefined, list: list === undefined,
+    };
+    if (!settings.permissions) settings.permissions = {};
+    if (!settings.permissions.allow) settings.permissions.allow = [];
+    settings.permissions.allow.push(entry);
     write();
-    remember(made);
-    return show(file, [`"sandbox": { "excludedCommands": [ …, "${entry}" ] }`]);
+    remember(making);
+    return show(file, [`"permissions": { "allow": [ …, "${entry}" ] }`]);
   }
-  const made = recorded().get(host) || {};
+  const was = made || {};
   if (!list || !list.includes(entry)) return remember(null);
-  settings.sandbox.excludedCommands = list.filter(e => e !== entry);
-  if (made.list && settings.sandbox.excludedCommands.length === 0) delete settings.sandbox.excludedCommands;
-  if (made.sandbox && Object.keys(settings.sandbox).length === 0) delete settings.sandbox;
-  if (made.whole && Object.keys(settings).length === 0) fs.rmSync(file); else write();
+  settings.permissions.allow = list.filter(e => e !== entry);
+  if (was.list && settings.permissions.allow.length === 0) delete settings.permissions.allow;
+  if (was.permissions && Object.keys(settings.permissions).length === 0) delete settings.permissions;
+  if (was.whole && Object.keys(settings).length === 0) fs.rmSync(file); else write();
   remember(null);
-  show(file, [`"${entry}" in "sandbox" → "excludedCommands"`]);
+  show(file, [`"${entry}" in "permissions" → "allow"`]);
 }
 
 (host === 'codex' ? codex : claudeCode)();

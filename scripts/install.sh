@@ -5,7 +5,7 @@
 #   codex       -> ~/.agents/skills/my-chrome   (Codex's user-level skills)
 # For each agent it also lets that host run this one binary outside its own
 # sandbox (scripts/host-config.js: Codex's rules, Claude Code's
-# sandbox.excludedCommands), shows the lines it adds, and changes nothing
+# permissions.allow), shows the lines it adds, and changes nothing
 # else of the host's configuration.
 # It records what it installed in ~/.local/share/my-chrome/installed (and
 # the host lines in .../host-config).

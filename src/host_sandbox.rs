@@ -146,22 +146,24 @@ fn say(blocked: &Blocked, host: Option<&Host>, binary: &Path) -> String {
         Some(Host::Codex { rules }) => format!(
             "ask the user to let Codex run my-chrome outside its sandbox (`scripts/install.sh \
              --agent codex` writes {}/my-chrome.rules with prefix_rule(pattern = [\"{bin}\"], \
-             decision = \"allow\"))",
+             decision = \"allow\")), and do not work around it",
             rules.display()
         ),
         Some(Host::ClaudeCode { settings }) => format!(
-            "ask the user to let Claude Code run my-chrome outside its sandbox (`scripts/install.sh \
-             --agent claude-code` adds \"{bin}:*\" to sandbox.excludedCommands in {})",
+            "run {bin} with the Bash tool's sandbox off (dangerouslyDisableSandbox), this binary \
+             and no other command: the permission rule \"Bash({bin}:*)\" in {} lets it run so \
+             without asking the user (`scripts/install.sh --agent claude-code` adds it; without \
+             it Claude Code asks them)",
             settings.display()
         ),
         None => format!(
             "ask the user to let the agent host run {bin} outside its sandbox (the host's setting \
-             for commands that run unsandboxed)"
+             for commands that run unsandboxed), and do not work around it"
         ),
     };
     format!(
         "inside this agent host's sandbox my-chrome cannot {what}, so nothing ran and the session \
-         is as it was for everyone; {setting}, and do not work around it"
+         is as it was for everyone; {setting}"
     )
 }
 
@@ -204,9 +206,12 @@ mod tests {
         assert!(
             claude.contains("write its runtime in /h/.cache/my-chrome (Read-only file system)")
         );
-        assert!(claude.contains(
-            "\"/opt/bin/my-chrome:*\" to sandbox.excludedCommands in /h/.claude/settings.json"
-        ));
+        assert!(
+            claude.contains(
+                "\"Bash(/opt/bin/my-chrome:*)\" in /h/.claude/settings.json lets it run so"
+            )
+        );
+        assert!(claude.contains("dangerouslyDisableSandbox), this binary and no other command"));
         let other = say(&Blocked::Sockets(Errno::EPERM), None, &binary);
         assert!(
             other.contains("run /opt/bin/my-chrome outside its sandbox"),

@@ -145,7 +145,7 @@ fn install_and_uninstall_leave_home_as_it_was() {
     // The hosts' own configuration, as a user has it: install.sh adds its
     // lines to Claude Code's settings and leaves Codex's own rules be.
     let settings = home.path().join(".claude/settings.json");
-    let users_settings = "{\n  \"model\": \"opus\",\n  \"sandbox\": {\n    \"enabled\": true,\n    \"excludedCommands\": [\n      \"docker:*\"\n    ]\n  }\n}\n";
+    let users_settings = "{\n  \"model\": \"opus\",\n  \"permissions\": {\n    \"allow\": [\n      \"Bash(git status:*)\"\n    ]\n  },\n  \"sandbox\": {\n    \"enabled\": true\n  }\n}\n";
     fs::write(&settings, users_settings).unwrap();
     let rules = home.path().join(".codex/rules");
     fs::create_dir_all(&rules).unwrap();
@@ -205,8 +205,11 @@ fn install_and_uninstall_leave_home_as_it_was() {
     assert_eq!(fs::read_to_string(&settings).unwrap(), added);
     let parsed: serde_json::Value = serde_json::from_str(&added).unwrap();
     assert_eq!(
-        parsed["sandbox"]["excludedCommands"],
-        serde_json::json!(["docker:*", format!("{prefix}/bin/my-chrome:*")])
+        parsed["permissions"]["allow"],
+        serde_json::json!([
+            "Bash(git status:*)",
+            format!("Bash({prefix}/bin/my-chrome:*)")
+        ])
     );
     assert_eq!(parsed["model"], "opus");
     assert_eq!(parsed["sandbox"]["enabled"], true);

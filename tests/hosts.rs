@@ -156,7 +156,7 @@ fn each_hosts_default_sandbox_is_named_with_its_setting_and_changes_nothing() {
         &b,
         &srt_host,
         "Unix sockets",
-        "sandbox.excludedCommands",
+        "dangerouslyDisableSandbox",
     );
 }
 
@@ -179,7 +179,7 @@ fn a_sandbox_that_blocks_only_writing_the_runtime_is_named_as_such() {
         &b,
         &host,
         "write its runtime in",
-        "excludedCommands",
+        "dangerouslyDisableSandbox",
     );
 }
 
@@ -228,7 +228,7 @@ fn a_sandbox_that_lets_my_chrome_reach_its_runtime_is_refused_for_its_pid_namesp
         &b,
         &srt_host,
         "PID namespace of its own",
-        "excludedCommands",
+        "dangerouslyDisableSandbox",
     );
 }
 
@@ -284,14 +284,79 @@ fn the_installers_rule_lets_codex_run_my_chrome_and_nothing_else_outside_its_san
 }
 
 fn host_config(home: &Path, args: &[&str], record: &Path) -> std::process::Output {
+    host_config_with(home, args, record, &[])
+}
+
+fn host_config_with(
+    home: &Path,
+    args: &[&str],
+    record: &Path,
+    vars: &[(&str, &Path)],
+) -> std::process::Output {
     Command::new("node")
         .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/host-config.js"))
         .args(args)
         .arg(record)
         .env_clear()
         .env("HOME", home)
+        .envs(vars.iter().copied())
         .output()
         .unwrap()
+}
+
+/// `remove` takes back what `add` wrote where it wrote it, whatever
+/// CODEX_HOME or CLAUDE_CONFIG_DIR say by then (an attack left the rule
+/// behind by unsetting them), and a rewritten settings file keeps its mode.
+#[test]
+fn host_config_takes_back_what_it_wrote_where_it_wrote_it() {
+    use std::os::unix::fs::PermissionsExt;
+    let home = tempfile::tempdir().unwrap();
+    let record = home.path().join("record");
+    let binary = "/opt/bin/my-chrome";
+    let codex_home = home.path().join("alt-codex");
+    let claude_dir = home.path().join("alt-claude");
+    fs::create_dir_all(&claude_dir).unwrap();
+    let settings = claude_dir.join("settings.json");
+    fs::write(&settings, "{}\n").unwrap();
+    fs::set_permissions(&settings, fs::Permissions::from_mode(0o644)).unwrap();
+    let vars = [
+        ("CODEX_HOME", codex_home.as_path()),
+        ("CLAUDE_CONFIG_DIR", claude_dir.as_path()),
+    ];
+    for host in ["codex", "claude-code"] {
+        let out = host_config_with(home.path(), &["add", host, binary], &record, &vars);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let rules = codex_home.join("rules/my-chrome.rules");
+    assert!(rules.exists());
+    assert!(
+        fs::read_to_string(&settings)
+            .unwrap()
+            .contains("Bash(/opt/bin/my-chrome:*)")
+    );
+    assert_eq!(
+        fs::metadata(&settings).unwrap().permissions().mode() & 0o777,
+        0o644
+    );
+    for host in ["codex", "claude-code"] {
+        let out = host_config(home.path(), &["remove", host, binary], &record);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    assert!(!rules.exists(), "the rule outlived the uninstall");
+    assert_eq!(fs::read_to_string(&settings).unwrap(), "{}\n");
+    assert_eq!(
+        fs::metadata(&settings).unwrap().permissions().mode() & 0o777,
+        0o644
+    );
+    assert!(!record.exists());
 }
 
 /// A configuration file the installer cannot read as expected is refused
@@ -311,11 +376,11 @@ fn host_config_never_rewrites_a_file_it_cannot_read_as_expected() {
             "laid out in a way",
         ),
         (
-            "{\n  \"sandbox\": true\n}\n",
-            "\"sandbox\" is not an object",
+            "{\n  \"permissions\": true\n}\n",
+            "\"permissions\" is not an object",
         ),
         (
-            "{\n  \"sandbox\": {\n    \"excludedCommands\": \"git\"\n  }\n}\n",
+            "{\n  \"permissions\": {\n    \"allow\": \"Bash\"\n  }\n}\n",
             "is not an array",
         ),
     ] {
@@ -328,7 +393,7 @@ fn host_config_never_rewrites_a_file_it_cannot_read_as_expected() {
             "{text}: {err}"
         );
         assert!(
-            err.contains("/opt/bin/my-chrome:*"),
+            err.contains("Bash(/opt/bin/my-chrome:*)"),
             "the line to add by hand: {err}"
         );
         assert_eq!(fs::read_to_string(&settings).unwrap(), text);
@@ -361,7 +426,7 @@ fn host_config_never_rewrites_a_file_it_cannot_read_as_expected() {
     let added = fs::read_to_string(&settings).unwrap();
     assert!(
         added.starts_with(
-            "{\n    \"model\": \"opus\",\n    \"sandbox\": {\n        \"excludedCommands\": [\n"
+            "{\n    \"model\": \"opus\",\n    \"permissions\": {\n        \"allow\": [\n"
         ),
         "{added}"
     );
