@@ -151,6 +151,21 @@ fn each_hosts_default_sandbox_is_named_with_its_setting_and_changes_nothing() {
         "Unix sockets",
         "prefix_rule(pattern",
     );
+    // A runtime named by a path too long for a socket's address (through a
+    // link in the workspace) is probed all the same.
+    let long = workspace(&b).join("l".repeat(100));
+    std::os::unix::fs::symlink(b.sandbox().home.path(), &long).unwrap();
+    let mut padded = inside(&codex_host, b.sandbox(), &workspace(&b), &["doctor"]);
+    padded.env("MY_CHROME_RUNTIME_DIR", long.join("runtime"));
+    let doctor = run(padded);
+    assert!(
+        doctor.stdout.contains(
+            "sandbox: inside this agent host's sandbox my-chrome cannot open the Unix sockets"
+        ),
+        "{}",
+        doctor.stdout
+    );
+    fs::remove_file(&long).unwrap();
     let srt_host = Host::Srt { settings: None };
     every_command_is_refused_and_nothing_changes(
         &b,
