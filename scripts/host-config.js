@@ -38,6 +38,13 @@ function leave(file, message) {
   process.exit(0);
 }
 
+// How a file that cannot be read as expected stops this run: `add` fails
+// and changes nothing; `remove` forgets its record, leaves the file, and
+// the uninstall goes on.
+function refuser(file) {
+  return action === 'add' ? fail : message => { remember(null); leave(file, message); };
+}
+
 if (!['add', 'remove'].includes(action) || !['codex', 'claude-code'].includes(host) || !binary || !record)
   fail('usage: host-config.js add|remove codex|claude-code BINARY RECORD');
 if (!path.isAbsolute(binary) || /["\\\n]/.test(binary))
@@ -98,7 +105,7 @@ function codex() {
     ? path.dirname(made.file)
     : path.join(folder('CODEX_HOME', '.codex'), 'rules');
   const file = path.join(dir, 'my-chrome.rules');
-  notALink(file, action === 'add' ? fail : message => { remember(null); leave(file, message); });
+  notALink(file, refuser(file));
   const rule = `prefix_rule(pattern = ["${binary}"], decision = "allow", justification = ` +
     '"my-chrome reaches the user\'s browser session through its own runtime and sockets")';
   const text = '# Written by my-chrome\'s scripts/install.sh: Codex runs this one binary ' +
@@ -144,7 +151,7 @@ function claudeCode() {
   const byHand = action === 'add'
     ? `add "${entry}" to the array at "permissions" → "allow" yourself`
     : `remove "${entry}" from "permissions" → "allow" yourself`;
-  const refuse = action === 'add' ? fail : message => { remember(null); leave(file, message); };
+  const refuse = refuser(file);
   notALink(file, message => refuse(`${message}: ${byHand}`));
   let settings = {};
   let indent = 2;

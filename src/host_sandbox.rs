@@ -103,10 +103,7 @@ fn sockets(runtime: &Path) -> Option<Blocked> {
     // A name that is never made: outside a sandbox the answer is ENOENT.
     // Beside the runtime, or at the root when that path is too long for a
     // socket's address (an attack padded it to skip the probe).
-    let dir = runtime
-        .ancestors()
-        .find(|d| d.is_dir())
-        .unwrap_or(Path::new("/"));
+    let dir = nearest_folder(runtime).unwrap_or(Path::new("/"));
     let addr = UnixAddr::new(&dir.join(".my-chrome-no-socket"))
         .or_else(|_| UnixAddr::new("/.my-chrome-no-socket"))
         .ok()?;
@@ -116,8 +113,14 @@ fn sockets(runtime: &Path) -> Option<Blocked> {
     }
 }
 
+/// The runtime, or the folder it would be made in: what a command would
+/// touch first.
+fn nearest_folder(runtime: &Path) -> Option<&Path> {
+    runtime.ancestors().find(|d| d.is_dir())
+}
+
 fn writing(runtime: &Path) -> Option<Blocked> {
-    let dir = runtime.ancestors().find(|d| d.is_dir())?;
+    let dir = nearest_folder(runtime)?;
     let meta = dir.metadata().ok()?;
     // A folder whose mode lets its owner write, and we are the owner: a
     // refusal then is not the file system's permissions.

@@ -55,6 +55,18 @@ fn workspace(b: &Browser) -> PathBuf {
     b.sandbox().files().to_path_buf()
 }
 
+/// An srt settings file (in the test's home) that allows every Unix
+/// socket and writing only in `writable`.
+fn srt_with_sockets(b: &Browser, name: &str, writable: &[&Path]) -> PathBuf {
+    let file = b.sandbox().home.path().join(name);
+    let settings = serde_json::json!({
+        "network": {"allowedDomains": [], "deniedDomains": [], "allowAllUnixSockets": true},
+        "filesystem": {"denyRead": [], "allowWrite": writable, "denyWrite": []}
+    });
+    fs::write(&file, settings.to_string()).unwrap();
+    file
+}
+
 /// Every kind of command, run inside `host`'s sandbox: each stops with
 /// exit 9, names what is blocked and the host's setting, and the runtime
 /// is as it was; ann, outside, goes on.
@@ -180,13 +192,7 @@ fn a_sandbox_that_blocks_only_writing_the_runtime_is_named_as_such() {
     let b = browser();
     b.ok("ann", &["goto", &b.page("ann")]);
     // Sockets allowed, nothing writable but the workspace.
-    let settings = b.sandbox().home.path().join("srt-sockets.json");
-    fs::write(
-        &settings,
-        r#"{"network": {"allowedDomains": [], "deniedDomains": [], "allowAllUnixSockets": true},
-            "filesystem": {"denyRead": [], "allowWrite": ["."], "denyWrite": []}}"#,
-    )
-    .unwrap();
+    let settings = srt_with_sockets(&b, "srt-sockets.json", &[Path::new(".")]);
     let host = Host::Srt {
         settings: Some(&settings),
     };
@@ -216,16 +222,7 @@ fn a_sandbox_that_lets_my_chrome_reach_its_runtime_is_refused_for_its_pid_namesp
         ),
         "sandbox_workspace_write.network_access=true".to_string(),
     ];
-    let srt_settings = b.sandbox().home.path().join("srt-open.json");
-    fs::write(
-        &srt_settings,
-        serde_json::json!({
-            "network": {"allowedDomains": [], "deniedDomains": [], "allowAllUnixSockets": true},
-            "filesystem": {"denyRead": [], "allowWrite": [".", runtime], "denyWrite": []}
-        })
-        .to_string(),
-    )
-    .unwrap();
+    let srt_settings = srt_with_sockets(&b, "srt-open.json", &[Path::new("."), &runtime]);
     let codex_host = Host::Codex {
         home: &home,
         settings: &codex_settings,
