@@ -680,6 +680,13 @@ pub(crate) mod tests {
         // One byte short of a token: stays.
         let short = format!("token={} z", &SECRET[..MIN_LEN - 1]);
         assert_eq!(redacted(&short), short);
+        // The same at the very end of the output, where no byte ends it.
+        let short = format!("token={}", &SECRET[..MIN_LEN - 1]);
+        assert_eq!(redacted(&short), short);
+        assert_eq!(
+            redacted(&format!("token={}", &SECRET[..MIN_LEN])),
+            "token=<redacted>"
+        );
     }
 
     #[test]
