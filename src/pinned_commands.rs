@@ -1,17 +1,26 @@
-//! The pinned CLI's documented commands, and which of their options and
-//! arguments name a file: `skill/cli/commands.txt`, generated from the
-//! pinned package's own `help.json` by `scripts/cli-commands.sh` and
-//! embedded like the lock, so that a pin move cannot widen what my-chrome
-//! forwards without a visible change here (a test compares it with the
-//! installed CLI).
+//! The pinned CLI's documented commands, one entry each, and all that
+//! my-chrome decides by a command's name: whether it is forwarded (or
+//! refused, and why), what it reaches, whether it is a tab command, only
+//! reads, navigates, starts or ends browser-wide state, and which of its
+//! options and arguments name a file and whether it writes them. build.rs
+//! makes the table from `skill/cli/commands.txt` (generated from the
+//! pinned package's own `help.json` by `scripts/cli-commands.sh`) and
+//! my-chrome's review of each command (`skill/cli/reviewed.txt`), so that a
+//! pin move cannot widen what my-chrome forwards without a visible change
+//! here (a test compares commands.txt with the installed CLI). No code
+//! outside this table compares a command's name (tests/layout.rs).
 
 use std::sync::OnceLock;
 
-const TABLE: &str = include_str!("../skill/cli/commands.txt");
+use serde::{Deserialize, Serialize};
+
 // What the pinned client's own `help.json` (skill/cli/help.json) says of its
 // options and commands, made a table by build.rs: `HELP_BOOLEANS` and
 // `HELP_COMMANDS`.
 include!(concat!(env!("OUT_DIR"), "/help-table.rs"));
+// One `Row` per documented command, and the refused ones in the review's
+// order: `COMMANDS` and `REFUSED`.
+include!(concat!(env!("OUT_DIR"), "/command-table.rs"));
 
 /// One command of `help.json`, as build.rs writes it.
 struct HelpRow {
@@ -25,10 +34,105 @@ struct HelpRow {
 /// Options the pinned client adds to `help.json`'s booleans (`program.js`).
 const CLIENT_BOOLEANS: [&str; 6] = ["all", "g", "help", "json", "raw", "version"];
 
-/// One documented command.
+/// Whether my-chrome forwards a command.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Decision {
+    Forward,
+    /// Refused whatever its options: why, and what to use instead.
+    Refuse(&'static str),
+    /// A name of `my-chrome disconnect` (`close`, `detach`).
+    Disconnect,
+    /// New with the pin, not reviewed yet: refused until it is.
+    Undecided,
+}
+
+/// What a forwarded command reaches, read from the pinned tool's own code
+/// (tests/scope.rs): a command defined on the current tab (`defineTabTool`)
+/// acts on one page; one defined on the browser context (`defineTool`)
+/// reaches every tab of the session.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scope {
+    /// Acts on, or reads, the current tab only.
+    Page,
+    /// The tab commands: my-chrome answers them from the agent's own tabs.
+    Tabs,
+    /// Reaches every tab of the session: cookies of every site, routes and
+    /// network state, storage state, tracing and video.
+    Context,
+    /// Acts on the session's debugger, whoever's tab it is paused in.
+    Session,
+    /// Needs no session (`list`).
+    None,
+}
+
+/// Which tab command a command is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TabCommand {
+    List,
+    New,
+    Select,
+    Close,
+}
+
+/// Browser-wide state a command leaves on for every tab.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum HoldKind {
+    /// `tracing-start` (records every tab) until `tracing-stop`.
+    Tracing,
+    /// `route` (rewrites every tab's requests) until a bare `unroute`.
+    Routes,
+    /// `network-state-set offline` until `network-state-set online`.
+    Network,
+}
+
+/// How a command changes a hold, by its first argument as the daemon reads
+/// it (`policy::holds::change` applies it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HoldRule {
+    Starts(HoldKind),
+    Ends(HoldKind),
+    /// Ends it without an argument (or an empty one); with one, changes
+    /// nothing (`unroute <pattern>` removes some routes only).
+    EndsWhenBare(HoldKind),
+    /// Ends it when its argument is this word, else starts it
+    /// (`network-state-set online`).
+    StartsOrEndsIf(HoldKind, &'static str),
+}
+
+/// One entry of the table, as build.rs writes it.
+struct Row {
+    name: &'static str,
+    decision: Decision,
+    scope: Scope,
+    tab: Option<TabCommand>,
+    only_reads: bool,
+    on_context: bool,
+    navigates: bool,
+    hold: Option<HoldRule>,
+    file_flags: &'static [&'static str],
+    file_args: &'static [usize],
+    file_rest: Option<usize>,
+    writes: &'static [&'static str],
+    reads: &'static [&'static str],
+}
+
+/// One documented command, and my-chrome's decisions about it.
 #[derive(Debug, PartialEq, Eq)]
 pub struct CliCommand {
     pub name: &'static str,
+    pub decision: Decision,
+    pub scope: Scope,
+    pub tab: Option<TabCommand>,
+    /// A page command that only reads: a tab that appears while it runs was
+    /// not opened by it, so it goes to the user.
+    pub only_reads: bool,
+    /// Defined on the browser context in the pinned code, yet acting on the
+    /// current tab alone (`goto` takes the current tab and navigates it).
+    pub on_context: bool,
+    /// Its first argument is an address (its scheme is checked).
+    pub navigates: bool,
+    pub hold: Option<HoldRule>,
     /// Options that name a file, without their `--`.
     pub file_flags: Vec<&'static str>,
     /// Positional arguments (from 0) that name a file.
@@ -36,37 +140,58 @@ pub struct CliCommand {
     /// A variadic argument that names files: every positional word from
     /// this one on (`N...` in the table).
     pub file_rest: Option<usize>,
+    /// The file slots it writes, as commands.txt names them (`--filename`,
+    /// `0`); every other one it reads.
+    pub writes: Vec<&'static str>,
+    /// The file slots it reads (or, `pause-at`, names as a source place).
+    pub reads: Vec<&'static str>,
+}
+
+impl CliCommand {
+    pub fn forwarded(&self) -> bool {
+        self.decision == Decision::Forward
+    }
+
+    /// Whether a tab that appears while it runs is its own: a page it acted
+    /// on opened it (a popup, a link to a new window).
+    pub fn may_open_tabs(&self) -> bool {
+        self.scope == Scope::Page && !self.only_reads
+    }
+
+    /// Whether `--label` goes with it: a tab is labelled when it opens.
+    pub fn takes_label(&self) -> bool {
+        self.tab == Some(TabCommand::New)
+    }
 }
 
 /// Every documented command, in the order of the CLI's `--help`.
 pub fn table() -> &'static [CliCommand] {
-    static PARSED: OnceLock<Vec<CliCommand>> = OnceLock::new();
-    PARSED.get_or_init(|| parse(TABLE))
+    static BUILT: OnceLock<Vec<CliCommand>> = OnceLock::new();
+    BUILT.get_or_init(|| {
+        COMMANDS
+            .iter()
+            .map(|row| CliCommand {
+                name: row.name,
+                decision: row.decision,
+                scope: row.scope,
+                tab: row.tab,
+                only_reads: row.only_reads,
+                on_context: row.on_context,
+                navigates: row.navigates,
+                hold: row.hold,
+                file_flags: row.file_flags.to_vec(),
+                file_args: row.file_args.to_vec(),
+                file_rest: row.file_rest,
+                writes: row.writes.to_vec(),
+                reads: row.reads.to_vec(),
+            })
+            .collect()
+    })
 }
 
-fn parse(text: &'static str) -> Vec<CliCommand> {
-    text.lines()
-        .filter(|line| !line.starts_with('#') && !line.trim().is_empty())
-        .map(|line| {
-            let mut words = line.split_whitespace();
-            let name = words.next().expect("a line starts with a name");
-            let (mut file_flags, mut file_args, mut file_rest) = (Vec::new(), Vec::new(), None);
-            for word in words {
-                let index = |w: &str| w.parse::<usize>().expect("a positional index");
-                match (word.strip_prefix("--"), word.strip_suffix("...")) {
-                    (Some(flag), _) => file_flags.push(flag),
-                    (None, Some(from)) => file_rest = Some(index(from)),
-                    (None, None) => file_args.push(index(word)),
-                }
-            }
-            CliCommand {
-                name,
-                file_flags,
-                file_args,
-                file_rest,
-            }
-        })
-        .collect()
+/// The refused commands, in the order the review gives them.
+pub fn refused() -> impl Iterator<Item = &'static CliCommand> {
+    REFUSED.iter().filter_map(|name| find(name))
 }
 
 /// The options the pinned client parses as booleans (never taking the next
@@ -147,14 +272,59 @@ mod tests {
 
     #[test]
     fn a_variadic_file_argument_reads_as_every_word_from_its_place() {
-        let parsed = parse("# a comment\nupload 0...\nfind --filename\nstate-save 0\n");
-        assert_eq!(parsed[0].file_rest, Some(0));
-        assert!(parsed[0].file_args.is_empty());
-        assert_eq!(parsed[1].file_flags, vec!["filename"]);
-        assert_eq!(
-            (parsed[2].file_args.clone(), parsed[2].file_rest),
-            (vec![0], None)
+        let upload = find("upload").unwrap();
+        assert_eq!(upload.file_rest, Some(0));
+        assert!(upload.file_args.is_empty() && upload.file_flags.is_empty());
+        assert_eq!(upload.reads, ["0..."]);
+        let save = find("state-save").unwrap();
+        assert_eq!((save.file_args.clone(), save.file_rest), (vec![0], None));
+        assert_eq!(save.writes, ["0"]);
+    }
+
+    /// Every command of the pin is decided: a pin move fails here until
+    /// each new command has its line in skill/cli/reviewed.txt.
+    #[test]
+    fn every_command_of_the_pin_is_decided() {
+        let undecided: Vec<&str> = table()
+            .iter()
+            .filter(|c| c.decision == Decision::Undecided)
+            .map(|c| c.name)
+            .collect();
+        assert!(
+            undecided.is_empty(),
+            "undecided commands of the pin: {undecided:?}"
         );
+    }
+
+    /// What the review says, entry by entry where it decides something.
+    #[test]
+    fn the_built_table_is_the_review() {
+        let goto = find("goto").unwrap();
+        assert!(goto.forwarded() && goto.navigates && goto.on_context);
+        assert_eq!(goto.scope, Scope::Page);
+        assert!(goto.may_open_tabs() && !goto.takes_label());
+        let new = find("tab-new").unwrap();
+        assert_eq!((new.scope, new.tab), (Scope::Tabs, Some(TabCommand::New)));
+        assert!(new.navigates && new.takes_label() && !new.may_open_tabs());
+        assert!(!find("snapshot").unwrap().may_open_tabs());
+        assert_eq!(find("cookie-list").unwrap().scope, Scope::Context);
+        assert_eq!(find("resume").unwrap().scope, Scope::Session);
+        assert_eq!(find("list").unwrap().scope, Scope::None);
+        assert_eq!(
+            find("network-state-set").unwrap().hold,
+            Some(HoldRule::StartsOrEndsIf(HoldKind::Network, "online"))
+        );
+        assert_eq!(
+            find("unroute").unwrap().hold,
+            Some(HoldRule::EndsWhenBare(HoldKind::Routes))
+        );
+        assert_eq!(find("close").unwrap().decision, Decision::Disconnect);
+        let Decision::Refuse(why) = find("run-code").unwrap().decision else {
+            panic!("run-code is refused");
+        };
+        assert!(why.starts_with("it runs arbitrary JavaScript") && why.ends_with("in the page"));
+        assert_eq!(refused().next().unwrap().name, "open");
+        assert!(refused().all(|c| matches!(c.decision, Decision::Refuse(_))));
     }
 
     /// build.rs's table says what `help.json` says, entry by entry.

@@ -52,41 +52,6 @@ pub const NEVER: &str = "Files of forwarded commands must lie in /tmp (more root
                      outside hidden folders, browser profiles and my-chrome's runtime; an \
                      existing file must be a plain, non-executable file";
 
-/// The file slots commands write to (`--filename` of what saves its
-/// result, `state-save`'s file, `video-start`'s), as the command table
-/// names them (`--flag`, or the argument's place from 0). Every other file
-/// slot is read. A slot of the pin in neither list fails a unit test: a
-/// pin move decides each.
-const WRITES: [(&str, &str); 12] = [
-    ("snapshot", "--filename"),
-    ("find", "--filename"),
-    ("eval", "--filename"),
-    ("screenshot", "--filename"),
-    ("pdf", "--filename"),
-    ("state-save", "0"),
-    ("request", "--filename"),
-    ("request-headers", "--filename"),
-    ("request-body", "--filename"),
-    ("response-headers", "--filename"),
-    ("response-body", "--filename"),
-    ("video-start", "0"),
-];
-
-/// The file slots commands read (or, `pause-at`, name as a source place):
-/// what is not in [`WRITES`], named so that a slot a pin move brings is
-/// decided (the unit test below fails until it is in one list).
-#[cfg(test)]
-const READS: [(&str, &str); 8] = [
-    ("open", "--config"),
-    ("open", "--profile"),
-    ("attach", "--config"),
-    ("drop", "--path"),
-    ("upload", "0..."),
-    ("state-load", "0"),
-    ("run-code", "--filename"),
-    ("pause-at", "0"),
-];
-
 /// Where a line names a file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Slot {
@@ -129,7 +94,9 @@ fn files_named(
     parsed: &minimist::Parsed,
 ) -> Result<Vec<FileArg>, Refusal> {
     let name = command.name;
-    let written = |token: &str| WRITES.contains(&(name, token));
+    // The review decides which slots are written (`file-out`); every other
+    // one is read.
+    let written = |token: &str| command.writes.contains(&token);
     let mut files = Vec::new();
     for flag in &command.file_flags {
         let Some(value) = parsed.options.get(flag) else {
@@ -324,7 +291,6 @@ mod tests {
 
     #[test]
     fn every_file_slot_of_the_pin_is_read_or_written_once() {
-        let mut decided: Vec<(&str, String)> = Vec::new();
         for command in pinned_commands::table() {
             let tokens = command
                 .file_flags
@@ -332,24 +298,34 @@ mod tests {
                 .map(|f| format!("--{f}"))
                 .chain(command.file_args.iter().map(|a| a.to_string()))
                 .chain(command.file_rest.iter().map(|r| format!("{r}...")));
+            let mut slots = Vec::new();
             for token in tokens {
-                let pair = (command.name, token.as_str());
-                let found = [WRITES.contains(&pair), READS.contains(&pair)];
+                let found = [
+                    command.writes.contains(&token.as_str()),
+                    command.reads.contains(&token.as_str()),
+                ];
                 assert_eq!(
                     found.iter().filter(|f| **f).count(),
                     1,
-                    "{pair:?}: decide in WRITES or READS"
+                    "{} {token}: decide file-out or file-in in skill/cli/reviewed.txt",
+                    command.name
                 );
-                decided.push((command.name, token));
+                slots.push(token);
+            }
+            // Every decision names a slot the pin has.
+            for token in command.writes.iter().chain(&command.reads) {
+                assert!(
+                    slots.iter().any(|s| s == token),
+                    "{} {token} is no file slot of the pin",
+                    command.name
+                );
             }
         }
-        // Every decision names a slot the pin has.
-        for (name, token) in WRITES.iter().chain(&READS) {
-            assert!(
-                decided.iter().any(|(n, t)| n == name && t == token),
-                "{name} {token} is no file slot of the pin"
-            );
-        }
+        assert_eq!(
+            pinned_commands::find("screenshot").unwrap().writes,
+            ["--filename"]
+        );
+        assert_eq!(pinned_commands::find("drop").unwrap().reads, ["--path"]);
     }
 
     #[test]
@@ -373,15 +349,10 @@ mod tests {
 
     #[test]
     fn every_word_of_a_variadic_file_argument_is_a_file() {
-        let upload = pinned_commands::CliCommand {
-            name: "upload",
-            file_flags: vec![],
-            file_args: vec![],
-            file_rest: Some(0),
-        };
+        let upload = pinned_commands::find("upload").unwrap();
         let parsed =
             minimist::parse(&args(&["upload", "/tmp/a", "/tmp/b", "/tmp/c"]), &[]).unwrap();
-        let paths: Vec<String> = files_named(&upload, &parsed)
+        let paths: Vec<String> = files_named(upload, &parsed)
             .unwrap()
             .into_iter()
             .map(|f| format!("{} {}", f.what, f.path))
@@ -396,7 +367,7 @@ mod tests {
         );
         let bare = minimist::parse(&args(&["upload", "/tmp/a", "--no-_"]), &[]).unwrap();
         assert!(matches!(
-            files_named(&upload, &bare),
+            files_named(upload, &bare),
             Err(Refusal::NoFile { .. })
         ));
     }

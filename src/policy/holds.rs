@@ -7,17 +7,9 @@
 use serde::{Deserialize, Serialize};
 
 use super::line::Line;
+use crate::pinned_commands::HoldRule;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum HoldKind {
-    /// `tracing-start` (records every tab) until `tracing-stop`.
-    Tracing,
-    /// `route` (rewrites every tab's requests) until a bare `unroute`.
-    Routes,
-    /// `network-state-set offline` until `network-state-set online`.
-    Network,
-}
+pub use crate::pinned_commands::HoldKind;
 
 impl HoldKind {
     /// Its one word, as the book stores it.
@@ -104,23 +96,21 @@ pub fn ending_words(kind: HoldKind) -> &'static [&'static str] {
     }
 }
 
-/// What `line` does to a hold, as the daemon will read it.
+/// What `line` does to a hold, as the daemon will read it: its command's
+/// rule (the table's), applied to its first argument.
 pub fn change(line: &Line) -> Option<HoldChange> {
-    let kind_and_start = match (line.command()?, line.argument(1)) {
-        ("tracing-start", _) => (HoldKind::Tracing, true),
-        ("tracing-stop", _) => (HoldKind::Tracing, false),
-        ("route", _) => (HoldKind::Routes, true),
+    let argument = line.argument(1);
+    Some(match line.entry()?.hold? {
+        HoldRule::Starts(kind) => HoldChange::Starts(kind),
+        HoldRule::Ends(kind) => HoldChange::Ends(kind),
         // A pattern removes some routes only; an empty one is no pattern
         // to the daemon (it removes them all).
-        ("unroute", Some(pattern)) if !pattern.is_empty() => return None,
-        ("unroute", _) => (HoldKind::Routes, false),
-        ("network-state-set", Some("online")) => (HoldKind::Network, false),
-        ("network-state-set", _) => (HoldKind::Network, true),
-        _ => return None,
-    };
-    Some(match kind_and_start {
-        (kind, true) => HoldChange::Starts(kind),
-        (kind, false) => HoldChange::Ends(kind),
+        HoldRule::EndsWhenBare(kind) => match argument {
+            Some(pattern) if !pattern.is_empty() => return None,
+            _ => HoldChange::Ends(kind),
+        },
+        HoldRule::StartsOrEndsIf(kind, word) if argument == Some(word) => HoldChange::Ends(kind),
+        HoldRule::StartsOrEndsIf(kind, _) => HoldChange::Starts(kind),
     })
 }
 

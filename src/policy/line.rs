@@ -11,7 +11,7 @@
 use super::tabs::{TabArgError, TabRef, label};
 use super::{Refusal, files};
 use crate::minimist::{self, Parsed, Value};
-use crate::pinned_commands;
+use crate::pinned_commands::{self, CliCommand};
 use crate::token::shape::{looks_like_token, redact_runs};
 
 /// The options my-chrome reads itself and takes out before the request is
@@ -34,6 +34,8 @@ pub struct Line {
     parsed: Parsed,
     pub tab: Option<TabRef>,
     pub label: Option<String>,
+    /// Its command's table entry, once the command is allowed.
+    entry: Option<&'static CliCommand>,
 }
 
 impl Line {
@@ -62,14 +64,20 @@ impl Line {
             .as_deref()
             .map(label)
             .transpose()?;
-        let line = Line { parsed, tab, label };
-        line.check()?;
+        let mut line = Line {
+            parsed,
+            tab,
+            label,
+            entry: None,
+        };
+        line.entry = line.check()?;
         Ok(line)
     }
 
     /// The rules that need the command: allowed, not refused, no option
-    /// named after a JavaScript object key, web addresses only.
-    fn check(&self) -> Result<(), Refusal> {
+    /// named after a JavaScript object key, web addresses only; the
+    /// command's table entry, when the line has a command.
+    fn check(&self) -> Result<Option<&'static CliCommand>, Refusal> {
         if let Some((key, _)) = self
             .parsed
             .options
@@ -91,10 +99,10 @@ impl Line {
             if self.label.is_some() {
                 return Err(TabArgError::LabelWithout.into());
             }
-            return Ok(());
+            return Ok(None);
         };
-        super::allowed(command)?;
-        if self.label.is_some() && command != "tab-new" {
+        let entry = super::allowed(command)?;
+        if self.label.is_some() && !entry.takes_label() {
             return Err(TabArgError::LabelWithout.into());
         }
         if let Some((key, _)) = self
@@ -108,7 +116,7 @@ impl Line {
                 option: key.to_string(),
             });
         }
-        if super::NAVIGATING.contains(&command) {
+        if entry.navigates {
             // The address is an argument; an option's text is checked too,
             // whatever option it is (none of these commands has one that
             // navigates, and the client refuses unknown ones).
@@ -126,7 +134,13 @@ impl Line {
                 });
             }
         }
-        Ok(())
+        Ok(Some(entry))
+    }
+
+    /// The table's entry of its command (`None` for a line without one):
+    /// everything my-chrome decides by the command's name.
+    pub fn entry(&self) -> Option<&'static CliCommand> {
+        self.entry
     }
 
     /// The command: the first positional word (`None` for a line the

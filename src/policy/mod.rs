@@ -11,7 +11,7 @@ pub mod line;
 pub mod tabs;
 
 use crate::exit::Exit;
-use crate::pinned_commands;
+use crate::pinned_commands::{self, CliCommand, Decision};
 use crate::token::shape::redact_runs;
 use line::Line;
 
@@ -119,171 +119,16 @@ pub const OBJECT_KEYS: [&str; 12] = [
     "valueOf",
 ];
 
-/// Commands my-chrome refuses, and what to use instead.
-pub const BLOCKED: [(&str, &str); 13] = [
-    (
-        "open",
-        "it would launch a browser; use `my-chrome goto <url>` in the connected one",
-    ),
-    (
-        "attach",
-        "only `my-chrome connect` attaches, after the user's approval",
-    ),
-    (
-        "show",
-        "it opens a dashboard window; use `my-chrome tab-list` and `my-chrome snapshot`",
-    ),
-    (
-        "install",
-        "my-chrome installs its own pinned CLI with `my-chrome setup`",
-    ),
-    (
-        "install-browser",
-        "my-chrome never installs or launches a browser",
-    ),
-    (
-        "close-all",
-        "it would close every session; use `my-chrome disconnect`",
-    ),
-    (
-        "kill-all",
-        "it would kill every session; use `my-chrome disconnect`",
-    ),
-    ("delete-data", "my-chrome never deletes browser data"),
-    (
-        "run-code",
-        "it runs arbitrary JavaScript in the pinned CLI's own process, outside any page (upstream \
-         calls it RCE-equivalent): it could read your files and the extension's token; use \
-         `my-chrome eval` for JavaScript in the page",
-    ),
-    (
-        "video-start",
-        "video needs Playwright's ffmpeg, a program my-chrome does not install and never lets \
-         the daemon run from your folders (where anything could have been planted); take \
-         `screenshot`s instead",
-    ),
-    (
-        "state-load",
-        "it replaces the browser's cookies and storage, and opens whatever origins its file \
-         names (the extension's own among them, whose storage holds the token); sign in with \
-         `goto` and the page itself",
-    ),
-    (
-        "recording-start",
-        "it would record everything the user does in every tab of the session, typing and \
-         passwords included, until stopped; ask the user for the steps instead",
-    ),
-    (
-        "recording-stop",
-        "recording is refused (`recording-start`), so there is nothing to stop",
-    ),
-];
-
-/// The pinned CLI's own words for what `my-chrome disconnect` does.
-const DISCONNECT_ALIASES: [&str; 2] = ["close", "detach"];
-
 /// The pinned CLI's commands my-chrome forwards, each reviewed for what it
-/// can do to the user's profile, files and token (docs/DESIGN.md lists them
-/// with the refused ones). Every command of the pin is in exactly one of
-/// this list, [`BLOCKED`] and [`DISCONNECT_ALIASES`] (a unit test); one a
-/// new pin brings is refused until it is decided here.
-const FORWARDED: [&str; 85] = [
-    "goto",
-    "type",
-    "click",
-    "dblclick",
-    "fill",
-    "drag",
-    "drop",
-    "hover",
-    "select",
-    "upload",
-    "check",
-    "uncheck",
-    "snapshot",
-    "find",
-    "eval",
-    "dialog-accept",
-    "dialog-dismiss",
-    "resize",
-    "go-back",
-    "go-forward",
-    "reload",
-    "press",
-    "keydown",
-    "keyup",
-    "mousemove",
-    "mousedown",
-    "mouseup",
-    "mousewheel",
-    "screenshot",
-    "pdf",
-    "tab-list",
-    "tab-new",
-    "tab-close",
-    "tab-select",
-    "state-save",
-    "cookie-list",
-    "cookie-get",
-    "cookie-set",
-    "cookie-delete",
-    "cookie-clear",
-    "localstorage-list",
-    "localstorage-get",
-    "localstorage-set",
-    "localstorage-delete",
-    "localstorage-clear",
-    "sessionstorage-list",
-    "sessionstorage-get",
-    "sessionstorage-set",
-    "sessionstorage-delete",
-    "sessionstorage-clear",
-    "set-color-scheme",
-    "set-reduced-motion",
-    "set-forced-colors",
-    "set-contrast",
-    "set-media",
-    "clear-color-scheme",
-    "clear-reduced-motion",
-    "clear-forced-colors",
-    "clear-contrast",
-    "clear-media",
-    "requests",
-    "request",
-    "request-headers",
-    "request-body",
-    "response-headers",
-    "response-body",
-    "route",
-    "route-list",
-    "unroute",
-    "network-state-set",
-    "console",
-    "tracing-start",
-    "tracing-stop",
-    "video-stop",
-    "video-chapter",
-    "video-show-actions",
-    "video-hide-actions",
-    "pause-at",
-    "resume",
-    "step-over",
-    "generate-locator",
-    "highlight",
-    "webmcp-list",
-    "webmcp-call",
-    "list",
-];
-
-/// The commands my-chrome passes on: the reviewed ones the pin has.
+/// can do to the user's profile, files and token (`skill/cli/reviewed.txt`;
+/// docs/DESIGN.md lists them with the refused ones), in the pin's order.
+/// One a new pin brings is refused until it is reviewed.
 pub fn forwarded_commands() -> impl Iterator<Item = &'static str> {
-    FORWARDED
-        .into_iter()
-        .filter(|name| pinned_commands::find(name).is_some())
+    pinned_commands::table()
+        .iter()
+        .filter(|c| c.forwarded())
+        .map(|c| c.name)
 }
-
-/// Commands that navigate to an address given as an argument.
-const NAVIGATING: [&str; 2] = ["goto", "tab-new"];
 
 /// The schemes a navigation may use (and `about:blank`). The extension's own
 /// pages show its token (`status.html`) and carry it (`connect.html`), and the
@@ -292,9 +137,9 @@ const NAVIGATING: [&str; 2] = ["goto", "tab-new"];
 /// `data:` navigations through the extension.)
 const WEB_SCHEMES: [&str; 2] = ["http", "https"];
 
-/// The names of the refused commands.
+/// The names of the refused commands, in the review's order.
 pub fn blocked_commands() -> impl Iterator<Item = &'static str> {
-    BLOCKED.iter().map(|(name, _)| *name)
+    pinned_commands::refused().map(|c| c.name)
 }
 
 /// Why `args` may not be forwarded, if they may not (read as
@@ -303,25 +148,24 @@ pub fn refusal(args: &[String], session: &str) -> Option<Refusal> {
     Line::read(args, session).err()
 }
 
-/// Whether `command` is one my-chrome forwards: documented by the pin,
-/// reviewed, not refused, not one of `disconnect`'s names.
-fn allowed(command: &str) -> Result<(), Refusal> {
-    if let Some((name, why)) = BLOCKED.iter().find(|(name, _)| *name == command) {
-        return Err(Refusal::Blocked { command: name, why });
-    }
-    if let Some(alias) = DISCONNECT_ALIASES.iter().find(|a| **a == command) {
-        return Err(Refusal::Disconnect(alias));
-    }
-    if pinned_commands::find(command).is_none() {
+/// The table's entry of `command` when my-chrome forwards it: documented
+/// by the pin, reviewed, not refused, not one of `disconnect`'s names.
+fn allowed(command: &str) -> Result<&'static CliCommand, Refusal> {
+    let Some(entry) = pinned_commands::find(command) else {
         return Err(Refusal::Unknown {
             command: command.to_string(),
             near: pinned_commands::nearest(command, forwarded_commands()),
         });
+    };
+    match entry.decision {
+        Decision::Forward => Ok(entry),
+        Decision::Refuse(why) => Err(Refusal::Blocked {
+            command: entry.name,
+            why,
+        }),
+        Decision::Disconnect => Err(Refusal::Disconnect(entry.name)),
+        Decision::Undecided => Err(Refusal::Undecided(command.to_string())),
     }
-    if !FORWARDED.contains(&command) {
-        return Err(Refusal::Undecided(command.to_string()));
-    }
-    Ok(())
 }
 
 /// The scheme of an address, lower-case, read as a URL parser reads it (C0
@@ -349,32 +193,4 @@ fn scheme_of(arg: &str) -> Option<String> {
 
 fn web_scheme(scheme: &str) -> bool {
     WEB_SCHEMES.contains(&scheme)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use std::collections::BTreeSet;
-
-    #[test]
-    fn every_command_of_the_pin_is_decided_once() {
-        let pinned: BTreeSet<&str> = pinned_commands::table().iter().map(|c| c.name).collect();
-        let mut decided = BTreeSet::new();
-        let all = FORWARDED
-            .iter()
-            .chain(BLOCKED.iter().map(|(name, _)| name))
-            .chain(DISCONNECT_ALIASES.iter());
-        for name in all {
-            assert!(decided.insert(*name), "{name} is decided twice");
-        }
-        // A pin move fails here until each new command is decided, and
-        // each decision names a command the pin has.
-        let undecided: Vec<_> = pinned.difference(&decided).collect();
-        let stale: Vec<_> = decided.difference(&pinned).collect();
-        assert!(
-            undecided.is_empty(),
-            "undecided commands of the pin: {undecided:?}"
-        );
-        assert!(stale.is_empty(), "decided, but not in the pin: {stale:?}");
-    }
 }

@@ -1,107 +1,31 @@
 //! What a forwarded command reaches, and the tab it names, from the line
 //! alone (docs/DESIGN.md, "Agents side by side"). No I/O.
 //!
-//! Every forwarded command has a scope, read from the pinned tool's own
-//! code (tests/scope.rs checks this table against it): a command defined
-//! on the current tab (`defineTabTool`) acts on one page; one defined on
-//! the browser context (`defineTool`) reaches every tab of the session.
+//! Every forwarded command's scope is its table entry's
+//! (`pinned_commands`), read from the pinned tool's own code
+//! (tests/scope.rs checks the table against it).
 
 use crate::exit::Exit;
+pub use crate::pinned_commands::Scope;
+use crate::pinned_commands::{self, CliCommand};
 use crate::token::shape::redact_runs;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Scope {
-    /// Acts on, or reads, the current tab only.
-    Page,
-    /// The tab commands: my-chrome answers them from the agent's own tabs.
-    Tabs,
-    /// Reaches every tab of the session: cookies of every site, routes and
-    /// network state, storage state, tracing and video.
-    Context,
-    /// Acts on the session's debugger, whoever's tab it is paused in.
-    Session,
-    /// Needs no session (`list`).
-    None,
-}
-
-/// Defined with `defineTool` in the pinned code, yet acting on the current
-/// tab alone: `goto` takes the current tab (`ensureTab`) and navigates it.
-const PAGE_BY_CONTEXT_TOOL: [&str; 1] = ["goto"];
-
-const TABS: [&str; 4] = ["tab-list", "tab-new", "tab-close", "tab-select"];
-
-/// Every forwarded command defined on the browser context (the video ones
-/// draw over the recording of every tab).
-pub const CONTEXT: [&str; 16] = [
-    "state-save",
-    "cookie-list",
-    "cookie-get",
-    "cookie-set",
-    "cookie-delete",
-    "cookie-clear",
-    "route",
-    "route-list",
-    "unroute",
-    "network-state-set",
-    "tracing-start",
-    "tracing-stop",
-    "video-stop",
-    "video-chapter",
-    "video-show-actions",
-    "video-hide-actions",
-];
-
-/// The test runner's debugger: pausing, resuming and stepping hold the whole
-/// session.
-pub const SESSION: [&str; 3] = ["pause-at", "resume", "step-over"];
-
-/// Page commands that only read: a tab that appears while one runs was not
-/// opened by it, so it goes to the user.
-const READS: [&str; 17] = [
-    "snapshot",
-    "find",
-    "generate-locator",
-    "screenshot",
-    "pdf",
-    "console",
-    "requests",
-    "request",
-    "request-headers",
-    "request-body",
-    "response-headers",
-    "response-body",
-    "localstorage-list",
-    "localstorage-get",
-    "sessionstorage-list",
-    "sessionstorage-get",
-    "webmcp-list",
-];
-
-/// The scope of a forwarded command (`None` for `list`).
+/// The scope of a command by its name (`None` for `list`; a page for a
+/// name the pin does not document, which is never forwarded).
 pub fn scope_of(command: &str) -> Scope {
-    if TABS.contains(&command) {
-        Scope::Tabs
-    } else if CONTEXT.contains(&command) {
-        Scope::Context
-    } else if SESSION.contains(&command) {
-        Scope::Session
-    } else if command == "list" {
-        Scope::None
-    } else {
-        Scope::Page
-    }
+    pinned_commands::find(command).map_or(Scope::Page, |c| c.scope)
 }
 
 /// Whether `command` is defined on the context in the pinned code although
 /// it acts on one page (the table's exceptions, for tests/scope.rs).
 pub fn page_despite_context_tool(command: &str) -> bool {
-    PAGE_BY_CONTEXT_TOOL.contains(&command)
+    pinned_commands::find(command).is_some_and(|c| c.on_context)
 }
 
 /// Whether a tab that appears while `command` runs is the command's: a page
 /// it acted on opened it (a popup, a link to a new window).
 pub fn may_open_tabs(command: &str) -> bool {
-    scope_of(command) == Scope::Page && !READS.contains(&command)
+    pinned_commands::find(command).is_some_and(CliCommand::may_open_tabs)
 }
 
 /// How a command names a tab: an id (`t7`), the agent's own index (`0`),
@@ -199,15 +123,6 @@ mod tests {
 
     #[test]
     fn every_forwarded_command_has_one_scope() {
-        for name in crate::policy::forwarded_commands() {
-            let in_lists = [
-                TABS.contains(&name),
-                CONTEXT.contains(&name),
-                SESSION.contains(&name),
-                READS.contains(&name),
-            ];
-            assert!(in_lists.iter().filter(|b| **b).count() <= 1, "{name}");
-        }
         assert_eq!(scope_of("cookie-list"), Scope::Context);
         assert_eq!(scope_of("video-show-actions"), Scope::Context);
         assert_eq!(scope_of("resume"), Scope::Session);
@@ -216,11 +131,10 @@ mod tests {
         assert_eq!(scope_of("list"), Scope::None);
         assert!(may_open_tabs("click") && may_open_tabs("eval"));
         assert!(!may_open_tabs("snapshot") && !may_open_tabs("tab-new"));
-        for name in READS.iter().chain(&CONTEXT).chain(&SESSION).chain(&TABS) {
-            assert!(
-                crate::policy::forwarded_commands().any(|f| f == *name),
-                "{name} is not forwarded"
-            );
+        assert!(page_despite_context_tool("goto") && !page_despite_context_tool("click"));
+        // What only reads is a page command.
+        for command in pinned_commands::table().iter().filter(|c| c.only_reads) {
+            assert_eq!(command.scope, Scope::Page, "{}", command.name);
         }
     }
 
