@@ -26,13 +26,13 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use my_chrome::child::ChildEnv;
-use my_chrome::command::start::{Need, Start};
 use my_chrome::config::Config;
 use my_chrome::daemon::request::{self, Plan};
 use my_chrome::helper::Helper;
 use my_chrome::helper::check::Check;
 use my_chrome::helper::pin::Pin;
 use my_chrome::lease::Kind;
+use my_chrome::operation::start::{Need, Start};
 use my_chrome::output::{self, Stream};
 use my_chrome::outputs::Outputs;
 use my_chrome::policy::line::Line;

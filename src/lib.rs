@@ -22,6 +22,7 @@ pub mod identity;
 pub(crate) mod installed;
 pub mod lease;
 pub mod minimist;
+pub mod operation;
 pub mod output;
 pub mod outputs;
 pub mod pinned_commands;

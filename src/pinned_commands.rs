@@ -236,6 +236,12 @@ pub fn help_entry(name: &str) -> Option<HelpEntry> {
     })
 }
 
+/// The command that loads an address in the current tab: `tab-new <url>`
+/// opens a blank tab, then loads its address there with it.
+pub fn goto() -> &'static CliCommand {
+    find("goto").expect("the pin has goto (a unit test)")
+}
+
 pub fn find(name: &str) -> Option<&'static CliCommand> {
     table().iter().find(|c| c.name == name)
 }
@@ -299,7 +305,7 @@ mod tests {
     /// What the review says, entry by entry where it decides something.
     #[test]
     fn the_built_table_is_the_review() {
-        let goto = find("goto").unwrap();
+        let goto = super::goto();
         assert!(goto.forwarded() && goto.navigates && goto.on_context);
         assert_eq!(goto.scope, Scope::Page);
         assert!(goto.may_open_tabs() && !goto.takes_label());

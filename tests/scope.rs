@@ -4,7 +4,8 @@
 //! one page) or on the browser context (`defineTool`): the tab tools
 //! (capability `core-tabs`), the test runner's debugger (a handler that
 //! drives `….debugger`), or the context with every tab. The table in
-//! DESIGN.md, `src/policy/tabs.rs` and the bundle must agree.
+//! DESIGN.md, `skill/cli/reviewed.txt` (the command table) and the bundle
+//! must agree.
 
 mod common;
 
@@ -116,7 +117,7 @@ fn every_forwarded_commands_scope_is_the_pinned_codes() {
             assert_eq!(
                 scope,
                 expected,
-                "`{command}` ({tool}, defined on the {}) in src/policy/tabs.rs",
+                "`{command}` ({tool}, defined on the {}) in skill/cli/reviewed.txt",
                 if on_tab { "tab" } else { "context" }
             );
         }

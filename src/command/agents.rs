@@ -13,7 +13,7 @@ use crate::tabs::book::{HoldKind, Owner, Tab};
 use crate::tabs::view::Agents;
 use crate::tabs::{Closing, Desk, TabsError, listing};
 
-use super::start::{Need, Start, Turn};
+use crate::operation::start::{Need, Start, Turn};
 
 /// `my-chrome agents`.
 pub fn show(config: &Config, json: bool, log: Option<usize>) -> Result<(), Error> {

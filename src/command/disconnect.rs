@@ -4,13 +4,13 @@
 //! helper, so a copy that is no longer supported can still let go.
 
 use crate::command::ending;
-use crate::command::start::Start;
 use crate::config::Config;
 use crate::error::{Error, lifts_core};
 use crate::exit::Exit;
 use crate::helper::HelperError;
 use crate::helper::check::Check;
 use crate::lease::Kind;
+use crate::operation::start::Start;
 use crate::runtime::Runtime;
 use crate::session::SessionError;
 use crate::session::limits::{self};

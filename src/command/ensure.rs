@@ -1,10 +1,10 @@
 //! `my-chrome ensure`: is our session ready? It never attaches: a missing or
 //! stale session is exit 4, and the user's approval of a fresh `connect`.
 
-use crate::command::start::{Need, Start};
 use crate::config::Config;
 use crate::error::Error;
 use crate::helper::check::Check;
+use crate::operation::start::{Need, Start};
 
 pub fn ensure(config: &Config) -> Result<(), Error> {
     // It may close and open tabs (`connect_tab::close_all`): that is acting on

@@ -8,7 +8,6 @@
 pub mod agents;
 pub mod audit;
 pub mod connect;
-pub mod detach;
 pub mod disconnect;
 pub mod doctor;
 pub mod ending;
@@ -16,7 +15,6 @@ pub mod ensure;
 pub mod failure;
 pub mod forward;
 pub mod setup;
-pub mod start;
 pub mod token;
 pub mod uninstall;
 pub mod watch;

@@ -15,7 +15,6 @@ use std::time::{Duration, Instant};
 
 use crate::command::disconnect;
 use crate::command::ending::{self, AtWork};
-use crate::command::start::{Start, Turn};
 use crate::config::Config;
 use crate::error::{Error, lifts_core};
 use crate::exit::Exit;
@@ -23,6 +22,7 @@ use crate::helper::HelperError;
 use crate::helper::check::Check;
 use crate::installed::{self, Record, SkillCopy};
 use crate::lease::Kind;
+use crate::operation::start::{Start, Turn};
 use crate::output;
 use crate::procs::ProcessTable;
 use crate::removal::{self, Identity, RemovalError, Rules, Survey};

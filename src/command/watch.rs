@@ -11,13 +11,13 @@
 
 use std::time::{Duration, Instant};
 
-use crate::command::start::Start;
 use crate::config::Config;
 use crate::error::{Error, lifts_core};
 use crate::exit::Exit;
 use crate::helper::check::Check;
 use crate::lease::Kind;
 use crate::lease::{self, LeaseError};
+use crate::operation::start::Start;
 use crate::procs::ProcessId;
 use crate::runtime::Runtime;
 use crate::session::SessionError;

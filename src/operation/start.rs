@@ -10,7 +10,6 @@
 use std::cell::OnceCell;
 
 use crate::child::ChildEnv;
-use crate::command::detach::Detach;
 use crate::config::Config;
 use crate::error::Error;
 use crate::helper::check::Check;
@@ -19,6 +18,7 @@ use crate::helper::pin::Pin;
 use crate::helper::{Helper, HelperError, trusted_node};
 use crate::identity::{self, Identity};
 use crate::lease::{self, HeldLease, Kind};
+use crate::operation::detach::Detach;
 use crate::runtime::{FileLock, Runtime, StateFile};
 use crate::session::pinned::PinnedCli;
 use crate::session::registry::SessionEntry;

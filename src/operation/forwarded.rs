@@ -1,0 +1,205 @@
+//! A forwarded command as one value ([`Forwarded`]): its line read once,
+//! its command's table entry, the request the daemon gets (and `tab-new`'s
+//! load of its address) and how long it may run; planned before the
+//! session's turn and staged under it (`run` runs it).
+
+use std::path::Path;
+use std::time::Duration;
+
+use super::start::Turn;
+use crate::daemon::DaemonError;
+use crate::daemon::request::{self, ClientOutput, Mode, Plan, Request};
+use crate::error::{Error, lifts_core};
+use crate::exit::Exit;
+use crate::minimist;
+use crate::outputs::Outputs;
+use crate::pinned_commands::{self, CliCommand, TabCommand};
+use crate::policy;
+use crate::policy::line::Line;
+use crate::tabs::TabsError;
+
+/// Why a forwarded command did not run, or ran and failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ForwardError {
+    /// What it met below it.
+    #[error(transparent)]
+    Core(Error),
+    /// A command line the policy refuses.
+    #[error(transparent)]
+    Line(#[from] policy::Refusal),
+    /// The command ran, or the pinned client refused it, and its output
+    /// already said why: the exit status is the client's, nothing more is
+    /// printed.
+    #[error("exit status {}", .0.code())]
+    Said(Exit),
+}
+
+impl ForwardError {
+    pub fn exit(&self) -> Exit {
+        match self {
+            ForwardError::Core(e) => e.exit(),
+            ForwardError::Line(e) => e.exit(),
+            ForwardError::Said(exit) => *exit,
+        }
+    }
+}
+
+lifts_core!(ForwardError);
+
+/// What the pinned client does with a forwarded line, decided before the
+/// session's turn is taken: a refusal costs the agents waiting nothing.
+pub enum Planned {
+    /// The daemon runs it for the agent.
+    Run(Forwarded),
+    /// The client refuses it itself; this is what it prints, exit 1.
+    Refused(ClientOutput),
+    /// Help and version: the client prints them, the daemon is not asked.
+    ClientOnly(Line),
+}
+
+/// A forwarded command, read once: every decision below is taken from it.
+pub struct Forwarded {
+    pub line: Line,
+    /// Its command's table entry: all that is decided by its name.
+    pub entry: &'static CliCommand,
+    /// The line as it is sent (`tab-new`'s with a blank address).
+    sent: minimist::Parsed,
+    request: Request,
+    /// `tab-new <url>`'s load of its address, once its blank tab is open.
+    load: Option<Request>,
+    /// How long it may run: the user's bound, or the caller's if shorter.
+    pub bound: Duration,
+}
+
+/// The address of a blank tab.
+const BLANK: &str = "about:blank";
+
+impl Forwarded {
+    /// `line`, whose command is `entry`, as the pinned client run in `cwd`
+    /// would send it.
+    pub fn plan(
+        line: Line,
+        entry: &'static CliCommand,
+        cwd: &Path,
+        bound: Duration,
+    ) -> Result<Planned, ForwardError> {
+        let tab_new = entry.tab == Some(TabCommand::New);
+        // `tab-new` always opens a blank tab (a tab opened without an
+        // address can leave `eval` waiting forever through the extension);
+        // the address it names is then loaded there by a `goto` of its own,
+        // which may step aside as any page command: a slow page keeps
+        // nobody else out.
+        let load = match line.argument(1) {
+            Some(url) if tab_new && !url.is_empty() && url != BLANK => {
+                let mut goto = line.parsed().clone();
+                goto.positional[0] = minimist::Value::Text(pinned_commands::goto().name.into());
+                match request::plan(goto, cwd) {
+                    Plan::Run(load) => Some(load),
+                    _ => {
+                        return Err(policy::Refusal::Unreadable(format!(
+                            "`tab-new {url}` could not be read as a load of that address; nothing was run"
+                        ))
+                        .into());
+                    }
+                }
+            }
+            _ => None,
+        };
+        let sent = match tab_new {
+            true => line.parsed_with_argument(1, BLANK),
+            false => line.parsed().clone(),
+        };
+        let request = match request::plan(sent.clone(), cwd) {
+            Plan::Run(request) => request,
+            Plan::Refused(said) => return Ok(Planned::Refused(said)),
+            Plan::ObjectKey(option) => {
+                return Err(policy::Refusal::ObjectKey {
+                    command: entry.name.into(),
+                    option,
+                }
+                .into());
+            }
+            Plan::ClientOnly => return Ok(Planned::ClientOnly(line)),
+        };
+        Ok(Planned::Run(Forwarded {
+            line,
+            entry,
+            sent,
+            request,
+            load,
+            bound,
+        }))
+    }
+
+    /// Its output files put where nobody sees them first (under the turn:
+    /// earlier commands' leftovers go), no file it names another agent's,
+    /// and its request made again for them.
+    pub fn stage(&mut self, turn: &Turn, cwd: &Path) -> Result<Outputs, ForwardError> {
+        let me = turn
+            .registration()
+            .ok_or_else(|| crate::identity::IdentityError::Nameless {
+                why: "its name is not registered in the session".into(),
+            })?;
+        let (outputs, staged) = Outputs::stage(&turn.runtime, cwd, &self.sent, me)?;
+        // (Staging changes file names only: what the client would do with
+        // the line stays what it was.)
+        let Plan::Run(staged) = request::plan(staged, cwd) else {
+            return Err(policy::Refusal::Unreadable(
+                "its output files could not be put where nobody sees them first; nothing was run"
+                    .into(),
+            )
+            .into());
+        };
+        // The mode is the line's, whatever the file's name.
+        self.request.bytes = staged.bytes;
+        Ok(outputs)
+    }
+
+    pub fn name(&self) -> &'static str {
+        self.entry.name
+    }
+
+    /// How the daemon forms its reply, read from the request itself.
+    pub fn mode(&self) -> Mode {
+        self.request.mode()
+    }
+
+    pub fn request(&self) -> &Request {
+        &self.request
+    }
+
+    /// `tab-new <url>`'s load of its address.
+    pub fn load(&self) -> Option<&Request> {
+        self.load.as_ref()
+    }
+}
+
+/// How a command that ran ended.
+pub enum Outcome {
+    /// Its reply was shown (or withheld, or an error said why).
+    Done,
+    /// It was sent, and not answered within its bound (or was interrupted):
+    /// the daemon runs it on.
+    Abandoned {
+        connection: std::os::unix::net::UnixStream,
+        error: DaemonError,
+    },
+}
+
+/// What is sent to the daemon for the agent's line: the line's own
+/// request, or `tab-new`'s load of its address.
+pub(super) struct Sent<'a> {
+    pub entry: &'static CliCommand,
+    pub request: &'a Request,
+    /// Its reply is a tab command's: the agent's tabs are its result.
+    pub tab_command: bool,
+}
+
+/// The session's daemon did not answer the tab list: stale, as for any
+/// command.
+pub(super) fn unreachable_as_stale(e: TabsError) -> Error {
+    match e {
+        TabsError::Daemon(DaemonError::Unreachable(why)) => super::start::stale(why),
+        other => other.into(),
+    }
+}
