@@ -13,7 +13,7 @@ use std::sync::OnceLock;
 use crate::config::RuntimeLocation;
 use crate::redact::{self, Redactor};
 use crate::runtime::Runtime;
-use crate::token::fingerprint::{self, Fingerprint};
+use crate::token::fingerprint::{self, Fingerprint, FingerprintError};
 
 /// Where a text goes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -22,29 +22,63 @@ pub enum Stream {
     Err,
 }
 
-/// The runtime whose fingerprint every print uses (`init`, from `main`).
-static RUNTIME: OnceLock<RuntimeLocation> = OnceLock::new();
-/// The fingerprint, once found (it is only ever added: `connect` records
-/// it, and a later print of the same process uses it).
+/// The stored token's fingerprint every print uses: the runtime's, read
+/// once at start (`init`), or the one a printer of page text read since.
+/// It is set, never fetched: no print does I/O of its own.
 static KNOWN: OnceLock<Fingerprint> = OnceLock::new();
 
 /// Every later print redacts the bare value of the token whose
-/// fingerprint `runtime` holds.
+/// fingerprint `runtime` holds (read now; a runtime without one, or one
+/// that cannot be read, leaves every spelling redacted all the same).
 pub fn init(runtime: &RuntimeLocation) {
-    let _ = RUNTIME.set(runtime.clone());
+    let known = Runtime::inspect(runtime)
+        .ok()
+        .flatten()
+        .and_then(|runtime| fingerprint::recorded(&runtime).ok().flatten());
+    if let Some(known) = known {
+        let _ = KNOWN.set(known);
+    }
 }
 
-/// The stored token's fingerprint, when the runtime has one and it can be
-/// read. A command whose output comes from a page checks it first
-/// (`fingerprint::recorded`, an error if it cannot be read); a message
-/// printed without it still has every spelling redacted.
+/// The fingerprint set so far.
 fn known() -> Option<Fingerprint> {
-    if let Some(known) = KNOWN.get() {
-        return Some(known.clone());
+    KNOWN.get().cloned()
+}
+
+/// The one way a page's words are printed (a reply, a tab's title, the
+/// pinned CLI's output): it holds the stored token's fingerprint, read
+/// when it is made, so that a printer exists only where the fingerprint
+/// could be read (an error otherwise, before anything is shown).
+pub struct Printer {
+    known: Option<Fingerprint>,
+}
+
+impl Printer {
+    /// The printer for `runtime`'s pages: its fingerprint read now.
+    pub fn of(runtime: &Runtime) -> Result<Printer, FingerprintError> {
+        let known = fingerprint::recorded(runtime)?;
+        if let Some(known) = &known {
+            // Later messages of this process hide it too.
+            let _ = KNOWN.set(known.clone());
+        }
+        Ok(Printer { known })
     }
-    let runtime = Runtime::inspect(RUNTIME.get()?).ok()??;
-    let known = fingerprint::recorded(&runtime).ok()??;
-    Some(KNOWN.get_or_init(|| known).clone())
+
+    /// The fingerprint it redacts with (for what writes page text
+    /// elsewhere: files, the book).
+    pub fn known(&self) -> Option<&Fingerprint> {
+        self.known.as_ref()
+    }
+
+    /// `parts` of a page's text, as [`text`] prints them.
+    pub fn text(&self, stream: Stream, parts: &[&str]) {
+        relay_all(Relay::keyed(stream, self.known.clone()), parts);
+    }
+
+    /// A JSON document of a page's, as [`json_text`] prints it.
+    pub fn json_text(&self, stream: Stream, text: &str, end: &str) {
+        json_keyed(stream, text, end, self.known.clone());
+    }
 }
 
 /// Writes bytes that passed the redactor. A closed output (a pipe whose
@@ -64,9 +98,13 @@ fn emit(stream: Stream, bytes: &[u8]) -> bool {
 }
 
 /// `parts`, as one text, through the redactor (written as it comes: a
-/// large reply is not copied whole again).
+/// large reply is not copied whole again): my-chrome's own words. A page's
+/// go through a [`Printer`].
 pub fn text(stream: Stream, parts: &[&str]) {
-    let mut relay = Relay::new(stream);
+    relay_all(Relay::new(stream), parts);
+}
+
+fn relay_all(mut relay: Relay, parts: &[&str]) {
     for part in parts {
         for slice in part.as_bytes().chunks(64 * 1024) {
             if !relay.feed(slice) {
@@ -97,12 +135,16 @@ pub fn json(value: &impl serde::Serialize) {
 /// refusal), then `end`: redacted string by string; what does not parse
 /// as JSON is redacted as text.
 pub fn json_text(stream: Stream, text: &str, end: &str) {
-    match redact::json::redact(text, known().as_ref()) {
+    json_keyed(stream, text, end, known());
+}
+
+fn json_keyed(stream: Stream, text: &str, end: &str, known: Option<Fingerprint>) {
+    match redact::json::redact(text, known.as_ref()) {
         Some(redacted) => {
             emit(stream, redacted.as_bytes());
-            self::text(stream, &[end]);
+            relay_all(Relay::keyed(stream, known), &[end]);
         }
-        None => self::text(stream, &[text, end]),
+        None => relay_all(Relay::keyed(stream, known), &[text, end]),
     }
 }
 

@@ -1152,3 +1152,77 @@ fn the_name_check_sees_planted_comparisons() {
         ]
     );
 }
+
+/// Functions that print what a page said (a reply, a tab list with its
+/// titles) through the free printers of my-chrome's own words
+/// (`output::text`, `output::json_text`) instead of a `Printer`, which
+/// holds the stored token's fingerprint: `module: fn name`.
+fn page_text_without_printer(modules: &BTreeMap<String, String>) -> Vec<String> {
+    let page_words = ["Reply::", "listing::render", "listing::rewrite_text"];
+    let free = ["output::text(", "output::json_text("];
+    let mut out = Vec::new();
+    for (name, code) in modules {
+        if name == "output" {
+            continue;
+        }
+        for (at, _) in code.match_indices("fn ") {
+            if code[..at]
+                .chars()
+                .next_back()
+                .is_some_and(|c| c.is_alphanumeric() || c == '_')
+            {
+                continue;
+            }
+            let body = &code[at..at + item_end(&code[at..])];
+            let function: String = body[3..]
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .collect();
+            if page_words.iter().any(|w| body.contains(w)) && free.iter().any(|f| body.contains(f))
+            {
+                out.push(format!(
+                    "src/{name}: {function} prints a page's words unkeyed"
+                ));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn a_pages_words_are_printed_only_by_a_printer_that_holds_the_fingerprint() {
+    let found = page_text_without_printer(&modules());
+    assert!(found.is_empty(), "{}", found.join("\n"));
+}
+
+#[test]
+fn the_printer_check_sees_a_planted_free_print() {
+    let modules: BTreeMap<String, String> = [
+        (
+            "a",
+            "fn show(r: Reply) { match r { Reply::Error(m) => crate::output::text(s, &[m]) } }",
+        ),
+        (
+            "b",
+            "fn list() { printer.text(s, &[&listing::render(&own)]) }",
+        ),
+        (
+            "c",
+            "fn wait() { crate::output::text(s, &[\"waiting\"]) }\nfn l() { listing::render(&o); }",
+        ),
+        (
+            "d",
+            "fn json() { output::json_text(s, &listing::render_json(&own), \"\") }",
+        ),
+    ]
+    .into_iter()
+    .map(|(m, code)| (m.to_string(), code.to_string()))
+    .collect();
+    assert_eq!(
+        page_text_without_printer(&modules),
+        [
+            "src/a: show prints a page's words unkeyed",
+            "src/d: json prints a page's words unkeyed",
+        ]
+    );
+}

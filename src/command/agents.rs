@@ -70,7 +70,8 @@ pub fn claim(config: &Config, raw: &str, name: Option<&str>) -> Result<(), Error
     held.mark_ran();
     held.on_tab(id);
     held.log(None, &[Event::Claimed { tab: id }])?;
-    crate::output::text(
+    // Titles are the pages' words: printed as any reply.
+    desk.printer().text(
         crate::output::Stream::Out,
         &[&format!("### Result\n{}", listing::render(&desk.shown()))],
     );

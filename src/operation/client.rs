@@ -11,9 +11,8 @@ use crate::error::Error;
 use crate::exit::Exit;
 use crate::helper::HelperError;
 use crate::helper::check::Check;
-use crate::output::{self, Stream};
+use crate::output::{Printer, Stream};
 use crate::policy::line::Line;
-use crate::token::fingerprint;
 
 /// The pinned CLI's own help, when the helper is supported (never
 /// otherwise: an unsupported copy's text is not ours to show). A runtime or
@@ -60,7 +59,7 @@ pub fn run(
     line: &Line,
     ours: bool,
 ) -> Result<(), ForwardError> {
-    let known = fingerprint::recorded(&started.runtime)?;
+    let printer = Printer::of(&started.runtime)?;
     let mut child = ChildCommand::new(
         "playwright-cli",
         &started.node()?.path,
@@ -75,7 +74,7 @@ pub fn run(
     let json = line.asks_json();
     let finished = child
         .args(line.words())
-        .known_token(known)
+        .known_token(printer.known().cloned())
         .stdout(if json {
             Output::Capture
         } else {
@@ -84,7 +83,7 @@ pub fn run(
         .stderr(Output::Redacted)
         .run(&started.env)?;
     if json {
-        output::json_text(Stream::Out, &finished.stdout_text(), "");
+        printer.json_text(Stream::Out, &finished.stdout_text(), "");
     }
     match finished.status.code() {
         Some(0) => Ok(()),

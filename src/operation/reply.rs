@@ -6,22 +6,22 @@ use super::forwarded::{ForwardError, Forwarded};
 use crate::daemon::Reply;
 use crate::daemon::request::{ClientOutput, Mode};
 use crate::exit::Exit;
-use crate::output::{self, Stream};
+use crate::output::{Printer, Stream};
 use crate::outputs::Outputs;
 use crate::runtime::Runtime;
 use crate::session_output;
 use crate::tabs::listing::{self, Rewrite};
 use crate::tabs::{Desk, TabsError};
-use crate::token::fingerprint;
 
 /// What the pinned client prints when it refuses a line itself, exit 1.
 pub fn print_client_refusal(runtime: &Runtime, said: &ClientOutput) -> ForwardError {
-    if let Err(e) = fingerprint::recorded(runtime) {
-        return crate::error::Error::from(e).into();
-    }
+    let printer = match Printer::of(runtime) {
+        Ok(printer) => printer,
+        Err(e) => return crate::error::Error::from(e).into(),
+    };
     // With `--json`, the client's refusal is a JSON document.
-    output::json_text(Stream::Out, &said.stdout, "");
-    output::text(Stream::Err, &[&said.stderr]);
+    printer.json_text(Stream::Out, &said.stdout, "");
+    printer.text(Stream::Err, &[&said.stderr]);
     ForwardError::Said(Exit::Code(1))
 }
 
@@ -29,16 +29,16 @@ pub fn print_client_refusal(runtime: &Runtime, said: &ClientOutput) -> ForwardEr
 /// `### Error` section of a text reply, or the daemon's own error. A reply
 /// in `--json` or `--raw` form, or with no error, shows nothing.
 pub(super) fn print_error_only(desk: &Desk, reply: &Reply, mode: Mode) -> Result<(), ForwardError> {
-    fingerprint::recorded(desk.runtime())?;
+    let printer = desk.printer();
     match reply {
         Reply::Text {
             text: Some(text), ..
         } if mode == Mode::Text => {
             if let Some(error) = listing::section(text, "Error") {
-                output::text(Stream::Out, &["### Error\n", error]);
+                printer.text(Stream::Out, &["### Error\n", error]);
             }
         }
-        Reply::Error(message) => output::text(Stream::Err, &["Error: ", message, "\n"]),
+        Reply::Error(message) => printer.text(Stream::Err, &["Error: ", message, "\n"]),
         _ => {}
     }
     Ok(())
@@ -56,7 +56,8 @@ pub(super) fn print_reply(
     files: (Outputs, &session_output::Before),
 ) -> Result<(), ForwardError> {
     let (outputs, before) = files;
-    let known = fingerprint::recorded(desk.runtime())?;
+    let printer = desk.printer();
+    let known = printer.known();
     let own = desk.shown();
     // The agent's tab closed during its command: the daemon's current tab,
     // which the reply describes (and which the command may even have run
@@ -79,8 +80,8 @@ pub(super) fn print_reply(
         },
         error => error,
     };
-    outputs.deliver(known.as_ref())?;
-    before.redact_written(reply_text(&reply), known.as_ref());
+    outputs.deliver(known)?;
+    before.redact_written(reply_text(&reply), known);
     match reply {
         Reply::Text { text, is_error } => {
             let text = text.as_deref().unwrap_or("undefined");
@@ -90,16 +91,16 @@ pub(super) fn print_reply(
                         own: &own,
                         tab_command,
                     };
-                    output::text(Stream::Out, &[&listing::rewrite_text(text, &how), "\n"]);
+                    printer.text(Stream::Out, &[&listing::rewrite_text(text, &how), "\n"]);
                 }
                 Mode::Json if tab_command => {
-                    output::json_text(Stream::Out, &listing::render_json(&own), "\n");
+                    printer.json_text(Stream::Out, &listing::render_json(&own), "\n");
                 }
                 Mode::Raw if tab_command => {
-                    output::text(Stream::Out, &[listing::render(&own).trim_end(), "\n"]);
+                    printer.text(Stream::Out, &[listing::render(&own).trim_end(), "\n"]);
                 }
-                Mode::Json => output::json_text(Stream::Out, text, "\n"),
-                Mode::Raw => output::text(Stream::Out, &[text, "\n"]),
+                Mode::Json => printer.json_text(Stream::Out, text, "\n"),
+                Mode::Raw => printer.text(Stream::Out, &[text, "\n"]),
             }
             // The client prints a failed command's text and exits 1.
             if is_error {
@@ -109,7 +110,7 @@ pub(super) fn print_reply(
         }
         // The pinned client dies with a stack trace; its first line.
         Reply::Error(message) => {
-            output::text(Stream::Err, &["Error: ", &message, "\n"]);
+            printer.text(Stream::Err, &["Error: ", &message, "\n"]);
             Err(ForwardError::Said(Exit::Code(1)))
         }
     }

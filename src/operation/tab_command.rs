@@ -6,14 +6,13 @@ use super::forwarded::{ForwardError, Forwarded};
 use super::reply;
 use crate::daemon::request::Mode;
 use crate::lease::HeldLease;
-use crate::output::{self, Stream};
+use crate::output::Stream;
 use crate::outputs::Outputs;
 use crate::pinned_commands::TabCommand;
 use crate::policy::tabs::{TabArgError, TabRef};
 use crate::session_output;
 use crate::tabs::listing;
 use crate::tabs::{Closing, Desk, TabsError};
-use crate::token::fingerprint;
 
 /// What a tab command does, its tab resolved.
 enum TabAct {
@@ -89,12 +88,12 @@ pub(super) fn run(
         TabAct::List => {}
     }
     // Titles are the pages' words: through the redactor, as any reply.
-    fingerprint::recorded(desk.runtime())?;
+    let printer = desk.printer();
     let own = desk.shown();
     match asked.mode() {
-        Mode::Json => output::json_text(Stream::Out, &listing::render_json(&own), "\n"),
-        Mode::Raw => output::text(Stream::Out, &[&listing::render(&own)]),
-        Mode::Text => output::text(Stream::Out, &["### Result\n", &listing::render(&own)]),
+        Mode::Json => printer.json_text(Stream::Out, &listing::render_json(&own), "\n"),
+        Mode::Raw => printer.text(Stream::Out, &[&listing::render(&own)]),
+        Mode::Text => printer.text(Stream::Out, &["### Result\n", &listing::render(&own)]),
     }
     Ok(())
 }

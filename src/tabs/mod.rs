@@ -24,6 +24,7 @@ use crate::daemon::request::{Plan, Request, plan_words};
 use crate::daemon::{self, DaemonError, Reply};
 use crate::exit::Exit;
 use crate::lease::{self, HeldLease, log::Event};
+use crate::output::Printer;
 use crate::policy::holds::Hold;
 use crate::policy::tabs::TabRef;
 use crate::runtime::{Runtime, RuntimeError, StateFile};
@@ -402,9 +403,9 @@ pub struct Desk {
     caps: (usize, usize),
     pub agent: String,
     pub book: Book,
-    /// The stored token's fingerprint: no header is kept with the token
-    /// in it (the book is a file of ours).
-    known: Option<crate::token::fingerprint::Fingerprint>,
+    /// Prints the pages' words, and holds the stored token's fingerprint:
+    /// no header is kept with the token in it (the book is a file of ours).
+    printer: Printer,
     /// The tabs exactly as the daemon's last reply to this desk listed
     /// them, when that reply told of no change after its list (src/tabs/
     /// proof.rs): what the daemon compares the next reply's headers with.
@@ -454,7 +455,7 @@ impl Desk {
             caps,
             agent: held.agent.clone(),
             book: Book::fresh("", 1, &[], false),
-            known: crate::token::fingerprint::recorded(runtime)?,
+            printer: Printer::of(runtime)?,
             baseline: None,
             late: lease::late::read(runtime)?,
             ended: lease::late::ended(runtime)?,
@@ -738,7 +739,7 @@ impl Desk {
         match error {
             Some(line) => {
                 let line: String = line.chars().take(SHOWN).collect();
-                let line = crate::redact::redact_value(&line, self.known.as_ref());
+                let line = crate::redact::redact_value(&line, self.printer.known());
                 format!("the daemon answered: {line}")
             }
             None => "the daemon's list shows none current".into(),
@@ -784,6 +785,11 @@ impl Desk {
         self.book.current = Some(id);
         self.baseline = exact.map(|seen| self.redacted(seen));
         Ok(())
+    }
+
+    /// What prints the pages' words for this desk's command.
+    pub fn printer(&self) -> &Printer {
+        &self.printer
     }
 
     pub fn runtime(&self) -> &Runtime {
@@ -1012,7 +1018,7 @@ impl Desk {
     /// Tabs with no token in their headers.
     fn redacted(&self, mut seen: Vec<Seen>) -> Vec<Seen> {
         for tab in &mut seen {
-            tab.header = crate::redact::redact_value(&tab.header, self.known.as_ref());
+            tab.header = crate::redact::redact_value(&tab.header, self.printer.known());
         }
         seen
     }
