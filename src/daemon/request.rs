@@ -41,9 +41,25 @@ pub struct Request {
     /// raw): the daemon answers with the bare result, and does so for
     /// `json` too (`raw: params.raw || params.json` in the daemon).
     pub raw: bool,
+    /// The arguments it sends, as checked (the global options out).
+    args: Parsed,
+    /// The working directory it names, as JSON.
+    cwd: serde_json::Value,
 }
 
 impl Request {
+    /// The line as the daemon gets it: its arguments, checked.
+    pub fn args(&self) -> &Parsed {
+        &self.args
+    }
+
+    /// The same request for the same line with other values in its file
+    /// slots (its output files, staged where nobody sees them first): its
+    /// bytes made again from `args`, its checks and mode kept.
+    pub fn with_args(&self, args: Parsed) -> Request {
+        build(args, self.cwd.clone(), self.json, self.raw)
+    }
+
     /// How the daemon will form its reply.
     pub fn mode(&self) -> Mode {
         if self.json {
@@ -133,15 +149,22 @@ pub fn plan(mut parsed: Parsed, cwd: &Path) -> Plan {
         parsed.options.remove(global);
     }
     let cwd = serde_json::Value::String(cwd.to_string_lossy().into_owned());
+    Plan::Run(build(parsed, cwd, json, raw))
+}
+
+/// The request's bytes, as the client writes them.
+fn build(args: Parsed, cwd: serde_json::Value, json: bool, raw: bool) -> Request {
     let line = format!(
         "{{\"id\":1,\"method\":\"run\",\"params\":{{\"args\":{},\"cwd\":{cwd},\"raw\":{raw},\"json\":{json}}}}}\n",
-        parsed.to_js_json()
+        args.to_js_json()
     );
-    Plan::Run(Request {
+    Request {
         bytes: line.into_bytes(),
         json,
         raw,
-    })
+        args,
+        cwd,
+    }
 }
 
 /// The client's `validateFlags` and `validateArgs`, in its words.
@@ -202,6 +225,35 @@ mod tests {
             Plan::Run(request) => String::from_utf8(request.bytes).unwrap(),
             other => panic!("{line:?}: {other:?}"),
         }
+    }
+
+    /// Other values in a line's file slots give the request that line
+    /// would have been planned to, without checking it again.
+    #[test]
+    fn a_request_with_other_file_names_is_the_one_planned_for_them() {
+        let planned = |line: &[&str]| match plan_words(&words(line), Path::new("/rt")) {
+            Plan::Run(request) => request,
+            other => panic!("{line:?}: {other:?}"),
+        };
+        let line = [
+            "-s=mychrome",
+            "--json",
+            "screenshot",
+            "--filename=/tmp/a.png",
+            "e5",
+        ];
+        let first = planned(&line);
+        let mut staged = first.args().clone();
+        staged.options.insert(
+            "filename",
+            Value::Text("/rt/tmp/outputs/out.1/a.png".into()),
+        );
+        let restaged = first.with_args(staged);
+        let mut other = line;
+        other[3] = "--filename=/rt/tmp/outputs/out.1/a.png";
+        assert_eq!(restaged, planned(&other));
+        assert!(restaged.json && !restaged.raw);
+        assert_ne!(restaged.bytes, first.bytes);
     }
 
     #[test]

@@ -50,7 +50,7 @@ lifts_core!(ForwardError);
 /// session's turn is taken: a refusal costs the agents waiting nothing.
 pub enum Planned {
     /// The daemon runs it for the agent.
-    Run(Forwarded),
+    Run(Box<Forwarded>),
     /// The client refuses it itself; this is what it prints, exit 1.
     Refused(ClientOutput),
     /// Help and version: the client prints them, the daemon is not asked.
@@ -62,8 +62,7 @@ pub struct Forwarded {
     pub line: Line,
     /// Its command's table entry: all that is decided by its name.
     pub entry: &'static CliCommand,
-    /// The line as it is sent (`tab-new`'s with a blank address).
-    sent: minimist::Parsed,
+    /// The request for the line (`tab-new`'s with a blank address).
     request: Request,
     /// `tab-new <url>`'s load of its address, once its blank tab is open.
     load: Option<Request>,
@@ -109,7 +108,7 @@ impl Forwarded {
             true => line.parsed_with_argument(1, BLANK),
             false => line.parsed().clone(),
         };
-        let request = match request::plan(sent.clone(), cwd) {
+        let request = match request::plan(sent, cwd) {
             Plan::Run(request) => request,
             Plan::Refused(said) => return Ok(Planned::Refused(said)),
             Plan::ObjectKey(option) => {
@@ -121,37 +120,28 @@ impl Forwarded {
             }
             Plan::ClientOnly => return Ok(Planned::ClientOnly(line)),
         };
-        Ok(Planned::Run(Forwarded {
+        Ok(Planned::Run(Box::new(Forwarded {
             line,
             entry,
-            sent,
             request,
             load,
             bound,
-        }))
+        })))
     }
 
     /// Its output files put where nobody sees them first (under the turn:
     /// earlier commands' leftovers go), no file it names another agent's,
-    /// and its request made again for them.
+    /// and its request's bytes made again for them (staging changes file
+    /// names only: what the client would do with the line stays what it
+    /// was).
     pub fn stage(&mut self, turn: &Turn, cwd: &Path) -> Result<Outputs, ForwardError> {
         let me = turn
             .registration()
             .ok_or_else(|| crate::identity::IdentityError::Nameless {
                 why: "its name is not registered in the session".into(),
             })?;
-        let (outputs, staged) = Outputs::stage(&turn.runtime, cwd, &self.sent, me)?;
-        // (Staging changes file names only: what the client would do with
-        // the line stays what it was.)
-        let Plan::Run(staged) = request::plan(staged, cwd) else {
-            return Err(policy::Refusal::Unreadable(
-                "its output files could not be put where nobody sees them first; nothing was run"
-                    .into(),
-            )
-            .into());
-        };
-        // The mode is the line's, whatever the file's name.
-        self.request.bytes = staged.bytes;
+        let (outputs, staged) = Outputs::stage(&turn.runtime, cwd, self.request.args(), me)?;
+        self.request = self.request.with_args(staged);
         Ok(outputs)
     }
 
