@@ -188,6 +188,11 @@ impl FileRules {
         }
     }
 
+    /// Why the files `line` names may not be passed on, if they may not.
+    pub fn line_refusal(&self, line: &crate::policy::line::Line) -> Option<Refusal> {
+        self.refusal(line.parsed())
+    }
+
     /// Why the files a parsed command line names (`Line::parsed`) may not
     /// be passed on, if they may not.
     pub fn refusal(&self, parsed: &Parsed) -> Option<Refusal> {

@@ -86,8 +86,19 @@ pub enum HoldKind {
     Network,
 }
 
+/// What a command does to a hold.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HoldChange {
+    /// It may start one: the hold is recorded before it is sent, and stays
+    /// whatever its reply (a command that timed out, failed or was killed
+    /// may have started it all the same).
+    Starts(HoldKind),
+    /// It ends one, once its reply says it ran.
+    Ends(HoldKind),
+}
+
 /// How a command changes a hold, by its first argument as the daemon reads
-/// it (`policy::holds::change` applies it).
+/// it ([`HoldRule::change`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum HoldRule {
     Starts(HoldKind),
@@ -98,6 +109,27 @@ pub enum HoldRule {
     /// Ends it when its argument is this word, else starts it
     /// (`network-state-set online`).
     StartsOrEndsIf(HoldKind, &'static str),
+}
+
+impl HoldRule {
+    /// What a command of this rule does to its hold, given its first
+    /// argument as the daemon gets it.
+    pub fn change(self, argument: Option<&str>) -> Option<HoldChange> {
+        Some(match self {
+            HoldRule::Starts(kind) => HoldChange::Starts(kind),
+            HoldRule::Ends(kind) => HoldChange::Ends(kind),
+            // A pattern removes some routes only; an empty one is no
+            // pattern to the daemon (it removes them all).
+            HoldRule::EndsWhenBare(kind) => match argument {
+                Some(pattern) if !pattern.is_empty() => return None,
+                _ => HoldChange::Ends(kind),
+            },
+            HoldRule::StartsOrEndsIf(kind, word) if argument == Some(word) => {
+                HoldChange::Ends(kind)
+            }
+            HoldRule::StartsOrEndsIf(kind, _) => HoldChange::Starts(kind),
+        })
+    }
 }
 
 /// One entry of the table, as build.rs writes it.
@@ -132,6 +164,10 @@ pub struct CliCommand {
     pub on_context: bool,
     /// Its first argument is an address (its scheme is checked).
     pub navigates: bool,
+    /// A tab that appears while it runs is its own: a page it acted on
+    /// opened it (a popup, a link to a new window). A page command that
+    /// does more than read.
+    pub opens_tabs: bool,
     pub hold: Option<HoldRule>,
     /// Options that name a file, without their `--`.
     pub file_flags: Vec<&'static str>,
@@ -150,12 +186,6 @@ pub struct CliCommand {
 impl CliCommand {
     pub fn forwarded(&self) -> bool {
         self.decision == Decision::Forward
-    }
-
-    /// Whether a tab that appears while it runs is its own: a page it acted
-    /// on opened it (a popup, a link to a new window).
-    pub fn may_open_tabs(&self) -> bool {
-        self.scope == Scope::Page && !self.only_reads
     }
 
     /// Whether `--label` goes with it: a tab is labelled when it opens.
@@ -178,6 +208,7 @@ pub fn table() -> &'static [CliCommand] {
                 only_reads: row.only_reads,
                 on_context: row.on_context,
                 navigates: row.navigates,
+                opens_tabs: row.scope == Scope::Page && !row.only_reads,
                 hold: row.hold,
                 file_flags: row.file_flags.to_vec(),
                 file_args: row.file_args.to_vec(),
@@ -308,11 +339,11 @@ mod tests {
         let goto = super::goto();
         assert!(goto.forwarded() && goto.navigates && goto.on_context);
         assert_eq!(goto.scope, Scope::Page);
-        assert!(goto.may_open_tabs() && !goto.takes_label());
+        assert!(goto.opens_tabs && !goto.takes_label());
         let new = find("tab-new").unwrap();
         assert_eq!((new.scope, new.tab), (Scope::Tabs, Some(TabCommand::New)));
-        assert!(new.navigates && new.takes_label() && !new.may_open_tabs());
-        assert!(!find("snapshot").unwrap().may_open_tabs());
+        assert!(new.navigates && new.takes_label() && !new.opens_tabs);
+        assert!(!find("snapshot").unwrap().opens_tabs);
         assert_eq!(find("cookie-list").unwrap().scope, Scope::Context);
         assert_eq!(find("resume").unwrap().scope, Scope::Session);
         assert_eq!(find("list").unwrap().scope, Scope::None);

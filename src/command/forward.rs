@@ -9,7 +9,7 @@ use std::ffi::OsString;
 use crate::config::Config;
 use crate::file_args::FileRules;
 use crate::helper::check::Check;
-use crate::operation::forwarded::{Forwarded, Planned};
+use crate::operation::forwarded::{self, Forwarded, Planned};
 use crate::operation::run;
 use crate::operation::start::{Need, Start};
 use crate::operation::{client, print_client_refusal};
@@ -27,13 +27,14 @@ pub fn forward(config: &Config, raw: &[OsString]) -> Result<(), ForwardError> {
     // The one reading every decision below is taken from.
     let line = Line::read(&words, &config.session)?;
     let settings = crate::settings::of(&config.runtime)?;
-    if let Some(refusal) = FileRules::new(config, &settings).refusal(line.parsed()) {
+    let bound = settings.command_bound_for(config.command_timeout);
+    if let Some(refusal) = FileRules::new(config, &settings).line_refusal(&line) {
         return Err(refusal.into());
     }
     let start = Start::new(config, Check::Supported);
     // `list` reports every session and needs none of ours; a line without a
     // command only prints the CLI's usage: the pinned client answers both.
-    let Some(entry) = line.entry().filter(|entry| entry.scope != Scope::None) else {
+    let Some(entry) = line.entry.filter(|entry| entry.scope != Scope::None) else {
         return client::run(config, &start.open()?, &line, false);
     };
     // What runs nothing in the browser is decided before the session's
@@ -41,7 +42,6 @@ pub fn forward(config: &Config, raw: &[OsString]) -> Result<(), ForwardError> {
     // for the turn nothing.
     let started = start.on_session().open()?;
     let cwd = started.daemon_cwd()?;
-    let bound = settings.command_bound_for(config.command_timeout);
     let mut asked = match Forwarded::plan(line, entry, &cwd, bound)? {
         Planned::Run(asked) => asked,
         Planned::Refused(said) => return Err(print_client_refusal(&started.runtime, &said)),
@@ -51,17 +51,17 @@ pub fn forward(config: &Config, raw: &[OsString]) -> Result<(), ForwardError> {
     // the session is read again once it has its turn. Until it sends the
     // browser something, the log calls it refused.
     let (mut turn, session) = started.take_turn(entry.name, Need::Registered)?;
-    let mut desk = run::desk(&mut turn, &session.socket_path)?;
-    let outputs = asked.stage(&turn, &cwd)?;
-    desk.touch(entry.name);
-    let reopen = turn.reopener(&session.socket_path)?;
-    let done = run::for_agent(
-        config,
-        &mut desk,
-        turn.lease(),
-        &session.socket_path,
-        &asked,
-        (outputs, &reopen),
-    );
+    let socket = &session.socket_path;
+    let mut desk = turn
+        .desk(socket, false)
+        .map_err(forwarded::stale_unless_listed)?;
+    let me = turn.registration().ok_or_else(forwarded::nameless)?;
+    let reopen = turn.reopener(socket)?;
+    let runtime = turn.runtime.clone();
+    let held = turn.lease();
+    // Its output files are written where nobody sees them first, and no
+    // file it names is another agent's.
+    let outputs = asked.stage(&runtime, me, &cwd)?;
+    let done = run::for_agent(config, &mut desk, held, socket, &asked, (outputs, &reopen));
     run::finish(config, turn, desk, entry.name, done)
 }

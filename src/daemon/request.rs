@@ -42,17 +42,12 @@ pub struct Request {
     /// `json` too (`raw: params.raw || params.json` in the daemon).
     pub raw: bool,
     /// The arguments it sends, as checked (the global options out).
-    args: Parsed,
+    pub args: Parsed,
     /// The working directory it names, as JSON.
     cwd: serde_json::Value,
 }
 
 impl Request {
-    /// The line as the daemon gets it: its arguments, checked.
-    pub fn args(&self) -> &Parsed {
-        &self.args
-    }
-
     /// The same request for the same line with other values in its file
     /// slots (its output files, staged where nobody sees them first): its
     /// bytes made again from `args`, its checks and mode kept.
@@ -243,7 +238,7 @@ mod tests {
             "e5",
         ];
         let first = planned(&line);
-        let mut staged = first.args().clone();
+        let mut staged = first.args.clone();
         staged.options.insert(
             "filename",
             Value::Text("/rt/tmp/outputs/out.1/a.png".into()),

@@ -6,16 +6,15 @@
 use std::path::Path;
 use std::time::Duration;
 
-use super::start::Turn;
 use crate::daemon::DaemonError;
 use crate::daemon::request::{self, ClientOutput, Mode, Plan, Request};
 use crate::error::{Error, lifts_core};
 use crate::exit::Exit;
-use crate::minimist;
 use crate::outputs::Outputs;
-use crate::pinned_commands::{self, CliCommand, TabCommand};
+use crate::pinned_commands::CliCommand;
 use crate::policy;
 use crate::policy::line::Line;
+use crate::runtime::Runtime;
 use crate::tabs::TabsError;
 
 /// Why a forwarded command did not run, or ran and failed.
@@ -63,15 +62,14 @@ pub struct Forwarded {
     /// Its command's table entry: all that is decided by its name.
     pub entry: &'static CliCommand,
     /// The request for the line (`tab-new`'s with a blank address).
-    request: Request,
-    /// `tab-new <url>`'s load of its address, once its blank tab is open.
-    load: Option<Request>,
+    pub request: Request,
+    /// `tab-new <url>`'s load of its address, once its blank tab is open:
+    /// a page command of its own, which may step aside as any other (a
+    /// slow page keeps nobody else out).
+    pub load: Option<Request>,
     /// How long it may run: the user's bound, or the caller's if shorter.
     pub bound: Duration,
 }
-
-/// The address of a blank tab.
-const BLANK: &str = "about:blank";
 
 impl Forwarded {
     /// `line`, whose command is `entry`, as the pinned client run in `cwd`
@@ -82,33 +80,18 @@ impl Forwarded {
         cwd: &Path,
         bound: Duration,
     ) -> Result<Planned, ForwardError> {
-        let tab_new = entry.tab == Some(TabCommand::New);
-        // `tab-new` always opens a blank tab (a tab opened without an
-        // address can leave `eval` waiting forever through the extension);
-        // the address it names is then loaded there by a `goto` of its own,
-        // which may step aside as any page command: a slow page keeps
-        // nobody else out.
-        let load = match line.argument(1) {
-            Some(url) if tab_new && !url.is_empty() && url != BLANK => {
-                let mut goto = line.parsed().clone();
-                goto.positional[0] = minimist::Value::Text(pinned_commands::goto().name.into());
-                match request::plan(goto, cwd) {
-                    Plan::Run(load) => Some(load),
-                    _ => {
-                        return Err(policy::Refusal::Unreadable(format!(
-                            "`tab-new {url}` could not be read as a load of that address; nothing was run"
-                        ))
-                        .into());
-                    }
-                }
+        let load = match line.load.clone().map(|goto| request::plan(goto, cwd)) {
+            None => None,
+            Some(Plan::Run(load)) => Some(load),
+            Some(_) => {
+                return Err(policy::Refusal::Unreadable(format!(
+                    "`tab-new {}` could not be read as a load of that address; nothing was run",
+                    line.argument(1).unwrap_or_default()
+                ))
+                .into());
             }
-            _ => None,
         };
-        let sent = match tab_new {
-            true => line.parsed_with_argument(1, BLANK),
-            false => line.parsed().clone(),
-        };
-        let request = match request::plan(sent, cwd) {
+        let request = match request::plan(line.sent.clone(), cwd) {
             Plan::Run(request) => request,
             Plan::Refused(said) => return Ok(Planned::Refused(said)),
             Plan::ObjectKey(option) => {
@@ -129,18 +112,18 @@ impl Forwarded {
         })))
     }
 
-    /// Its output files put where nobody sees them first (under the turn:
-    /// earlier commands' leftovers go), no file it names another agent's,
-    /// and its request's bytes made again for them (staging changes file
-    /// names only: what the client would do with the line stays what it
-    /// was).
-    pub fn stage(&mut self, turn: &Turn, cwd: &Path) -> Result<Outputs, ForwardError> {
-        let me = turn
-            .registration()
-            .ok_or_else(|| crate::identity::IdentityError::Nameless {
-                why: "its name is not registered in the session".into(),
-            })?;
-        let (outputs, staged) = Outputs::stage(&turn.runtime, cwd, self.request.args(), me)?;
+    /// Its output files put where nobody sees them first (under the turn,
+    /// in `runtime`: earlier commands' leftovers go), no file it names
+    /// another agent's than `me`, and its request's bytes made again for
+    /// them (staging changes file names only: what the client would do
+    /// with the line stays what it was).
+    pub fn stage(
+        &mut self,
+        runtime: &Runtime,
+        me: u64,
+        cwd: &Path,
+    ) -> Result<Outputs, ForwardError> {
+        let (outputs, staged) = Outputs::stage(runtime, cwd, &self.request.args, me)?;
         self.request = self.request.with_args(staged);
         Ok(outputs)
     }
@@ -152,15 +135,6 @@ impl Forwarded {
     /// How the daemon forms its reply, read from the request itself.
     pub fn mode(&self) -> Mode {
         self.request.mode()
-    }
-
-    pub fn request(&self) -> &Request {
-        &self.request
-    }
-
-    /// `tab-new <url>`'s load of its address.
-    pub fn load(&self) -> Option<&Request> {
-        self.load.as_ref()
     }
 }
 
@@ -183,6 +157,25 @@ pub(super) struct Sent<'a> {
     pub request: &'a Request,
     /// Its reply is a tab command's: the agent's tabs are its result.
     pub tab_command: bool,
+    /// When it is sent, in milliseconds since the Unix epoch (for
+    /// `late.json`, should it step aside).
+    pub since: u64,
+}
+
+/// An error opening the agent's desk: the session's daemon not answering
+/// the tab list is a stale session, as for any command.
+pub fn stale_unless_listed(e: Error) -> ForwardError {
+    match e {
+        Error::Tabs(e) => unreachable_as_stale(e).into(),
+        other => other.into(),
+    }
+}
+
+/// A turn without a registered name: no files are staged for nobody.
+pub fn nameless() -> crate::identity::IdentityError {
+    crate::identity::IdentityError::Nameless {
+        why: "its name is not registered in the session".into(),
+    }
 }
 
 /// The session's daemon did not answer the tab list: stale, as for any

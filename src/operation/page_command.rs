@@ -17,7 +17,7 @@ use crate::error::Error;
 use crate::lease::HeldLease;
 use crate::outputs::Outputs;
 use crate::pinned_commands::Scope;
-use crate::policy::holds::{self, HoldChange};
+use crate::policy::holds::HoldChange;
 use crate::session_output;
 use crate::tabs::book::During;
 use crate::tabs::proof;
@@ -33,7 +33,7 @@ pub(super) fn run_on(
     id: u64,
     (outputs, reopen): (Outputs, &Reopen),
 ) -> Result<Outcome, ForwardError> {
-    let hold = holds::change(&asked.line);
+    let hold = asked.line.hold;
     // State a command may leave on for every tab holds from before it is
     // sent: a command that times out, fails or is killed may have started
     // it all the same.
@@ -52,17 +52,18 @@ pub(super) fn run_on(
         // was one tab command: a popup the browser reports late (once its
         // first load commits) may be of a page already closed, another
         // agent's (an attack on the split).
-        opens: !sent.tab_command && sent.entry.may_open_tabs() && !desk.others_late(),
+        opens: !sent.tab_command && sent.entry.opens_tabs && !desk.others_late(),
         moves_current: false,
     };
-    let mut before = session_output::Before::read(desk.runtime().root(), desk.any_late());
+    let any_late = desk.any_late();
+    let mut before = session_output::Before::read(desk.runtime().root(), any_late);
     // A command on its own tab alone may step aside for another agent's
     // in line once the daemon has started it (docs/DESIGN.md, "A command
     // steps aside").
     let aside = Aside {
         may: sent.entry.scope == Scope::Page && hold.is_none(),
         sent: std::time::Instant::now(),
-        since: crate::lease::now_ms(),
+        since: sent.since,
     };
     let mut stood_aside = false;
     let answer = {

@@ -6,24 +6,14 @@
 
 use std::path::Path;
 
-use super::forwarded::{ForwardError, Forwarded, Outcome, Sent, unreachable_as_stale};
+use super::forwarded::{ForwardError, Forwarded, Outcome, Sent};
 use super::start::{Reopen, Turn};
 use super::{page_command, tab_command};
 use crate::config::Config;
-use crate::error::Error;
 use crate::lease::HeldLease;
 use crate::outputs::Outputs;
 use crate::pinned_commands::{self, Scope};
 use crate::tabs::{Desk, TabsError};
-
-/// The agent's desk for its turn: the session's daemon not answering the
-/// tab list is a stale session, as for any command.
-pub fn desk(turn: &mut Turn, socket: &Path) -> Result<Desk, ForwardError> {
-    turn.desk(socket, false).map_err(|e| match e {
-        Error::Tabs(e) => unreachable_as_stale(e).into(),
-        other => other.into(),
-    })
-}
 
 /// Runs `asked` for its agent on the agent's own tab (`desk`, under the
 /// turn `held`), through the daemon at `socket`; `outputs`: its staged
@@ -36,19 +26,21 @@ pub fn for_agent(
     asked: &Forwarded,
     (outputs, reopen): (Outputs, &Reopen),
 ) -> Result<Outcome, ForwardError> {
+    desk.touch(asked.entry.name);
     desk.check_notices()?;
     // What no agent is left to end keeps nobody out for good.
     desk.end_orphaned_holds()?;
     desk.check_holds()?;
     // `tab-new <url>`: its blank tab, then the load of its address there.
-    if let Some(load) = asked.load() {
+    if let Some(load) = &asked.load {
         held.mark_ran();
-        let (id, _) = desk.open_tab_with(asked.request(), asked.line.label.as_deref())?;
+        let (id, _) = desk.open_tab_with(&asked.request, asked.line.label.as_deref())?;
         held.on_tab(id);
         let sent = Sent {
             entry: pinned_commands::goto(),
             request: load,
             tab_command: true,
+            since: crate::lease::now_ms(),
         };
         return page_command::run_on(
             config,
@@ -92,8 +84,9 @@ pub fn for_agent(
     held.on_tab(id);
     let sent = Sent {
         entry: asked.entry,
-        request: asked.request(),
+        request: &asked.request,
         tab_command: false,
+        since: crate::lease::now_ms(),
     };
     page_command::run_on(
         config,

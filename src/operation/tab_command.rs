@@ -53,7 +53,7 @@ pub(super) fn run(
     match act {
         TabAct::New => {
             let before = session_output::Before::read(desk.runtime().root(), desk.any_late());
-            let (id, reply) = desk.open_tab_with(asked.request(), asked.line.label.as_deref())?;
+            let (id, reply) = desk.open_tab_with(&asked.request, asked.line.label.as_deref())?;
             held.on_tab(id);
             let shown = desk.current_is_own();
             return reply::print_reply(

@@ -7,9 +7,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::line::Line;
-use crate::pinned_commands::HoldRule;
 
-pub use crate::pinned_commands::HoldKind;
+pub use crate::pinned_commands::{HoldChange, HoldKind};
 
 impl HoldKind {
     /// Its one word, as the book stores it.
@@ -33,17 +32,6 @@ impl HoldKind {
             }
         }
     }
-}
-
-/// What a command does to a hold.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum HoldChange {
-    /// It may start one: the hold is recorded before it is sent, and stays
-    /// whatever its reply (a command that timed out, failed or was killed
-    /// may have started it all the same).
-    Starts(HoldKind),
-    /// It ends one, once its reply says it ran.
-    Ends(HoldKind),
 }
 
 /// Browser-wide state an agent started: while it lasts, no other agent's
@@ -96,22 +84,10 @@ pub fn ending_words(kind: HoldKind) -> &'static [&'static str] {
     }
 }
 
-/// What `line` does to a hold, as the daemon will read it: its command's
-/// rule (the table's), applied to its first argument.
+/// What `line` does to a hold, as the daemon will read it (read with the
+/// line: its command's rule, applied to its first argument).
 pub fn change(line: &Line) -> Option<HoldChange> {
-    let argument = line.argument(1);
-    Some(match line.entry()?.hold? {
-        HoldRule::Starts(kind) => HoldChange::Starts(kind),
-        HoldRule::Ends(kind) => HoldChange::Ends(kind),
-        // A pattern removes some routes only; an empty one is no pattern
-        // to the daemon (it removes them all).
-        HoldRule::EndsWhenBare(kind) => match argument {
-            Some(pattern) if !pattern.is_empty() => return None,
-            _ => HoldChange::Ends(kind),
-        },
-        HoldRule::StartsOrEndsIf(kind, word) if argument == Some(word) => HoldChange::Ends(kind),
-        HoldRule::StartsOrEndsIf(kind, _) => HoldChange::Starts(kind),
-    })
+    line.hold
 }
 
 #[cfg(test)]

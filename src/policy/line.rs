@@ -11,7 +11,7 @@
 use super::tabs::{TabArgError, TabRef, label};
 use super::{Refusal, files};
 use crate::minimist::{self, Parsed, Value};
-use crate::pinned_commands::{self, CliCommand};
+use crate::pinned_commands::{self, CliCommand, HoldChange, TabCommand};
 use crate::token::shape::{looks_like_token, redact_runs};
 
 /// The options my-chrome reads itself and takes out before the request is
@@ -34,9 +34,22 @@ pub struct Line {
     parsed: Parsed,
     pub tab: Option<TabRef>,
     pub label: Option<String>,
-    /// Its command's table entry, once the command is allowed.
-    entry: Option<&'static CliCommand>,
+    /// Its command's table entry (none for a line without a command): all
+    /// that is decided by the command's name.
+    pub entry: Option<&'static CliCommand>,
+    /// What it does to a hold, as the daemon will read it.
+    pub hold: Option<HoldChange>,
+    /// The parsed form that is sent: `tab-new` always names an address,
+    /// a blank one when it loads its own (below) or names none.
+    pub sent: Parsed,
+    /// `tab-new <url>`'s load of its address: the `goto` line run on its
+    /// blank tab once it is open (a tab opened with an address can leave
+    /// `eval` waiting forever through the extension).
+    pub load: Option<Parsed>,
 }
+
+/// The address of a blank tab.
+pub const BLANK: &str = "about:blank";
 
 impl Line {
     /// Reads `words` (everything after `my-chrome`), refusing what may not
@@ -65,13 +78,37 @@ impl Line {
             .map(label)
             .transpose()?;
         let mut line = Line {
+            sent: parsed.clone(),
             parsed,
             tab,
             label,
             entry: None,
+            hold: None,
+            load: None,
         };
         line.entry = line.check()?;
+        line.decide();
         Ok(line)
+    }
+
+    /// What its command's entry decides of this line: its hold, and what
+    /// `tab-new` sends.
+    fn decide(&mut self) {
+        let Some(entry) = self.entry else {
+            return;
+        };
+        self.hold = entry.hold.and_then(|rule| rule.change(self.argument(1)));
+        if entry.tab == Some(TabCommand::New) {
+            if self
+                .argument(1)
+                .is_some_and(|u| !u.is_empty() && u != BLANK)
+            {
+                let mut goto = self.parsed.clone();
+                goto.positional[0] = Value::Text(pinned_commands::goto().name.into());
+                self.load = Some(goto);
+            }
+            self.sent = self.parsed_with_argument(1, BLANK);
+        }
     }
 
     /// The rules that need the command: allowed, not refused, no option
@@ -124,7 +161,7 @@ impl Line {
             let options = self.parsed.options.iter().flat_map(|(_, v)| v.texts());
             if let Some(scheme) = arguments
                 .chain(options)
-                .filter(|a| a.trim() != "about:blank")
+                .filter(|a| a.trim() != BLANK)
                 .filter_map(super::scheme_of)
                 .find(|s| !super::web_scheme(s))
             {
@@ -135,12 +172,6 @@ impl Line {
             }
         }
         Ok(Some(entry))
-    }
-
-    /// The table's entry of its command (`None` for a line without one):
-    /// everything my-chrome decides by the command's name.
-    pub fn entry(&self) -> Option<&'static CliCommand> {
-        self.entry
     }
 
     /// The command: the first positional word (`None` for a line the

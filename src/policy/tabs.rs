@@ -6,8 +6,8 @@
 //! (tests/scope.rs checks the table against it).
 
 use crate::exit::Exit;
+use crate::pinned_commands;
 pub use crate::pinned_commands::Scope;
-use crate::pinned_commands::{self, CliCommand};
 use crate::token::shape::redact_runs;
 
 /// The scope of a command by its name (`None` for `list`; a page for a
@@ -25,7 +25,7 @@ pub fn page_despite_context_tool(command: &str) -> bool {
 /// Whether a tab that appears while `command` runs is the command's: a page
 /// it acted on opened it (a popup, a link to a new window).
 pub fn may_open_tabs(command: &str) -> bool {
-    pinned_commands::find(command).is_some_and(CliCommand::may_open_tabs)
+    pinned_commands::find(command).is_some_and(|c| c.opens_tabs)
 }
 
 /// How a command names a tab: an id (`t7`), the agent's own index (`0`),
