@@ -40,6 +40,13 @@ pub fn init(runtime: &RuntimeLocation) {
     }
 }
 
+/// Every later print of this process hides the token `known` describes
+/// too: what `connect` has just recorded (the first connect of a runtime
+/// had none to read at start).
+pub fn remember(known: &Fingerprint) {
+    let _ = KNOWN.set(known.clone());
+}
+
 /// The fingerprint set so far.
 fn known() -> Option<Fingerprint> {
     KNOWN.get().cloned()
@@ -59,7 +66,7 @@ impl Printer {
         let known = fingerprint::recorded(runtime)?;
         if let Some(known) = &known {
             // Later messages of this process hide it too.
-            let _ = KNOWN.set(known.clone());
+            remember(known);
         }
         Ok(Printer { known })
     }
@@ -182,4 +189,36 @@ impl Relay {
 /// What a command says once it has waited a second for another one's lock.
 pub fn waiting_for_another() {
     notice("my-chrome: waiting for another my-chrome command to finish...");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::token::Token;
+
+    /// A fingerprint recorded after the start (a runtime's first
+    /// `connect`) reaches my-chrome's own messages from then on: an error
+    /// quoting the daemon's words hides the token's bare value.
+    #[test]
+    fn a_fingerprint_remembered_later_hides_the_bare_value_in_own_words() {
+        // Made up for this test: no real token.
+        let value = "Zq3throwAwayTOKENvalue0123456789abcdXYZ";
+        let fingerprint =
+            Fingerprint::of(&Token::parse(value.as_bytes(), "test").unwrap()).unwrap();
+        let message = format!("Error: the page said {value}\n");
+        let mut unkeyed = Relay::new(Stream::Err).redactor;
+        let mut before = unkeyed.feed(message.as_bytes());
+        before.extend(unkeyed.finish());
+        assert!(
+            String::from_utf8_lossy(&before).contains(value),
+            "nothing known yet"
+        );
+        remember(&fingerprint);
+        let mut keyed = Relay::new(Stream::Err).redactor;
+        let mut after = keyed.feed(message.as_bytes());
+        after.extend(keyed.finish());
+        let after = String::from_utf8_lossy(&after);
+        assert!(!after.contains(value), "{after}");
+        assert!(after.starts_with("Error: the page said "), "{after}");
+    }
 }

@@ -57,13 +57,13 @@ impl FingerprintError {
 }
 
 /// Records `token`'s fingerprint in the runtime (a private state file).
-pub fn record(runtime: &Runtime, token: &Token) -> Result<(), FingerprintError> {
+pub fn record(runtime: &Runtime, token: &Token) -> Result<Fingerprint, FingerprintError> {
     let fingerprint = Fingerprint::of(token)?;
     runtime.write_state(
         StateFile::TokenFingerprint,
         fingerprint.to_record().as_bytes(),
     )?;
-    Ok(())
+    Ok(fingerprint)
 }
 
 /// The fingerprint `connect` recorded, if any.

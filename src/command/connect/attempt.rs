@@ -193,8 +193,10 @@ impl Checked {
             .read()?
             .ok_or(ConnectError::NoToken)?;
         // While the token is held anyway: what lets the redactor hide its
-        // bare value in every later command's output.
-        crate::token::fingerprint::record(&started.runtime, &token)?;
+        // bare value in every later command's output, and in this one's
+        // own messages from here on (an error quoting the daemon's words).
+        let known = crate::token::fingerprint::record(&started.runtime, &token)?;
+        crate::output::remember(&known);
         Ok(Preflight {
             browser: self.browser,
             before: self.before,
