@@ -14,9 +14,9 @@ use std::time::Instant;
 
 use my_chrome::config::Config;
 use my_chrome::daemon::request::{self, Plan};
-use my_chrome::outputs::Outputs;
 use my_chrome::policy::line::Line;
 use my_chrome::runtime::Runtime;
+use my_chrome::staged_files::Outputs;
 
 fn main() {
     let config = Config::from_env().expect("configuration");

@@ -34,10 +34,10 @@ use my_chrome::helper::pin::Pin;
 use my_chrome::lease::Kind;
 use my_chrome::operation::start::{Need, Start};
 use my_chrome::output::{self, Stream};
-use my_chrome::outputs::Outputs;
 use my_chrome::policy::line::Line;
 use my_chrome::runtime::{Runtime, StateFile};
 use my_chrome::session::state::{SessionState, registered_state};
+use my_chrome::staged_files::Outputs;
 use my_chrome::tabs::listing::{self, Rewrite, Shown};
 
 /// The steps, each with its time, in order.

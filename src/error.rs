@@ -16,7 +16,6 @@ use crate::handoff::HandoffError;
 use crate::helper::HelperError;
 use crate::identity::IdentityError;
 use crate::lease::LeaseError;
-use crate::outputs::OutputsError;
 use crate::policy::tabs::TabArgError;
 use crate::procs::ProcError;
 use crate::runtime::RuntimeError;
@@ -24,6 +23,7 @@ use crate::session::SessionError;
 use crate::session::bootstrap::BootstrapError;
 use crate::session::bound::BoundError;
 use crate::settings::SettingsError;
+use crate::staged_files::OutputsError;
 use crate::tabs::TabsError;
 use crate::token::fingerprint::FingerprintError;
 use crate::token::input::InputError;
@@ -140,7 +140,7 @@ macro_rules! lifts_core {
             $crate::tabs::TabsError,
             $crate::policy::tabs::TabArgError,
             $crate::settings::SettingsError,
-            $crate::outputs::OutputsError,
+            $crate::staged_files::OutputsError,
             $crate::identity::IdentityError,
             $crate::consent::ConsentError
         );

@@ -409,7 +409,7 @@ impl Runtime {
 
     /// `<runtime>/tmp/outputs`, made private when missing: where the daemon
     /// writes a command's output files before they are delivered
-    /// (src/outputs.rs).
+    /// (src/staged_files.rs).
     pub fn outputs_dir(&self) -> Result<PathBuf, RuntimeError> {
         let dir = self.tmp_dir().join(OUTPUTS_DIR);
         ensure_private_subdir(&dir)?;

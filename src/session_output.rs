@@ -98,7 +98,7 @@ impl Before {
     pub fn redact_written(&self, text: Option<&str>, known: Option<&Fingerprint>) {
         for (path, touched) in self.named(text) {
             if touched != Touched::Untouched {
-                let _ = crate::outputs::redact_text_file(&path, known);
+                let _ = crate::staged_files::redact_text_file(&path, known);
             }
         }
     }

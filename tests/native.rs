@@ -190,7 +190,7 @@ impl Bench {
     }
 }
 
-/// Our requests with every output file my-chrome staged (src/outputs.rs:
+/// Our requests with every output file my-chrome staged (src/staged_files.rs:
 /// the daemon writes into a private folder of the runtime, and the file
 /// goes where the agent named it after the check) put back as the pinned
 /// client names it: the only difference allowed. A staged name keeps the

@@ -10,11 +10,11 @@ use crate::daemon::DaemonError;
 use crate::daemon::request::{self, ClientOutput, Mode, Plan, Request};
 use crate::error::{Error, lifts_core};
 use crate::exit::Exit;
-use crate::outputs::Outputs;
 use crate::pinned_commands::CliCommand;
 use crate::policy;
 use crate::policy::line::Line;
 use crate::runtime::Runtime;
+use crate::staged_files::Outputs;
 use crate::tabs::TabsError;
 
 /// Why a forwarded command did not run, or ran and failed.

@@ -7,9 +7,9 @@ use crate::daemon::Reply;
 use crate::daemon::request::{ClientOutput, Mode};
 use crate::exit::Exit;
 use crate::output::{Printer, Stream};
-use crate::outputs::Outputs;
 use crate::runtime::Runtime;
 use crate::session_output;
+use crate::staged_files::Outputs;
 use crate::tabs::listing::{self, Rewrite};
 use crate::tabs::{Desk, TabsError};
 

@@ -11,8 +11,8 @@ use super::start::{Reopen, Turn};
 use super::{page_command, tab_command};
 use crate::config::Config;
 use crate::lease::HeldLease;
-use crate::outputs::Outputs;
 use crate::pinned_commands::{self, Scope};
+use crate::staged_files::Outputs;
 use crate::tabs::{Desk, TabsError};
 
 /// Runs `asked` for its agent on the agent's own tab (`desk`, under the

@@ -7,10 +7,10 @@ use super::reply;
 use crate::daemon::request::Mode;
 use crate::lease::HeldLease;
 use crate::output::Stream;
-use crate::outputs::Outputs;
 use crate::pinned_commands::TabCommand;
 use crate::policy::tabs::{TabArgError, TabRef};
 use crate::session_output;
+use crate::staged_files::Outputs;
 use crate::tabs::listing;
 use crate::tabs::{Closing, Desk, TabsError};
 
