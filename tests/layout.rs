@@ -760,25 +760,66 @@ fn the_print_check_sees_a_planted_print() {
     );
 }
 
-/// The body of every `fn exit(…) -> Exit` of `code` (to its closing brace
-/// at the same indent).
+/// The body of every function of `code` that returns an exit code or an
+/// `Option` of one, from `fn` to its closing brace at the same indent:
+/// `-> Exit` or `-> Option<Exit>` whatever its name, and a code as a
+/// number (`-> i32`, `-> Option<u8>`, `-> ExitCode`, …) when the
+/// function's name says exit or code, or its body names an `Exit::`.
 fn exit_functions(code: &str) -> Vec<&str> {
     let mut out = Vec::new();
-    for (at, _) in code.match_indices("fn exit(") {
+    for (at, _) in code.match_indices("fn ") {
+        if code[..at]
+            .chars()
+            .next_back()
+            .is_some_and(|c| c.is_alphanumeric() || c == '_')
+        {
+            continue;
+        }
+        // The signature, to its body's brace; none (`;` first): no body.
+        let Some(open) = code[at..].find(['{', ';']).map(|n| at + n) else {
+            continue;
+        };
+        if code[open..].starts_with(';') {
+            continue;
+        }
+        let returns = code[at..open].rsplit_once("->").map(|(_, r)| {
+            r.split_whitespace()
+                .collect::<String>()
+                .replace("crate::exit::", "")
+        });
         let line_start = code[..at].rfind('\n').map_or(0, |n| n + 1);
         let indent = &code[line_start..at];
         let indent = &indent[..indent.len() - indent.trim_start().len()];
         let close = format!("\n{indent}}}");
         let end = code[at..].find(&close).map_or(code.len(), |n| at + n);
-        if code[at..end].contains("-> Exit") {
-            out.push(&code[at..end]);
+        let body = &code[at..end];
+        let returns = returns.unwrap_or_default();
+        let inner = returns
+            .strip_prefix("Option<")
+            .and_then(|r| r.strip_suffix('>'))
+            .unwrap_or(&returns)
+            .trim_start_matches("std::process::");
+        let name: String = code[at + 3..open]
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect::<String>()
+            .to_lowercase();
+        let is_exit = match inner {
+            "Exit" => true,
+            "i32" | "u8" | "i64" | "ExitCode" | "ExitStatus" => {
+                name.contains("exit") || name.contains("code") || body.contains("Exit::")
+            }
+            _ => false,
+        };
+        if is_exit {
+            out.push(body);
         }
     }
     out
 }
 
 /// Every exit-code match names each variant: a new one must be placed,
-/// not defaulted to 1, 2 or 5 by a `_ =>`.
+/// not defaulted to 1, 2 or 5 (or to no code) by a `_ =>`.
 fn defaulted_exits(files: &[(String, String)]) -> Vec<String> {
     let mut out = Vec::new();
     for (path, text) in files {
@@ -819,6 +860,51 @@ fn the_exit_check_sees_a_default_arm() {
     );
     let named = planted.replace("_ => Exit::Failure", "E::B => Exit::Failure");
     assert!(defaulted_exits(&[("src/p.rs".to_string(), named)]).is_empty());
+}
+
+/// A function that returns an `Option` of an exit code, or an exit code
+/// under another name than `exit`, names each variant too.
+#[test]
+fn the_exit_check_sees_a_default_arm_in_an_optional_exit() {
+    let planted = "impl S {\n    pub fn exit(&self) -> Option<Exit> {\n        match self {\n            \
+                   S::A => Some(Exit::Token),\n            _ => None,\n        }\n    }\n\n    \
+                   fn code_of(s: &S) -> crate::exit::Exit {\n        match s {\n            \
+                   _ => Exit::Failure,\n        }\n    }\n\n    fn other(&self) -> Option<u8> {\n        \
+                   match self { _ => None }\n    }\n}\n";
+    let files = vec![("src/planted.rs".to_string(), planted.to_string())];
+    assert_eq!(
+        defaulted_exits(&files),
+        [
+            "src/planted.rs: fn exit(&self) -> Option<Exit> {",
+            "src/planted.rs: fn code_of(s: &S) -> crate::exit::Exit {",
+        ]
+    );
+    let named = planted
+        .replace("_ => None,", "S::B => None,")
+        .replace("_ => Exit::Failure", "S::A | S::B => Exit::Failure");
+    assert!(defaulted_exits(&[("src/p.rs".to_string(), named)]).is_empty());
+}
+
+/// An exit code as a number is one too: a function whose name says exit
+/// or code, or that names an `Exit::`, returning `i32`, `u8`, `ExitCode`
+/// or an `Option` of one; a number that is no exit code is left alone.
+#[test]
+fn the_exit_check_sees_a_default_arm_in_a_numeric_exit_code() {
+    let planted = "impl S {\n    fn status_code(&self) -> Option<i32> {\n        match self {\n            \
+                   S::A => Some(2),\n            _ => None,\n        }\n    }\n\n    \
+                   fn status(&self) -> u8 {\n        match self {\n            \
+                   S::A => Exit::Usage.code() as u8,\n            _ => 1,\n        }\n    }\n\n    \
+                   fn exits(&self) -> std::process::ExitCode {\n        match self { _ => ExitCode::FAILURE }\n    }\n\n    \
+                   fn count(&self) -> Option<i32> {\n        match self { _ => None }\n    }\n}\n";
+    let files = vec![("src/planted.rs".to_string(), planted.to_string())];
+    assert_eq!(
+        defaulted_exits(&files),
+        [
+            "src/planted.rs: fn status_code(&self) -> Option<i32> {",
+            "src/planted.rs: fn status(&self) -> u8 {",
+            "src/planted.rs: fn exits(&self) -> std::process::ExitCode {",
+        ]
+    );
 }
 
 #[test]

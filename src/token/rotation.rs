@@ -116,7 +116,12 @@ impl Status {
             Status::RotatedProcessExposed(_) => Some(Exit::Security),
             Status::TokenMissing => Some(Exit::Token),
             Status::AmbiguousChrome(_) => Some(Exit::Chrome),
-            _ => None,
+            Status::NotStarted
+            | Status::Pending
+            | Status::RegeneratedUnmarked
+            | Status::AwaitingRestart(_)
+            | Status::AwaitingReopen
+            | Status::Verified => None,
         }
     }
 
