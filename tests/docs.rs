@@ -126,6 +126,112 @@ fn readme_exit_codes_are_the_codes_of_the_binary() {
     assert_eq!(listed, ours);
 }
 
+/// A document's exit-code table, the rows below `heading`'s table header:
+/// (code, name, meaning) each.
+fn exit_rows(doc: &str, heading: &str) -> Vec<(String, String, String)> {
+    let Some(at) = doc.find(heading) else {
+        return Vec::new();
+    };
+    doc[at..]
+        .lines()
+        .skip_while(|l| !l.starts_with("| code "))
+        .skip(2)
+        .take_while(|l| l.starts_with('|'))
+        .map(|l| {
+            let cells: Vec<&str> = l.trim_matches('|').split(" | ").map(str::trim).collect();
+            let cell = |n: usize| cells.get(n).copied().unwrap_or_default().to_string();
+            (cell(0), cell(1).trim_matches('`').to_string(), cell(2))
+        })
+        .collect()
+}
+
+/// Where a document's exit-code table says something else than the
+/// code's (`exit::table()`): a code missing or extra, another name, another
+/// meaning.
+fn exit_table_faults(doc: &str, heading: &str) -> Vec<String> {
+    let shown = exit_rows(doc, heading);
+    let table = my_chrome::exit::table();
+    let mut faults = Vec::new();
+    for row in &table {
+        match shown.iter().find(|(code, ..)| *code == row.code) {
+            None => faults.push(format!("{}: not shown", row.code)),
+            Some((_, name, _)) if name != row.name => {
+                faults.push(format!("{}: named {name}, not {}", row.code, row.name))
+            }
+            Some((.., meaning)) if meaning != row.meaning => faults.push(format!(
+                "{}: means {meaning:?}, not {:?}",
+                row.code, row.meaning
+            )),
+            Some(_) => {}
+        }
+    }
+    for (code, ..) in &shown {
+        if !table.iter().any(|row| row.code == *code) {
+            faults.push(format!("{code}: no such code"));
+        }
+    }
+    faults
+}
+
+/// README shows `exit::table()` row for row, meanings included; DESIGN
+/// links it and keeps no table of its own.
+#[test]
+fn readme_shows_the_exit_code_table_of_the_code() {
+    let readme = read("README.md");
+    let faults = exit_table_faults(&readme, "## Exit codes");
+    let expected: Vec<String> = my_chrome::exit::table()
+        .iter()
+        .map(|r| format!("| {} | `{}` | {} |", r.code, r.name, r.meaning))
+        .collect();
+    assert!(
+        faults.is_empty(),
+        "README, \"Exit codes\":\n{}\n\nthe table is:\n{}",
+        faults.join("\n"),
+        expected.join("\n")
+    );
+    let design = read("docs/DESIGN.md");
+    assert!(
+        design.contains("(../README.md#exit-codes)"),
+        "DESIGN links it"
+    );
+    assert!(
+        exit_rows(&design, "## Exit codes").is_empty(),
+        "DESIGN keeps no second exit-code table"
+    );
+}
+
+#[test]
+fn the_exit_table_check_sees_a_changed_meaning_a_wrong_name_and_a_missing_code() {
+    let table = my_chrome::exit::table();
+    let mut doc = String::from("## Exit codes\n\n| code | name | meaning |\n| --- | --- | --- |\n");
+    for row in &table {
+        let (name, meaning) = match row.code.as_str() {
+            "4" => (row.name, "no owned session"),
+            "7" => ("Usage", row.meaning),
+            "9" => continue,
+            _ => (row.name, row.meaning),
+        };
+        doc.push_str(&format!("| {} | `{name}` | {meaning} |\n", row.code));
+    }
+    doc.push_str("| 10 | `Other` | planted |\n");
+    let faults = exit_table_faults(&doc, "## Exit codes");
+    assert_eq!(faults.len(), 4, "{faults:?}");
+    assert!(
+        faults[0].starts_with("4: means \"no owned session\""),
+        "{faults:?}"
+    );
+    assert_eq!(faults[1], "7: named Usage, not Busy");
+    assert_eq!(faults[2], "9: not shown");
+    assert_eq!(faults[3], "10: no such code");
+    // The table as the code has it passes.
+    let whole: String = table
+        .iter()
+        .map(|r| format!("| {} | `{}` | {} |\n", r.code, r.name, r.meaning))
+        .collect();
+    let doc = format!("## Exit codes\n\n| code | name | meaning |\n| --- | --- | --- |\n{whole}");
+    assert!(exit_table_faults(&doc, "## Exit codes").is_empty());
+}
+
 #[test]
 fn install_and_uninstall_leave_home_as_it_was() {
     let home = tempfile::tempdir().unwrap();
