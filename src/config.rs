@@ -1,6 +1,8 @@
 //! Every environment variable my-chrome reads is read here, once, and
 //! validated before anything else happens. No other module calls
-//! `std::env::var*`: the rest of the program sees only [`Config`].
+//! `std::env::var*`: the rest of the program sees only [`Config`]. What
+//! each variable may be, its default and what it does is one table,
+//! [`VARIABLES`], which README's "Configuration" shows (`tests/docs.rs`).
 
 use std::ffi::{OsStr, OsString};
 use std::path::{Component, Path, PathBuf};
@@ -46,20 +48,20 @@ pub struct Config {
     pub user_data_base: PathBuf,
     pub keychain_service: String,
     pub keychain_account: String,
-    /// Bound on `setup`'s `npm ci` (`MY_CHROME_SETUP_TIMEOUT_SECS`, default 600).
+    /// Bound on `setup`'s `npm ci` ([`SETUP_TIMEOUT`]).
     pub setup_timeout: Duration,
-    /// Bound on `connect`'s attach (`MY_CHROME_ATTACH_TIMEOUT_SECS`, 1–600, default 60).
+    /// Bound on `connect`'s attach ([`ATTACH_TIMEOUT`]).
     pub attach_timeout: Duration,
     /// How long a request waits for the user's answer on the consent page
-    /// (`MY_CHROME_CONSENT_WAIT_SECS`, 5–120, default 120): shorter only.
+    /// ([`CONSENT_WAIT`]): shorter only.
     pub consent_wait: Duration,
     /// The caller's own bound on one forwarded browser command
-    /// (`MY_CHROME_COMMAND_TIMEOUT_SECS`, 1–3600): it only shortens the
+    /// ([`COMMAND_TIMEOUT`]): it only shortens the
     /// user's (`settings::Settings::command_bound_for`); unset, the
     /// longest, which shortens nothing.
     pub command_timeout: Duration,
     /// Bound on waiting for another my-chrome command's lock
-    /// (`MY_CHROME_LOCK_WAIT_SECS`, default 900: longer than a whole setup).
+    /// ([`LOCK_WAIT`]).
     pub lock_wait: Duration,
     /// Who is asking: the agent whose tabs a command may use, and its key
     /// once it has one (`MY_CHROME_AGENT=NAME[:KEY]`, or `--agent
@@ -67,7 +69,7 @@ pub struct Config {
     /// derived from the caller's process ancestry (`identity`).
     pub agent: Option<Claim>,
     /// How long a command waits for the browser command in flight
-    /// (`MY_CHROME_LEASE_WAIT_SECS`, 0–3600, default 120; 0 fails at once).
+    /// ([`LEASE_WAIT`]; 0 fails at once).
     pub lease_wait: Duration,
     /// What children may see of the caller: `HOME`, `LANG`, `LC_*`, and
     /// `USER`/`LOGNAME` set to [`Config::user`] (the CLI derives its socket
@@ -91,7 +93,7 @@ pub struct Config {
     /// not the network path, decide what gets installed.
     pub proxy_vars: Vec<(OsString, OsString)>,
     /// The largest reply of one browser command that is printed
-    /// (`MY_CHROME_REPLY_LIMIT_MIB`, 1–1024, default 16), in bytes.
+    /// ([`REPLY_LIMIT`]), in bytes.
     pub reply_limit: usize,
     /// The agent host whose sandbox the command may run in, from the
     /// variables each sets for its commands: Codex (`CODEX_SANDBOX`,
@@ -153,20 +155,280 @@ fn invalid(var: &str, problem: impl Into<String>) -> ConfigError {
 
 pub const DEFAULT_SESSION: &str = "mychrome";
 pub const DEFAULT_KEYCHAIN_SERVICE: &str = "my-chrome.extension-token";
-const DEFAULT_SETUP_TIMEOUT_SECS: u64 = 600;
-const MAX_SETUP_TIMEOUT_SECS: u64 = 3600;
-const DEFAULT_LOCK_WAIT_SECS: u64 = 900;
-const MAX_LOCK_WAIT_SECS: u64 = 3600;
-const DEFAULT_LEASE_WAIT_SECS: u64 = 120;
 /// Variables of earlier releases that are the user's settings now, and
 /// the `setup` option that sets each.
 const USER_SETTINGS: [(&str, &str); 2] = [
     ("MY_CHROME_AGENT_GONE_SECS", "--agent-gone DURATION"),
     ("MY_CHROME_FILE_ROOTS", "--file-root PATH"),
 ];
-const DEFAULT_REPLY_LIMIT_MIB: u64 = 16;
-const MAX_REPLY_LIMIT_MIB: u64 = 1024;
-const MAX_LEASE_SECS: u64 = 3600;
+/// A variable of whole numbers: its name, the range the code accepts and
+/// its value when unset, read with exactly these (`Vars::seconds`,
+/// `mebibytes`) and shown with them in [`VARIABLES`].
+#[derive(Clone, Copy, Debug)]
+pub struct Bounded {
+    pub name: &'static str,
+    pub min: u64,
+    pub max: u64,
+    pub default: u64,
+    /// `s` or `MiB`.
+    pub unit: &'static str,
+    /// What unset means, when that is not `default` itself to the user.
+    pub unset: Option<&'static str>,
+}
+
+/// Whole seconds from `min` to `max`, `default` when unset.
+const fn seconds(name: &'static str, min: u64, max: u64, default: u64) -> Bounded {
+    Bounded {
+        name,
+        min,
+        max,
+        default,
+        unit: "s",
+        unset: None,
+    }
+}
+
+pub const SETUP_TIMEOUT: Bounded = seconds("MY_CHROME_SETUP_TIMEOUT_SECS", 1, 3600, 600);
+pub const ATTACH_TIMEOUT: Bounded = seconds("MY_CHROME_ATTACH_TIMEOUT_SECS", 1, 600, 60);
+/// Shorter only: the default is the longest.
+pub const CONSENT_WAIT: Bounded = seconds("MY_CHROME_CONSENT_WAIT_SECS", 5, 120, 120);
+/// Unset, the longest, which shortens nothing of the user's bound.
+pub const COMMAND_TIMEOUT: Bounded = Bounded {
+    unset: Some("your `--command-bound`"),
+    ..seconds("MY_CHROME_COMMAND_TIMEOUT_SECS", 1, 3600, 3600)
+};
+/// Longer than a whole setup.
+pub const LOCK_WAIT: Bounded = seconds("MY_CHROME_LOCK_WAIT_SECS", 1, 3600, 900);
+pub const LEASE_WAIT: Bounded = seconds("MY_CHROME_LEASE_WAIT_SECS", 0, 3600, 120);
+/// In MiB.
+pub const REPLY_LIMIT: Bounded = Bounded {
+    unit: "MiB",
+    ..seconds("MY_CHROME_REPLY_LIMIT_MIB", 1, 1024, 16)
+};
+/// `MY_CHROME_SESSION`'s longest name.
+const MAX_SESSION_LEN: usize = 64;
+/// The longest keyring service or account name.
+const MAX_KEYCHAIN_FIELD_LEN: usize = 255;
+
+/// What a variable may be and what it is when unset.
+#[derive(Clone, Copy, Debug)]
+pub enum Values {
+    /// A whole number, read with these very bounds.
+    Number(Bounded),
+    /// Anything else: said in words (the checks are the code's below).
+    Said {
+        range: &'static str,
+        default: &'static str,
+    },
+    /// Said in words made with the code's own bounds.
+    Counted {
+        range: fn() -> String,
+        default: fn() -> String,
+    },
+}
+
+/// One variable of [`VARIABLES`]: its names (a row may gather several
+/// read alike), what it may be, its default and what it does.
+#[derive(Clone, Copy, Debug)]
+pub struct Variable {
+    pub names: &'static [&'static str],
+    pub values: Values,
+    pub what: &'static str,
+}
+
+impl Variable {
+    /// The range as README shows it: `1–3600 s`, or the words.
+    pub fn range(&self) -> String {
+        match self.values {
+            Values::Number(b) => format!("{}–{} {}", b.min, b.max, b.unit),
+            Values::Said { range, .. } => range.to_string(),
+            Values::Counted { range, .. } => range(),
+        }
+    }
+
+    /// The default as README shows it: `` `600` ``, or the words.
+    pub fn default(&self) -> String {
+        match self.values {
+            Values::Number(Bounded {
+                unset: Some(words), ..
+            }) => words.to_string(),
+            Values::Number(b) => format!("`{}`", b.default),
+            Values::Said { default, .. } => default.to_string(),
+            Values::Counted { default, .. } => default(),
+        }
+    }
+}
+
+/// The row of a [`Bounded`] variable: its name, its bounds, what it does.
+macro_rules! number {
+    ($bounded:expr, $what:expr $(,)?) => {
+        Variable {
+            names: &[$bounded.name],
+            values: Values::Number($bounded),
+            what: $what,
+        }
+    };
+}
+
+/// Every variable my-chrome reads (besides `HOME`, `XDG_*`, `LANG`,
+/// `LC_*`, the proxy variables and `XAUTHORITY`, which only pass on):
+/// README's "Configuration" table is this, row for row (`tests/docs.rs`).
+pub const VARIABLES: &[Variable] = &[
+    Variable {
+        names: &["MY_CHROME_RUNTIME_DIR"],
+        values: Values::Said {
+            range: "absolute path; not `/`, not `$HOME`",
+            default: "see Platforms",
+        },
+        what: "private runtime",
+    },
+    Variable {
+        names: &["MY_CHROME_NODE"],
+        values: Values::Said {
+            range: "absolute path",
+            default: "fixed locations",
+        },
+        what: "the Node.js to use (no fallback if it is unusable)",
+    },
+    Variable {
+        names: &["MY_CHROME_BROWSER"],
+        values: Values::Said {
+            range: "a browser's name",
+            default: "the choice `setup --browser` recorded, else the one installed",
+        },
+        what: "the browser, by name (see \"Your browser\"); not together with `MY_CHROME_CHROME`",
+    },
+    Variable {
+        names: &["MY_CHROME_CHROME"],
+        values: Values::Said {
+            range: "absolute path",
+            default: "the chosen browser's",
+        },
+        what: "the browser's executable, for a browser at no place of the table; a known one \
+               brings its own user data directory, any other needs `MY_CHROME_USER_DATA_DIR`",
+    },
+    Variable {
+        names: &["MY_CHROME_SESSION"],
+        values: Values::Counted {
+            range: || format!("1–{MAX_SESSION_LEN} letters, digits, `-`, `_`"),
+            default: || format!("`{DEFAULT_SESSION}`"),
+        },
+        what: "the shared Playwright session name",
+    },
+    Variable {
+        names: &["MY_CHROME_KEYCHAIN_SERVICE"],
+        values: Values::Counted {
+            range: || format!("at most {MAX_KEYCHAIN_FIELD_LEN} characters"),
+            default: || format!("`{DEFAULT_KEYCHAIN_SERVICE}`"),
+        },
+        what: "token item's service",
+    },
+    Variable {
+        names: &["MY_CHROME_KEYCHAIN_ACCOUNT"],
+        values: Values::Counted {
+            range: || {
+                format!(
+                    "at most {MAX_KEYCHAIN_FIELD_LEN} characters, not ending in `{PREVIOUS_SUFFIX}`"
+                )
+            },
+            default: || "your user name".into(),
+        },
+        what: "token item's account (` (previous)` names the item a replaced token is kept in)",
+    },
+    number!(SETUP_TIMEOUT, "bound on `setup`'s `npm ci`"),
+    number!(ATTACH_TIMEOUT, "bound on `connect`'s attach"),
+    number!(
+        COMMAND_TIMEOUT,
+        "a shorter bound on this call's browser command (never longer than yours), then exit \
+         124 (the daemon runs it on; this agent's next command waits for its end, at most 10 \
+         min more)",
+    ),
+    number!(
+        LOCK_WAIT,
+        "how long to wait for another my-chrome command's lock, then exit 124",
+    ),
+    Variable {
+        names: &["MY_CHROME_AGENT"],
+        values: Values::Counted {
+            range: || {
+                format!(
+                    "`NAME` or `NAME:KEY` (1–{MAX_AGENT_LEN} letters, digits, `.`, `_`, `-`; the \
+                     key is the {} hex digits the name's first command printed)",
+                    crate::identity::key::HEX_LEN
+                )
+            },
+            default: || "derived (see \"Several agents\")".into(),
+        },
+        what: "this agent's name, and once registered its key; `--agent NAME[:KEY]` before the \
+               command wins over it",
+    },
+    number!(
+        LEASE_WAIT,
+        "how long a command waits for the browser command in flight (0 fails at once), then \
+         exit 7",
+    ),
+    number!(
+        CONSENT_WAIT,
+        "how long a step waits for your answer in the browser (shorter only), then exit 7",
+    ),
+    Variable {
+        names: &["MY_CHROME_USER_DATA_DIR"],
+        values: Values::Said {
+            range: "absolute path",
+            default: "the chosen browser's (see \"Your browser\")",
+        },
+        what: "the browser's user data directory, where its process singleton lives; `connect` \
+               refuses one whose singleton is not the running browser's (exit 5), before the \
+               token is read",
+    },
+    number!(
+        REPLY_LIMIT,
+        "the largest reply of one browser command my-chrome reads and prints; past it, exit 1 \
+         and nothing of it printed",
+    ),
+    Variable {
+        names: &["MY_CHROME_HANDOFF"],
+        values: Values::Said {
+            range: "absolute path",
+            default: "—",
+        },
+        what: "set by my-chrome itself for the CLI it runs during `connect`; never set it \
+               yourself (a connect URL without it is refused)",
+    },
+    Variable {
+        names: &["DBUS_SESSION_BUS_ADDRESS"],
+        values: Values::Said {
+            range: "a D-Bus address",
+            default: "`unix:path=$XDG_RUNTIME_DIR/bus`",
+        },
+        what: "Linux: the session bus where the Secret Service is",
+    },
+    Variable {
+        names: &["DISPLAY", "WAYLAND_DISPLAY"],
+        values: Values::Said {
+            range: "—",
+            default: "—",
+        },
+        what: "Linux: where `token store` finds the clipboard",
+    },
+    Variable {
+        names: &[
+            "CODEX_SANDBOX",
+            "CODEX_SANDBOX_NETWORK_DISABLED",
+            "CODEX_MANAGED_BY_NPM",
+            "CODEX_HOME",
+            "CLAUDECODE",
+            "SANDBOX_RUNTIME",
+            "CLAUDE_CONFIG_DIR",
+        ],
+        values: Values::Said {
+            range: "—",
+            default: "—",
+        },
+        what: "set by Codex and Claude Code for the commands they run: which host's setting a \
+               sandbox's refusal (exit 9) names, and where; nothing else",
+    },
+];
 /// Agent names stay shorter than any token, so a token pasted as a name is
 /// refused rather than written to the lease log.
 const MAX_AGENT_LEN: usize = 24;
@@ -251,9 +513,9 @@ impl Config {
             .get("MY_CHROME_AGENT")?
             .map(|raw| agent_claim("MY_CHROME_AGENT", &raw))
             .transpose()?;
-        let reply_limit = match vars.get("MY_CHROME_REPLY_LIMIT_MIB")? {
-            Some(raw) => mebibytes("MY_CHROME_REPLY_LIMIT_MIB", &raw, MAX_REPLY_LIMIT_MIB)?,
-            None => DEFAULT_REPLY_LIMIT_MIB as usize * MIB,
+        let reply_limit = match vars.get(REPLY_LIMIT.name)? {
+            Some(raw) => mebibytes(REPLY_LIMIT, &raw)?,
+            None => REPLY_LIMIT.default as usize * MIB,
         };
         let (display, dbus_session) = vars.desktop()?;
         let host = vars.host(&home);
@@ -273,28 +535,13 @@ impl Config {
             user_data_base,
             keychain_service,
             keychain_account,
-            setup_timeout: vars.seconds(
-                "MY_CHROME_SETUP_TIMEOUT_SECS",
-                1,
-                MAX_SETUP_TIMEOUT_SECS,
-                DEFAULT_SETUP_TIMEOUT_SECS,
-            )?,
-            attach_timeout: vars.seconds("MY_CHROME_ATTACH_TIMEOUT_SECS", 1, 600, 60)?,
-            consent_wait: vars.seconds("MY_CHROME_CONSENT_WAIT_SECS", 5, 120, 120)?,
-            command_timeout: vars.seconds("MY_CHROME_COMMAND_TIMEOUT_SECS", 1, 3600, 3600)?,
-            lock_wait: vars.seconds(
-                "MY_CHROME_LOCK_WAIT_SECS",
-                1,
-                MAX_LOCK_WAIT_SECS,
-                DEFAULT_LOCK_WAIT_SECS,
-            )?,
+            setup_timeout: vars.seconds(SETUP_TIMEOUT)?,
+            attach_timeout: vars.seconds(ATTACH_TIMEOUT)?,
+            consent_wait: vars.seconds(CONSENT_WAIT)?,
+            command_timeout: vars.seconds(COMMAND_TIMEOUT)?,
+            lock_wait: vars.seconds(LOCK_WAIT)?,
             agent,
-            lease_wait: vars.seconds(
-                "MY_CHROME_LEASE_WAIT_SECS",
-                0,
-                MAX_LEASE_SECS,
-                DEFAULT_LEASE_WAIT_SECS,
-            )?,
+            lease_wait: vars.seconds(LEASE_WAIT)?,
             display,
             dbus_session,
             handoff: vars.path("MY_CHROME_HANDOFF")?,
@@ -329,14 +576,15 @@ impl Vars {
             .transpose()
     }
 
-    /// Whole seconds from `min` to `max`, or `default` when unset.
-    fn seconds(
-        &self,
-        name: &str,
-        min: u64,
-        max: u64,
-        default: u64,
-    ) -> Result<Duration, ConfigError> {
+    /// Whole seconds in `bounded`'s range, or its default when unset.
+    fn seconds(&self, bounded: Bounded) -> Result<Duration, ConfigError> {
+        let Bounded {
+            name,
+            min,
+            max,
+            default,
+            ..
+        } = bounded;
         match self.get(name)? {
             Some(raw) => seconds_from(name, &raw, min, max),
             None => Ok(Duration::from_secs(default)),
@@ -537,18 +785,19 @@ fn absolute_path(var: &str, raw: &str) -> Result<PathBuf, ConfigError> {
 
 const MIB: usize = 1 << 20;
 
-fn mebibytes(var: &str, raw: &str, max: u64) -> Result<usize, ConfigError> {
+fn mebibytes(bounded: Bounded, raw: &str) -> Result<usize, ConfigError> {
+    let Bounded { name, min, max, .. } = bounded;
     match raw.parse::<u64>() {
-        Ok(n) if (1..=max).contains(&n) => Ok(n as usize * MIB),
+        Ok(n) if (min..=max).contains(&n) => Ok(n as usize * MIB),
         _ => Err(invalid(
-            var,
-            format!("must be a whole number of MiB from 1 to {max}, got {raw:?}"),
+            name,
+            format!("must be a whole number of MiB from {min} to {max}, got {raw:?}"),
         )),
     }
 }
 
 fn session_name(raw: &str) -> Result<String, ConfigError> {
-    let ok = (1..=64).contains(&raw.len())
+    let ok = (1..=MAX_SESSION_LEN).contains(&raw.len())
         && raw
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
@@ -557,17 +806,19 @@ fn session_name(raw: &str) -> Result<String, ConfigError> {
     } else {
         Err(invalid(
             "MY_CHROME_SESSION",
-            format!("must be 1-64 letters, digits, '-' or '_', got {raw:?}"),
+            format!("must be 1-{MAX_SESSION_LEN} letters, digits, '-' or '_', got {raw:?}"),
         ))
     }
 }
 
 /// A keyring service or account name (also used for `token migrate`'s arguments).
 pub fn keychain_field(var: &str, raw: &str) -> Result<String, ConfigError> {
-    if raw.len() > 255 || raw.chars().any(char::is_control) {
+    if raw.len() > MAX_KEYCHAIN_FIELD_LEN || raw.chars().any(char::is_control) {
         return Err(invalid(
             var,
-            "must be at most 255 characters without control characters",
+            format!(
+                "must be at most {MAX_KEYCHAIN_FIELD_LEN} characters without control characters"
+            ),
         ));
     }
     Ok(raw.to_string())

@@ -1,6 +1,8 @@
 //! The documents say what the code does: the skill's front matter is
-//! valid, every `my-chrome …` command they name exists, the exit codes
-//! README lists are the code's, the installer leaves HOME as it found it,
+//! valid, every `my-chrome …` command they name exists, README's exit-code
+//! table is the code's (numbers, names and meanings) and so is its table
+//! of variables (ranges, defaults, what each does), the installer leaves
+//! HOME as it found it,
 //! DESIGN.md's forwarded list is the policy's and its table names a real
 //! test for every invariant, and the stand-in's PROTOCOL.md names every
 //! setting and fault it has.
@@ -230,6 +232,113 @@ fn the_exit_table_check_sees_a_changed_meaning_a_wrong_name_and_a_missing_code()
         .collect();
     let doc = format!("## Exit codes\n\n| code | name | meaning |\n| --- | --- | --- |\n{whole}");
     assert!(exit_table_faults(&doc, "## Exit codes").is_empty());
+}
+
+/// A variable's row as README shows it: its names, range, default and
+/// what it does, from `config::VARIABLES`.
+fn variable_row(v: &my_chrome::config::Variable) -> String {
+    let names: Vec<String> = v.names.iter().map(|n| format!("`{n}`")).collect();
+    format!(
+        "| {} | {} | {} | {} |",
+        names.join(", "),
+        v.range(),
+        v.default(),
+        v.what
+    )
+}
+
+/// Where README's table of the call's own variables (the rows below its
+/// `| variable |` header) says something else than `rows`, the code's:
+/// a row missing, changed or extra, named by its first cell.
+fn variable_table_faults(readme: &str, rows: &[String]) -> Vec<String> {
+    let Some(at) = readme.find("\n| variable | range | default | meaning |\n") else {
+        return vec!["no table \"| variable | range | default | meaning |\"".into()];
+    };
+    let shown: Vec<&str> = readme[at + 1..]
+        .lines()
+        .skip(2)
+        .take_while(|l| l.starts_with('|'))
+        .collect();
+    let first = |row: &str| {
+        let cells = row.trim_start_matches("| ");
+        cells.split(" | ").next().unwrap_or_default().to_string()
+    };
+    let mut faults = Vec::new();
+    for row in rows {
+        match shown.iter().find(|s| first(s) == first(row)) {
+            None => faults.push(format!("{}: not shown", first(row))),
+            Some(s) if s != row => faults.push(format!("{}: shows {s:?}, not {row:?}", first(row))),
+            Some(_) => {}
+        }
+    }
+    for s in &shown {
+        if !rows.iter().any(|row| first(row) == first(s)) {
+            faults.push(format!("{}: no such variable", first(s)));
+        }
+    }
+    faults
+}
+
+/// README's variable table is `config::VARIABLES`, row for row: names,
+/// ranges and defaults (made from the very bounds the code reads them
+/// with) and what each does; and every `MY_CHROME_…` variable config.rs
+/// reads has its row (the retired ones, now the user's settings, aside).
+#[test]
+fn readme_shows_the_variable_table_of_the_code() {
+    let rows: Vec<String> = my_chrome::config::VARIABLES
+        .iter()
+        .map(variable_row)
+        .collect();
+    let faults = variable_table_faults(&read("README.md"), &rows);
+    assert!(
+        faults.is_empty(),
+        "README, \"The call's own variables\":\n{}\n\nthe table is:\n{}",
+        faults.join("\n"),
+        rows.join("\n")
+    );
+    let config = read("src/config.rs");
+    let retired = &config[config.find("const USER_SETTINGS").unwrap()..];
+    let retired = &retired[..retired.find("];").unwrap()];
+    let production = &config[..config.find("#[cfg(test)]").unwrap()];
+    for piece in production.split("\"MY_CHROME_").skip(1) {
+        let name: String = piece
+            .chars()
+            .take_while(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || *c == '_')
+            .collect();
+        let name = format!("MY_CHROME_{name}");
+        let listed = my_chrome::config::VARIABLES
+            .iter()
+            .any(|v| v.names.contains(&name.as_str()));
+        assert!(
+            listed || retired.contains(&format!("\"{name}\"")),
+            "config.rs reads {name}, which config::VARIABLES does not list"
+        );
+    }
+}
+
+#[test]
+fn the_variable_table_check_sees_a_changed_range_a_missing_row_and_an_extra_one() {
+    let rows = [
+        "| `A_SECS` | 1–600 s | `60` | a bound |".to_string(),
+        "| `B` | absolute path | — | a path |".to_string(),
+        "| `C` | — | — | a word |".to_string(),
+    ];
+    let readme = "## Configuration\n\n| variable | range | default | meaning |\n| --- | --- | --- | --- |\n\
+                  | `A_SECS` | 1–3600 s | `60` | a bound |\n| `C` | — | — | a word |\n\
+                  | `D` | — | — | planted |\n\nAfter.\n";
+    assert_eq!(
+        variable_table_faults(readme, &rows),
+        [
+            "`A_SECS`: shows \"| `A_SECS` | 1–3600 s | `60` | a bound |\", not \"| `A_SECS` | 1–600 s | `60` | a bound |\"",
+            "`B`: not shown",
+            "`D`: no such variable",
+        ]
+    );
+    let whole = format!(
+        "| variable | range | default | meaning |\n| --- | --- | --- | --- |\n{}\n",
+        rows.join("\n")
+    );
+    assert!(variable_table_faults(&format!("\n{whole}"), &rows).is_empty());
 }
 
 #[test]
