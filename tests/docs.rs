@@ -2,10 +2,10 @@
 //! valid, every `my-chrome …` command they name exists, README's exit-code
 //! table is the code's (numbers, names and meanings) and so is its table
 //! of variables (ranges, defaults, what each does), the installer leaves
-//! HOME as it found it,
-//! DESIGN.md's forwarded list is the policy's and its table names a real
-//! test for every invariant, and the stand-in's PROTOCOL.md names every
-//! setting and fault it has.
+//! HOME as it found it, DESIGN.md's forwarded list (its scope table) is
+//! the policy's, the layering rules are written once, DESIGN's table names
+//! a real test for every invariant, and the stand-in's PROTOCOL.md names
+//! every setting and fault it has.
 
 mod common;
 
@@ -491,18 +491,30 @@ fn install_and_uninstall_leave_home_as_it_was() {
     );
 }
 
-/// DESIGN.md's reviewed list is the policy's, word for word.
+/// DESIGN.md's one list of the forwarded commands, its scope table
+/// (`| scope | commands |`), is the policy's, command for command.
 #[test]
 fn the_forwarded_list_in_the_design_is_the_policys() {
     let design = read("docs/DESIGN.md");
     let start = design
-        .find("Forwarded (reviewed for @playwright/cli ")
-        .expect("the reviewed list");
-    let list = &design[start..];
-    let list = &list[list.find("): ").unwrap() + 3..list.find(".\n").unwrap()];
-    let named: Vec<&str> = list.split(',').map(str::trim).collect();
-    let forwarded: Vec<&str> = my_chrome::policy::forwarded_commands().collect();
+        .find("\n| scope | commands |\n")
+        .expect("the scope table");
+    let mut named: Vec<&str> = design[start + 1..]
+        .lines()
+        .skip(2)
+        .take_while(|l| l.starts_with('|'))
+        .flat_map(|row| row.split(" | ").nth(1).unwrap_or_default().split(", "))
+        .map(|c| c.trim().trim_end_matches(" |"))
+        .collect();
+    named.sort();
+    let mut forwarded: Vec<&str> = my_chrome::policy::forwarded_commands().collect();
+    forwarded.sort();
     assert_eq!(named, forwarded);
+    assert_eq!(
+        design.matches("tab-list, tab-new").count(),
+        1,
+        "the forwarded commands are listed once"
+    );
     let version = my_chrome::helper::pin::Pin::shipped().version.clone();
     assert!(
         design.contains(&format!(
@@ -802,6 +814,37 @@ fn the_layout_check_finds_a_file_left_out_and_one_gone() {
         format!("not described: {}", src.join("tabs/ghost.rs").display()),
     ];
     assert_eq!(drift, expected);
+}
+
+/// The layers and their rules are written once, in DESIGN.md's Layout;
+/// AGENTS.md and tests/layout.rs link it rather than say them again.
+#[test]
+fn the_layering_rules_are_written_once() {
+    let design = read("docs/DESIGN.md");
+    let layout = &design[design.find("\n## Layout\n").expect("a Layout section")..];
+    let layout = &layout[..layout[1..].find("\n## ").map_or(layout.len(), |n| n + 1)];
+    assert!(
+        layout.contains("Five layers, lowest first"),
+        "DESIGN's Layout says them"
+    );
+    for (doc, link) in [
+        ("AGENTS.md", "(docs/DESIGN.md#layout)"),
+        ("tests/layout.rs", "docs/DESIGN.md, \"Layout\""),
+    ] {
+        let text = read(doc);
+        assert!(text.contains(link), "{doc} links DESIGN's Layout");
+    }
+    for doc in [
+        "AGENTS.md",
+        "tests/layout.rs",
+        "docs/DESIGN.md",
+        "README.md",
+    ] {
+        let text = read(doc);
+        let said = text.matches("Five layers").count() + text.matches("foundation <").count();
+        let expected = usize::from(doc == "docs/DESIGN.md");
+        assert_eq!(said, expected, "{doc} says the layers again");
+    }
 }
 
 /// my-chrome's own words pass the redactor whole: no help text, at any

@@ -1,7 +1,8 @@
 //! The house's shape, checked on every production line: no module of
 //! `src/` imports one that imports it back, no import climbs the layers
-//! (foundation < platform < policy < core < commands), the pure modules
-//! (policy, `tabs::align`) do no I/O, `config.rs` is the only reader of
+//! (the rules are written once, in docs/DESIGN.md, "Layout"; the module
+//! lists below are how this file reads them), the pure modules do no
+//! I/O, `config.rs` is the only reader of
 //! environment variables, OS-specific code lives in `src/platform/`, which
 //! reaches no configuration, only `output.rs` prints, every exit-code match
 //! names each variant, no code but the command table decides by a
