@@ -4,7 +4,7 @@
 //! values is the extension's token, so each line the redactor changes is a
 //! word an agent reading such a page would have lost. The counts are
 //! written to target/redaction-corpus.txt, which scripts/test.sh prints;
-//! docs/TESTING.md has them before and after issue 47.
+//! docs/TESTING.md has the current count.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
