@@ -39,7 +39,7 @@ fn main() {
         panic!("not sent")
     };
     let settings = my_chrome::settings::load(&runtime).expect("the settings");
-    let known = my_chrome::token::fingerprint::recorded(&runtime).expect("the fingerprint");
+    let known = my_chrome::redact::fingerprint::recorded(&runtime).expect("the fingerprint");
     let redacted: usize = headers
         .iter()
         .map(|h| my_chrome::redact::redact_value(h, known.as_ref()).len())

@@ -114,7 +114,7 @@ fn main() {
     // As the desk reads a list: the fingerprint first, every header
     // through the redactor (its first use compiles its patterns).
     let seen = || {
-        let known = my_chrome::token::fingerprint::recorded(&runtime).expect("the fingerprint");
+        let known = my_chrome::redact::fingerprint::recorded(&runtime).expect("the fingerprint");
         let mut seen = listing::parse_list(list).expect("a tab list");
         for tab in &mut seen {
             tab.header = my_chrome::redact::redact_value(&tab.header, known.as_ref());
@@ -147,7 +147,8 @@ fn main() {
     let text = steps.time(
         "reply narrowed (fingerprint, deliver, rewrite_text)",
         || {
-            let known = my_chrome::token::fingerprint::recorded(&runtime).expect("the fingerprint");
+            let known =
+                my_chrome::redact::fingerprint::recorded(&runtime).expect("the fingerprint");
             let own = [Shown::new(1, 1, None, true, "[t1](about:blank)")];
             let how = Rewrite {
                 own: &own,

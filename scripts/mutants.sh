@@ -30,14 +30,14 @@ say() { printf 'mutants.sh: %s\n' "$*"; }
 # test of the log, identity.rs for the names proven in a real session).
 ORDER=(redact minimist file-args file-owners policy tabs token-shape identity consent settings lease session-output ending runtime handoff manifest request cleanup-record removal)
 declare -A FILES=(
-  [redact]="src/redact/mod.rs src/redact/patterns.rs src/redact/known.rs src/redact/controls.rs"
+  [redact]="src/redact/mod.rs src/redact/patterns.rs src/redact/known.rs src/redact/fingerprint.rs src/redact/controls.rs"
   [minimist]="src/minimist.rs"
   [file-args]="src/policy/files.rs src/file_args.rs"
   [file-owners]="src/file_owners.rs"
   [policy]="src/policy/mod.rs src/policy/holds.rs"
   [tabs]="src/policy/tabs.rs src/tabs/book.rs src/tabs/align.rs src/tabs/listing.rs src/tabs/notice.rs src/tabs/proof.rs src/tabs/stay.rs src/tabs/number.rs"
-  [token-shape]="src/token/shape.rs"
-  [identity]="src/identity/mod.rs src/identity/key.rs src/identity/registry.rs src/identity/derived.rs"
+  [token-shape]="src/token_shape.rs"
+  [identity]="src/identity/mod.rs src/agent_key.rs src/identity/registry.rs src/identity/derived.rs"
   [consent]="src/consent/server.rs src/consent/page.rs"
   [settings]="src/settings.rs"
   [lease]="src/lease/mod.rs src/lease/late.rs"

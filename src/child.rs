@@ -12,7 +12,8 @@
 //! The umask (077) is set once for the whole process in `main` and inherited.
 
 use std::ffi::{OsStr, OsString};
-use std::io::Read;
+use std::fmt;
+use std::io::{Read, Write};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
@@ -26,9 +27,7 @@ use zeroize::Zeroizing;
 
 use crate::config::Config;
 use crate::exit::Exit;
-use crate::output::{Relay, Stream};
 use crate::signals;
-use crate::token::fingerprint::Fingerprint;
 
 /// Fixed system directories: the only `PATH` a child sees (plus, for npm,
 /// the trusted node's own directory).
@@ -105,17 +104,25 @@ impl ChildEnv {
 }
 
 /// What happens to a child's stdout or stderr.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Output {
     Discard,
     /// Kept (up to 1 MiB) and returned in [`Finished`].
     Capture,
-    /// Shown to the user on our stderr, as progress, through the redactor
-    /// (stdout and stderr alike).
-    Progress,
-    /// Streamed to our own stdout (or stderr, for the child's stderr)
-    /// through the redactor, as it arrives.
-    Redacted,
+    /// Written to the sink read by read, as it arrives, and the sink
+    /// dropped when the pipe closes. What shows a child's output to the
+    /// user is `output::Relay::sink` (through the redactor to our stdout
+    /// or stderr): this module starts processes and prints nothing.
+    Streamed(Box<dyn Write + Send>),
+}
+
+impl fmt::Debug for Output {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Output::Discard => f.write_str("Discard"),
+            Output::Capture => f.write_str("Capture"),
+            Output::Streamed(_) => f.write_str("Streamed"),
+        }
+    }
 }
 
 /// A child to run: program, arguments, working directory and bound.
@@ -130,8 +137,6 @@ pub struct ChildCommand {
     stderr: Output,
     /// Cleanup that must run even after an interrupting signal.
     despite_signals: bool,
-    /// The stored token's fingerprint, for [`Output::Redacted`].
-    known: Option<Fingerprint>,
 }
 
 /// Captured output is zeroed when dropped: a clipboard tool's stdout is the token.
@@ -197,14 +202,7 @@ impl ChildCommand {
             stdout: Output::Capture,
             stderr: Output::Capture,
             despite_signals: false,
-            known: None,
         }
-    }
-
-    /// Redacted output also hides the token `known` describes.
-    pub fn known_token(mut self, known: Option<Fingerprint>) -> ChildCommand {
-        self.known = known;
-        self
     }
 
     pub fn arg(mut self, arg: impl AsRef<OsStr>) -> ChildCommand {
@@ -323,25 +321,20 @@ impl ChildCommand {
 
     /// Runs the child to completion, or kills its process group when the
     /// bound passes or an interrupting signal arrives.
-    pub fn run(self, env: &ChildEnv) -> Result<Finished, ChildError> {
+    pub fn run(mut self, env: &ChildEnv) -> Result<Finished, ChildError> {
         if let Some(error) = self.interrupted() {
             return Err(error);
         }
+        let out = std::mem::replace(&mut self.stdout, Output::Discard);
+        let err = std::mem::replace(&mut self.stderr, Output::Discard);
         let spawn_error = |source| self.spawn_error(source);
         let mut command = self.command(env);
         command
-            .stdout(stdio(self.stdout).map_err(spawn_error)?)
-            .stderr(stdio(self.stderr).map_err(spawn_error)?);
+            .stdout(stdio(&out).map_err(spawn_error)?)
+            .stderr(stdio(&err).map_err(spawn_error)?);
         let mut child = command.spawn().map_err(spawn_error)?;
-        let stdout = child.stdout.take().map(|pipe| match self.stdout {
-            Output::Redacted => relay(pipe, Stream::Out, self.known.clone()),
-            Output::Progress => relay(pipe, Stream::Err, self.known.clone()),
-            _ => collect(pipe),
-        });
-        let stderr = child.stderr.take().map(|pipe| match self.stderr {
-            Output::Redacted | Output::Progress => relay(pipe, Stream::Err, self.known.clone()),
-            _ => collect(pipe),
-        });
+        let stdout = child.stdout.take().map(|pipe| read(pipe, out));
+        let stderr = child.stderr.take().map(|pipe| read(pipe, err));
 
         let wait_error = |source| ChildError::Wait {
             what: self.what.clone(),
@@ -440,11 +433,19 @@ impl Drop for Spawned {
     }
 }
 
-fn stdio(output: Output) -> std::io::Result<Stdio> {
+fn stdio(output: &Output) -> std::io::Result<Stdio> {
     Ok(match output {
         Output::Discard => Stdio::null(),
-        Output::Capture | Output::Redacted | Output::Progress => Stdio::piped(),
+        Output::Capture | Output::Streamed(_) => Stdio::piped(),
     })
+}
+
+/// Reads a pipe on a thread, as `output` says.
+fn read(pipe: impl Read + Send + 'static, output: Output) -> mpsc::Receiver<Zeroizing<Vec<u8>>> {
+    match output {
+        Output::Streamed(sink) => stream(pipe, sink),
+        Output::Discard | Output::Capture => collect(pipe),
+    }
 }
 
 /// Reads a pipe on a thread; the answer arrives when the pipe closes.
@@ -467,24 +468,24 @@ fn collect(mut pipe: impl Read + Send + 'static) -> mpsc::Receiver<Zeroizing<Vec
     rx
 }
 
-/// Streams a pipe to our stdout or stderr through the redactor, read by
-/// read; the receiver gets an empty answer when the pipe closes.
-fn relay(
+/// Streams a pipe into `sink`, read by read (a sink that takes no more,
+/// its output closed, does not stop the reading: the child is never left
+/// blocked on a full pipe), then drops it, which ends it; the receiver
+/// gets an empty answer when the pipe closes.
+fn stream(
     mut pipe: impl Read + Send + 'static,
-    stream: Stream,
-    known: Option<Fingerprint>,
+    mut sink: Box<dyn Write + Send>,
 ) -> mpsc::Receiver<Zeroizing<Vec<u8>>> {
     let (tx, rx) = mpsc::channel();
     thread::spawn(move || {
-        let mut relay = Relay::keyed(stream, known);
         let mut buf = Zeroizing::new([0u8; 8192]);
         while let Ok(n) = pipe.read(&mut buf[..]) {
             if n == 0 {
                 break;
             }
-            relay.feed(&buf[..n]);
+            let _ = sink.write_all(&buf[..n]);
         }
-        relay.finish();
+        drop(sink);
         let _ = tx.send(Zeroizing::new(Vec::new()));
     });
     rx

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use crate::exit::Exit;
 use crate::procs::ProcessTable;
-use crate::token::shape;
+use crate::token_shape;
 
 /// The Playwright Extension's id in the Chrome Web Store.
 pub const EXTENSION_ID: &str = "mmlmfjhmonkocbjadbfplnigmagldckm";
@@ -248,7 +248,7 @@ pub fn carries_token(text: &[u8]) -> bool {
 
 fn is_token_variable(entry: &[u8]) -> bool {
     entry
-        .strip_prefix(shape::VARIABLE.as_bytes())
+        .strip_prefix(token_shape::VARIABLE.as_bytes())
         .and_then(|rest| rest.strip_prefix(b"="))
         .is_some_and(|value| !value.is_empty())
 }

@@ -5,7 +5,7 @@ use std::ffi::OsString;
 
 use clap::{Parser, Subcommand};
 
-use crate::token::shape::redact_runs;
+use crate::token_shape::redact_runs;
 
 #[derive(Debug, Parser)]
 #[command(

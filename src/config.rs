@@ -8,10 +8,10 @@ use std::ffi::{OsStr, OsString};
 use std::path::{Component, Path, PathBuf};
 use std::time::Duration;
 
-use crate::browser::name::Browser;
+use crate::agent_key::AgentKey;
+use crate::browser_name::Browser;
 use crate::exit::Exit;
 use crate::host_sandbox::Host;
-use crate::identity::key::AgentKey;
 use crate::platform;
 
 /// Where the runtime lives (`MY_CHROME_RUNTIME_DIR` or the platform default).
@@ -354,7 +354,7 @@ pub const VARIABLES: &[Variable] = &[
                 format!(
                     "`NAME` or `NAME:KEY` (1–{MAX_AGENT_LEN} letters, digits, `.`, `_`, `-`; the \
                      key is the {} hex digits the name's first command printed)",
-                    crate::identity::key::HEX_LEN
+                    crate::agent_key::HEX_LEN
                 )
             },
             default: || "derived (see \"Several agents\")".into(),
@@ -432,7 +432,7 @@ pub const VARIABLES: &[Variable] = &[
 /// Agent names stay shorter than any token, so a token pasted as a name is
 /// refused rather than written to the lease log.
 const MAX_AGENT_LEN: usize = 24;
-const _: () = assert!(MAX_AGENT_LEN < crate::token::shape::MIN_LEN);
+const _: () = assert!(MAX_AGENT_LEN < crate::token_shape::MIN_LEN);
 
 const CHILD_VARS: &[&str] = &["LANG"];
 const PROXY_VARS: &[&str] = &[
@@ -852,7 +852,7 @@ pub fn agent_claim(var: &str, raw: &str) -> Result<Claim, ConfigError> {
                     format!(
                         "what follows {name}: is not an agent key (the {} hex digits printed \
                          when {name} was registered); it is not shown here",
-                        crate::identity::key::HEX_LEN
+                        crate::agent_key::HEX_LEN
                     ),
                 )
             })

@@ -18,6 +18,7 @@ use crate::identity::IdentityError;
 use crate::lease::LeaseError;
 use crate::policy::tabs::TabArgError;
 use crate::procs::ProcError;
+use crate::redact::fingerprint::FingerprintError;
 use crate::runtime::RuntimeError;
 use crate::session::SessionError;
 use crate::session::bootstrap::BootstrapError;
@@ -25,7 +26,6 @@ use crate::session::bound::BoundError;
 use crate::settings::SettingsError;
 use crate::staged_files::OutputsError;
 use crate::tabs::TabsError;
-use crate::token::fingerprint::FingerprintError;
 use crate::token::input::InputError;
 use crate::token::rotation::RotationError;
 use crate::token::store::StoreError;
@@ -133,7 +133,7 @@ macro_rules! lifts_core {
             $crate::procs::ProcError,
             $crate::lease::LeaseError,
             $crate::daemon::DaemonError,
-            $crate::token::fingerprint::FingerprintError,
+            $crate::redact::fingerprint::FingerprintError,
             $crate::session::bootstrap::BootstrapError,
             $crate::session::SessionError,
             $crate::session::bound::BoundError,

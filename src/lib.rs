@@ -3,7 +3,9 @@
 //! copy of `@playwright/cli`. `main.rs` dispatches; everything else lives here
 //! so that integration tests can exercise library code directly.
 
+pub(crate) mod agent_key;
 pub(crate) mod browser;
+pub(crate) mod browser_name;
 pub mod child;
 pub mod chrome;
 pub mod cli;
@@ -39,4 +41,5 @@ pub mod singleton;
 pub(crate) mod socket;
 pub mod staged_files;
 pub mod tabs;
-pub mod token;
+pub(crate) mod token;
+pub mod token_shape;

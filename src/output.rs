@@ -7,13 +7,13 @@
 //! escape, so that `--json` output always parses). No other module writes
 //! to standard output or standard error (tests/layout.rs).
 
-use std::io::Write;
+use std::io::{self, Write};
 use std::sync::OnceLock;
 
 use crate::config::RuntimeLocation;
+use crate::redact::fingerprint::{self, Fingerprint, FingerprintError};
 use crate::redact::{self, Redactor};
 use crate::runtime::Runtime;
-use crate::token::fingerprint::{self, Fingerprint, FingerprintError};
 
 /// Where a text goes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -85,6 +85,12 @@ impl Printer {
     /// A JSON document of a page's, as [`json_text`] prints it.
     pub fn json_text(&self, stream: Stream, text: &str, end: &str) {
         json_keyed(stream, text, end, self.known.clone());
+    }
+
+    /// Where a child that prints a page's words (the pinned CLI) writes
+    /// them, as [`Relay::sink`].
+    pub fn sink(&self, stream: Stream) -> Box<dyn Write + Send> {
+        Relay::keyed(stream, self.known.clone()).sink()
     }
 }
 
@@ -183,6 +189,38 @@ impl Relay {
     /// The end of the stream: what the redactor held back.
     pub fn finish(self) {
         emit(self.stream, &self.redactor.finish());
+    }
+
+    /// This relay as the sink of a child's output
+    /// (`child::Output::Streamed`): fed write by write as the child's
+    /// pipe is read, finished when dropped.
+    pub fn sink(self) -> Box<dyn Write + Send> {
+        Box::new(Sink(Some(self)))
+    }
+}
+
+/// A [`Relay`] as a writer. A closed output takes the rest silently, as
+/// [`Relay::feed`] drops it: the child's pipe is still read to its end.
+struct Sink(Option<Relay>);
+
+impl Write for Sink {
+    fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
+        if let Some(relay) = &mut self.0 {
+            relay.feed(bytes);
+        }
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Drop for Sink {
+    fn drop(&mut self) {
+        if let Some(relay) = self.0.take() {
+            relay.finish();
+        }
     }
 }
 

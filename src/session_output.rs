@@ -12,9 +12,9 @@ use std::fs;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
+use crate::redact::fingerprint::Fingerprint;
 use crate::runtime::SESSION_OUTPUT;
 use crate::tabs::listing;
-use crate::token::fingerprint::Fingerprint;
 
 /// Past this many entries the folder is not read in full: then no file is
 /// removed, and every file a reply names is redacted (keeping the token

@@ -22,8 +22,8 @@ use crate::exit::Exit;
 use crate::file_owners::{FileOwners, FileOwnersError};
 use crate::minimist::{Parsed, Value};
 use crate::policy::files::{self, FileArg, Slot};
+use crate::redact::fingerprint::Fingerprint;
 use crate::runtime::{Runtime, RuntimeError};
-use crate::token::fingerprint::Fingerprint;
 
 #[derive(Debug, thiserror::Error)]
 pub enum OutputsError {

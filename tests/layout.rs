@@ -1,14 +1,15 @@
 //! The house's shape, checked on every production line: no module of
 //! `src/` imports one that imports it back, no import climbs the layers
 //! (the rules are written once, in docs/DESIGN.md, "Layout"; the module
-//! lists below are how this file reads them), the pure modules do no
-//! I/O, `config.rs` is the only reader of
-//! environment variables, OS-specific code lives in `src/platform/`, which
-//! reaches no configuration, only `output.rs` prints, every exit-code match
-//! names each variant, no code but the command table decides by a
-//! command's name, and no module is public that only tests use (but
-//! those `PUBLIC_FOR_TESTS` lists, with why). Each rule has a test that
-//! plants a violation.
+//! lists below are how this file reads them), every folder of `src/` lies
+//! in one layer and, read folder by folder, no import climbs, the pure
+//! modules do no I/O, `config.rs` is the only reader of environment
+//! variables, OS-specific code lives in `src/platform/`, which reaches no
+//! configuration, only `output.rs` prints, every exit-code match names
+//! each variant, no code but the command table decides by a command's
+//! name, and no module is public that only tests use (but those
+//! `PUBLIC_FOR_TESTS` lists, with why). Each rule has a test that plants
+//! a violation.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
@@ -378,7 +379,9 @@ fn the_environment_check_sees_a_planted_read() {
 }
 
 /// The layers, lowest first. A module may import its own layer or a lower
-/// one; everything not named is the core.
+/// one; everything not named is the core. Each name is a top-level file or
+/// a whole folder of `src/`, never a file inside one: a folder lies in one
+/// layer (`every_folder_lies_in_one_layer`).
 const FOUNDATION: [&str; 8] = [
     "exit",
     "signals",
@@ -386,8 +389,8 @@ const FOUNDATION: [&str; 8] = [
     "minimist",
     "pinned_commands",
     "procs",
-    "token::shape",
-    "browser::name",
+    "token_shape",
+    "browser_name",
 ];
 /// All that differs between Linux and macOS: above the foundation only.
 const PLATFORM: &str = "platform";
@@ -457,10 +460,7 @@ fn the_layer_check_sees_a_climbing_import() {
         ("policy", vec!["exit", "config"]),
         ("exit", vec![]),
         ("command::ensure", vec!["session::state", "error"]),
-        (
-            "platform::linux",
-            vec!["browser::name", "platform", "token"],
-        ),
+        ("platform::linux", vec!["browser_name", "platform", "token"]),
         ("platform", vec!["policy"]),
     ]
     .into_iter()
@@ -475,6 +475,253 @@ fn the_layer_check_sees_a_climbing_import() {
             "session::state (core) imports cli (commands)"
         ]
     );
+}
+
+/// The unit a module belongs to when the house is read folder by folder:
+/// the first segment of its path under `src/` (`token::store` is in the
+/// folder `token/`; a top-level file is a unit of its own).
+fn unit(module: &str) -> &str {
+    module.split("::").next().unwrap_or(module)
+}
+
+/// Each unit's layer, read folder by folder: the highest of its modules'
+/// (a folder is as high as its highest file).
+fn unit_layers(
+    modules: &BTreeSet<String>,
+    layer: &dyn Fn(&str) -> usize,
+) -> BTreeMap<String, usize> {
+    let mut out: BTreeMap<String, usize> = BTreeMap::new();
+    for m in modules {
+        let at = out.entry(unit(m).to_string()).or_default();
+        *at = (*at).max(layer(m));
+    }
+    out
+}
+
+/// Every folder of `src/` whose modules lie in different layers, with its
+/// modules layer by layer.
+fn folders_across_layers(modules: &BTreeSet<String>, layer: &dyn Fn(&str) -> usize) -> Vec<String> {
+    let mut by_unit: BTreeMap<&str, BTreeMap<usize, Vec<&str>>> = BTreeMap::new();
+    for m in modules {
+        by_unit
+            .entry(unit(m))
+            .or_default()
+            .entry(layer(m))
+            .or_default()
+            .push(m);
+    }
+    by_unit
+        .into_iter()
+        .filter(|(_, layers)| layers.len() > 1)
+        .map(|(unit, layers)| {
+            let held: Vec<String> = layers
+                .iter()
+                .map(|(l, ms)| format!("{} ({})", LAYER_NAMES[*l], ms.join(", ")))
+                .collect();
+            format!("src/{unit}/ spans layers: {}", held.join("; "))
+        })
+        .collect()
+}
+
+/// The import graph read folder by folder: the units each unit's modules
+/// import (its imports of itself left out).
+fn unit_graph(graph: &BTreeMap<String, BTreeSet<String>>) -> BTreeMap<String, BTreeSet<String>> {
+    let mut out: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for (from, targets) in graph {
+        let entry = out.entry(unit(from).to_string()).or_default();
+        for to in targets.iter().map(|t| unit(t)).filter(|t| *t != unit(from)) {
+            entry.insert(to.to_string());
+        }
+    }
+    out
+}
+
+/// Every import that climbs when the house is read folder by folder: the
+/// importing module's unit lies in a lower layer than the imported one's.
+fn climbing_by_folder(
+    graph: &BTreeMap<String, BTreeSet<String>>,
+    layer: &dyn Fn(&str) -> usize,
+) -> Vec<String> {
+    let known: BTreeSet<String> = graph
+        .iter()
+        .flat_map(|(m, to)| std::iter::once(m).chain(to))
+        .cloned()
+        .collect();
+    let layers = unit_layers(&known, layer);
+    let mut out = Vec::new();
+    for (from, targets) in graph {
+        for to in targets {
+            let (a, b) = (layers[unit(from)], layers[unit(to)]);
+            if b > a {
+                out.push(format!(
+                    "{from} imports {to}: {} ({}) imports {} ({})",
+                    unit(from),
+                    LAYER_NAMES[a],
+                    unit(to),
+                    LAYER_NAMES[b]
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// The loops of the graph read folder by folder: each set of two or more
+/// units that all reach one another.
+fn unit_loops(units: &BTreeMap<String, BTreeSet<String>>) -> Vec<BTreeSet<String>> {
+    let reach = |from: &String| {
+        let mut seen = BTreeSet::new();
+        let mut stack = vec![from.clone()];
+        while let Some(at) = stack.pop() {
+            for next in units.get(&at).into_iter().flatten() {
+                if seen.insert(next.clone()) {
+                    stack.push(next.clone());
+                }
+            }
+        }
+        seen
+    };
+    let reached: BTreeMap<&String, BTreeSet<String>> =
+        units.keys().map(|u| (u, reach(u))).collect();
+    let mut out: Vec<BTreeSet<String>> = Vec::new();
+    for (u, from_u) in &reached {
+        let together: BTreeSet<String> = from_u
+            .iter()
+            .filter(|v| reached.get(v).is_some_and(|r| r.contains(*u)))
+            .cloned()
+            .collect();
+        if together.len() > 1 && !out.contains(&together) {
+            out.push(together);
+        }
+    }
+    out
+}
+
+/// Every loop of units, read folder by folder, whose units lie in
+/// different layers.
+fn loops_across_layers(
+    graph: &BTreeMap<String, BTreeSet<String>>,
+    layer: &dyn Fn(&str) -> usize,
+) -> Vec<String> {
+    let known: BTreeSet<String> = graph
+        .iter()
+        .flat_map(|(m, to)| std::iter::once(m).chain(to))
+        .cloned()
+        .collect();
+    let layers = unit_layers(&known, layer);
+    unit_loops(&unit_graph(graph))
+        .into_iter()
+        .filter(|units| {
+            let first = layers[units.first().unwrap()];
+            units.iter().any(|u| layers[u] != first)
+        })
+        .map(|units| {
+            let named: Vec<String> = units
+                .iter()
+                .map(|u| format!("{u} ({})", LAYER_NAMES[layers[u]]))
+                .collect();
+            format!("a loop across layers: {}", named.join(", "))
+        })
+        .collect()
+}
+
+/// A newcomer who opens a folder knows its layer: every module under one
+/// folder of `src/` lies in the same layer (the layer tables above name
+/// whole folders and top-level files, never a file inside a folder).
+#[test]
+fn every_folder_lies_in_one_layer() {
+    let known: BTreeSet<String> = modules().into_keys().collect();
+    assert!(known.contains("token::store") && known.contains("redact::fingerprint"));
+    let found = folders_across_layers(&known, &layer);
+    assert!(found.is_empty(), "{}", found.join("\n"));
+}
+
+#[test]
+fn the_folder_check_sees_a_folder_across_layers() {
+    // The layout before folders matched layers: the token's shape and the
+    // browser names were foundation files in core folders.
+    let old = |m: &str| match m {
+        "token::shape" | "browser::name" => 0,
+        _ => layer(m),
+    };
+    let known: BTreeSet<String> = [
+        "token",
+        "token::shape",
+        "token::store",
+        "browser",
+        "browser::name",
+        "tabs::book",
+        "exit",
+    ]
+    .into_iter()
+    .map(String::from)
+    .collect();
+    assert_eq!(
+        folders_across_layers(&known, &old),
+        [
+            "src/browser/ spans layers: foundation (browser::name); core (browser)",
+            "src/token/ spans layers: foundation (token::shape); core (token, token::store)",
+        ]
+    );
+    assert!(folders_across_layers(&known, &layer).is_empty());
+}
+
+/// Read folder by folder (a folder is as high as its highest file), no
+/// import climbs the layers, and every loop of folders lies in one layer
+/// (the core's may import one another back: `lease/` and `tabs/`).
+#[test]
+fn no_import_climbs_read_folder_by_folder() {
+    let graph = imports(&modules());
+    assert!(graph["platform::browsers"].contains("browser_name"));
+    let climbs = climbing_by_folder(&graph, &layer);
+    assert!(
+        climbs.is_empty(),
+        "imports that climb, read folder by folder:\n{}",
+        climbs.join("\n")
+    );
+    let loops = loops_across_layers(&graph, &layer);
+    assert!(loops.is_empty(), "{}", loops.join("\n"));
+}
+
+#[test]
+fn the_folder_reading_sees_a_climb_and_a_loop_across_layers() {
+    // The layout before folders matched layers: no module climbs, module
+    // by module; read folder by folder, two imports climb and a loop spans
+    // the platform and the core.
+    let old = |m: &str| match m {
+        "token::shape" | "browser::name" => 0,
+        _ => layer(m),
+    };
+    let graph: BTreeMap<String, BTreeSet<String>> = [
+        ("platform::browsers", vec!["browser::name"]),
+        ("browser", vec!["platform", "browser::name"]),
+        ("browser::name", vec![]),
+        ("policy::line", vec!["token::shape"]),
+        ("token::shape", vec![]),
+        ("token::input", vec!["output"]),
+        ("output", vec!["token::fingerprint"]),
+        ("token::fingerprint", vec!["token::shape"]),
+        ("platform", vec![]),
+        ("lease", vec!["tabs"]),
+        ("tabs", vec!["lease"]),
+    ]
+    .into_iter()
+    .map(|(m, to)| (m.to_string(), to.into_iter().map(String::from).collect()))
+    .collect();
+    assert_eq!(
+        climbing_by_folder(&graph, &old),
+        [
+            "platform::browsers imports browser::name: platform (platform) imports browser (core)",
+            "policy::line imports token::shape: policy (policy) imports token (core)",
+        ]
+    );
+    // browser <-> platform spans two layers; output <-> token and
+    // lease <-> tabs are the core's own.
+    assert_eq!(
+        loops_across_layers(&graph, &old),
+        ["a loop across layers: browser (core), platform (platform)"]
+    );
+    assert_eq!(unit_loops(&unit_graph(&graph)).len(), 3);
 }
 
 /// The modules that decide without touching the world: the policy, and
@@ -967,7 +1214,7 @@ fn the_reader_sees_groups_nested_groups_self_and_children() {
 /// need real processes, the golden install or the stand-in, which only the
 /// fixtures in `tests/common/` provide. Any other module only tests use is
 /// `pub(crate)`, its tests in the crate.
-const PUBLIC_FOR_TESTS: [(&str, &str); 5] = [
+const PUBLIC_FOR_TESTS: [(&str, &str); 6] = [
     (
         "chrome",
         "tests/chrome.rs reads real processes beside doctor's report; tests/standin.rs and \
@@ -990,6 +1237,11 @@ const PUBLIC_FOR_TESTS: [(&str, &str); 5] = [
     (
         "singleton",
         "tests/delivery.rs delivers to the Chrome stand-in directly",
+    ),
+    (
+        "token_shape",
+        "the token's variable, which tests/common/isolation.rs and common/pwcli.rs check \
+         a token-carrying process for",
     ),
 ];
 

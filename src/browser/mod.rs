@@ -5,17 +5,15 @@
 //! browsers: several installed and none chosen is refused with the way to
 //! choose. Where each browser lives is `platform::BROWSERS`.
 
-pub mod name;
-
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+use crate::browser_name::{Browser, UnknownBrowser};
 use crate::config::Config;
 use crate::exit::Exit;
 use crate::platform::{self, browsers::Places};
 use crate::procs::ProcessTable;
 use crate::runtime::{Runtime, RuntimeError, StateFile};
-use name::{Browser, UnknownBrowser};
 
 /// The browser my-chrome works with, and where.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -241,9 +241,9 @@ mod tests {
                  `my-chrome setup` again"
                     .into(),
             ),
-            SetupError::UnknownBrowser(crate::browser::name::UnknownBrowser("netscape".into())),
+            SetupError::UnknownBrowser(crate::browser_name::UnknownBrowser("netscape".into())),
             SetupError::Browser(crate::browser::BrowserError::Recorded(
-                crate::browser::name::UnknownBrowser("netscape".into()),
+                crate::browser_name::UnknownBrowser("netscape".into()),
                 path(),
             )),
             SetupError::Settings(crate::settings::SettingsError::Malformed {

@@ -15,7 +15,7 @@ use crate::helper::pin::Pin;
 use nix::sys::signal::Signal;
 
 use crate::browser::How;
-use crate::browser::name::Browser;
+use crate::browser_name::Browser;
 use crate::child::{ChildCommand, ChildEnv, ChildError, Output};
 use crate::cli::{self, SettingsArgs};
 use crate::config::Config;
@@ -23,6 +23,7 @@ use crate::exit::Exit;
 use crate::helper::check::Fault;
 use crate::helper::node::NodeError;
 use crate::helper::{Helper, HelperError, io_error, trusted_node};
+use crate::output::{Relay, Stream};
 use crate::procs::{ProcError, ProcessTable};
 use crate::runtime::{ASIDE_PREFIX, Runtime, RuntimeError, STAGING_PREFIX};
 use crate::session::registry;
@@ -81,7 +82,7 @@ pub enum SetupError {
     #[error("{0}")]
     Swap(String),
     #[error("--browser: {0}; nothing was recorded or installed")]
-    UnknownBrowser(#[from] crate::browser::name::UnknownBrowser),
+    UnknownBrowser(#[from] crate::browser_name::UnknownBrowser),
     #[error("{0}")]
     Browser(#[from] crate::browser::BrowserError),
     #[error(transparent)]
@@ -305,8 +306,8 @@ pub fn setup(config: &Config) -> Result<Outcome, SetupError> {
             "--no-fund",
             "--no-update-notifier",
         ])
-        .stdout(Output::Progress)
-        .stderr(Output::Progress)
+        .stdout(Output::Streamed(Relay::new(Stream::Err).sink()))
+        .stderr(Output::Streamed(Relay::new(Stream::Err).sink()))
         .run(&npm_env)
         .map_err(SetupError::NpmAborted)?;
     drop(npm_cache);

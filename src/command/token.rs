@@ -6,12 +6,13 @@ use crate::child::ChildEnv;
 use crate::config::{Config, keychain_field};
 use crate::error::{Error, lifts_core};
 use crate::exit::Exit;
+use crate::output::{self, Stream};
 use crate::runtime::Runtime;
-use crate::token::input::{clear_clipboard, read_clipboard, read_stdin};
+use crate::token::input::{Prompt, clear_clipboard, read_clipboard, read_stdin};
 use crate::token::keyring;
 use crate::token::rotation::{self, RotationError, Status};
-use crate::token::shape::redact_runs;
 use crate::token::{Token, TokenError};
+use crate::token_shape::redact_runs;
 
 /// Why a token command did nothing.
 #[derive(Debug, thiserror::Error)]
@@ -82,6 +83,23 @@ fn refuse_arguments(extra: &[OsString]) -> Result<(), TokenCommandError> {
     Err(TokenCommandError::Argument)
 }
 
+/// What `token store --stdin` says on a terminal, around the token typed
+/// without echo.
+struct AskToPaste;
+
+impl Prompt for AskToPaste {
+    fn ask(&self) {
+        output::text(
+            Stream::Err,
+            &["Paste the extension token (it will not be shown), then press Enter: "],
+        );
+    }
+
+    fn answered(&self) {
+        output::notice("");
+    }
+}
+
 /// `token store [--stdin]`.
 pub fn store(
     config: &Config,
@@ -92,7 +110,7 @@ pub fn store(
     let runtime = Runtime::open(&config.runtime)?;
     let env = ChildEnv::new(config, &runtime.tmp_dir());
     let (raw, source) = if from_stdin {
-        (read_stdin()?, "standard input")
+        (read_stdin(&AskToPaste)?, "standard input")
     } else {
         (read_clipboard(config, &env)?, "the clipboard")
     };

@@ -9,16 +9,15 @@
 //! `release`, the gone time (a chosen name), `disconnect` and the session.
 
 pub mod derived;
-pub mod key;
 pub mod registry;
 
 use std::time::Duration;
 
+use crate::agent_key::{AgentKey, Sealed};
 use crate::config::{Claim, Config};
 use crate::exit::Exit;
 use crate::procs::{self, ProcError, ProcessId};
 use crate::runtime::{Runtime, RuntimeError};
-use key::{AgentKey, Sealed};
 use registry::{Entry, Proof, Registry};
 
 /// Who a command runs as, once shown.

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::key::Sealed;
+use crate::agent_key::Sealed;
 use crate::procs::ProcessId;
 use crate::runtime::{FileLock, Runtime, RuntimeError, StateFile};
 

@@ -94,7 +94,7 @@ fn ended_on(runtime: &Runtime, line: &[u8]) -> Option<(u64, String)> {
         return None;
     };
     let page = crate::tabs::proof::page_of(&text)?;
-    let known = crate::token::fingerprint::recorded(runtime).ok()?;
+    let known = crate::redact::fingerprint::recorded(runtime).ok()?;
     let header = crate::redact::redact_value(&page.header, known.as_ref());
     Some((page.number?, header))
 }

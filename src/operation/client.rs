@@ -74,13 +74,12 @@ pub fn run(
     let json = line.asks_json();
     let finished = child
         .args(line.words())
-        .known_token(printer.known().cloned())
         .stdout(if json {
             Output::Capture
         } else {
-            Output::Redacted
+            Output::Streamed(printer.sink(Stream::Out))
         })
-        .stderr(Output::Redacted)
+        .stderr(Output::Streamed(printer.sink(Stream::Err)))
         .run(&started.env)?;
     if json {
         printer.json_text(Stream::Out, &finished.stdout_text(), "");

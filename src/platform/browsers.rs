@@ -11,7 +11,7 @@
 //! (else `~/.config`). macOS: the app bundles in `/Applications`, data
 //! under `~/Library/Application Support`.
 
-use crate::browser::name::Browser;
+use crate::browser_name::Browser;
 
 pub struct Places {
     pub browser: Browser,

@@ -54,7 +54,12 @@ pub struct PeerError {
 #[derive(Debug)]
 pub enum KeyringFault {
     /// It cannot be reached (no session bus, no daemon): which keyring,
-    /// why, and what makes it reachable.
+    /// why, and what makes it reachable. Only the Secret Service can be:
+    /// the Keychain is part of every macOS login.
+    #[cfg_attr(
+        target_os = "macos",
+        expect(dead_code, reason = "the Keychain is always reachable")
+    )]
     Unavailable {
         keyring: &'static str,
         why: String,

@@ -12,7 +12,7 @@ use super::tabs::{TabArgError, TabRef, label};
 use super::{Refusal, files};
 use crate::minimist::{self, Parsed, Value};
 use crate::pinned_commands::{self, CliCommand, HoldChange, TabCommand};
-use crate::token::shape::{looks_like_token, redact_runs};
+use crate::token_shape::{looks_like_token, redact_runs};
 
 /// The options my-chrome reads itself and takes out before the request is
 /// built: the pinned client knows neither (`--tab <ref>`: the tab the

@@ -12,7 +12,7 @@ pub mod tabs;
 
 use crate::exit::Exit;
 use crate::pinned_commands::{self, CliCommand, Decision};
-use crate::token::shape::redact_runs;
+use crate::token_shape::redact_runs;
 use line::Line;
 
 /// Why a command line is not forwarded. Every refusal is a usage error

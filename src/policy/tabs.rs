@@ -8,7 +8,7 @@
 use crate::exit::Exit;
 use crate::pinned_commands;
 pub use crate::pinned_commands::Scope;
-use crate::token::shape::redact_runs;
+use crate::token_shape::redact_runs;
 
 /// The scope of a command by its name (`None` for `list`; a page for a
 /// name the pin does not document, which is never forwarded).

@@ -9,7 +9,7 @@
 //! `true`, `false`, `null` and white space).
 
 use super::Redactor;
-use crate::token::fingerprint::Fingerprint;
+use super::fingerprint::Fingerprint;
 
 /// `text` redacted string by string, or `None` when it is no JSON
 /// document (the caller redacts it as text then).

@@ -8,9 +8,9 @@
 //! the last decision left it, so any chunking gives the single read's
 //! output.
 
+use super::fingerprint::Fingerprint;
 use super::{REDACTED, Stage};
-use crate::token::fingerprint::Fingerprint;
-use crate::token::shape::is_token_byte;
+use crate::token_shape::is_token_byte;
 
 pub struct Known {
     fingerprint: Fingerprint,

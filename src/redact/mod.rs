@@ -10,8 +10,11 @@
 //! Each stage gives, for any chunking of its input, the output of a single
 //! read; so does their chain (each stage's output, however it is chunked,
 //! is the next one's input). Property tests check the chain as a whole.
+//! [`fingerprint`] is what stage 2 matches with: the stored token's salted
+//! fingerprint, as `connect` records it.
 
 mod controls;
+pub mod fingerprint;
 pub mod json;
 mod known;
 mod patterns;
@@ -20,7 +23,7 @@ mod patterns;
 #[allow(dead_code)]
 mod spelling;
 
-use crate::token::fingerprint::Fingerprint;
+use fingerprint::Fingerprint;
 
 pub const REDACTED: &[u8] = b"<redacted>";
 

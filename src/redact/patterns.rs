@@ -46,7 +46,7 @@ use regex_automata::dfa::{regex::Regex as DfaRegex, sparse::DFA};
 
 use super::spelling::{QUOTE, SPACE, enc};
 use super::{REDACTED, Stage};
-use crate::token::shape::MIN_LEN;
+use crate::token_shape::MIN_LEN;
 
 /// An upper bound on the length of any match of [`patterns`] (see the test
 /// `every_pattern_is_shorter_than_the_hold_back`).

@@ -9,7 +9,7 @@ use std::path::Path;
 
 use crate::daemon::request::{Plan, plan_words};
 use crate::daemon::{DaemonError, Housekeeping, Reply};
-use crate::token::fingerprint::Fingerprint;
+use crate::redact::fingerprint::Fingerprint;
 
 /// How many connect tabs one `close_all` closes at most.
 const MAX_CONNECT_TABS: usize = 8;

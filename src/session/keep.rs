@@ -27,7 +27,7 @@ pub fn make_sure(
     let budget = pinned::housekeeping(command_timeout);
     // Without a readable record of the session's token, any tab naming
     // the connect page counts (fail closed).
-    let known = crate::token::fingerprint::recorded(runtime).ok().flatten();
+    let known = crate::redact::fingerprint::recorded(runtime).ok().flatten();
     connect_tab::close_all(&entry.socket_path, cwd, &budget, known.as_ref())
         .map_err(|e| not_kept(e, cli))?;
     // A session attached before the door was shut has it open.

@@ -164,7 +164,7 @@ pub enum TabsError {
     #[error(transparent)]
     Settings(#[from] crate::settings::SettingsError),
     #[error(transparent)]
-    Fingerprint(#[from] crate::token::fingerprint::FingerprintError),
+    Fingerprint(#[from] crate::redact::fingerprint::FingerprintError),
     #[error(transparent)]
     Daemon(#[from] DaemonError),
     #[error(transparent)]

@@ -1,7 +1,8 @@
 //! Where a new token comes from: the clipboard (the extension's "copy"
 //! button) or standard input (a password manager's pipe; on a terminal,
 //! typed without echo). Never an argument: arguments are visible to every
-//! local user in the process table.
+//! local user in the process table. It prints nothing: the command that
+//! reads a typed token asks for it ([`Prompt`]).
 
 use std::io::{self, IsTerminal};
 use std::os::fd::AsFd;
@@ -121,10 +122,19 @@ pub fn clear_clipboard(config: &Config, env: &ChildEnv) -> Result<(), InputError
     }
 }
 
-/// Standard input: one line typed without echo on a terminal, otherwise
-/// everything up to end-of-file; at most 4 KiB either way. Read straight from
-/// descriptor 0 into a zeroizing buffer, so no library buffer keeps a copy.
-pub fn read_stdin() -> Result<Zeroizing<Vec<u8>>, InputError> {
+/// What asks for a token typed on a terminal: the command's own words.
+pub trait Prompt {
+    /// Echo is off, and the line not read yet.
+    fn ask(&self);
+    /// The line is read, and echo on again.
+    fn answered(&self);
+}
+
+/// Standard input: one line typed without echo on a terminal (`prompt`
+/// asking for it), otherwise everything up to end-of-file; at most 4 KiB
+/// either way. Read straight from descriptor 0 into a zeroizing buffer, so
+/// no library buffer keeps a copy.
+pub fn read_stdin(prompt: &impl Prompt) -> Result<Zeroizing<Vec<u8>>, InputError> {
     let stdin = io::stdin();
     if !stdin.is_terminal() {
         return read_fd(&stdin, false);
@@ -139,13 +149,10 @@ pub fn read_stdin() -> Result<Zeroizing<Vec<u8>>, InputError> {
     let mut quiet = saved.clone();
     quiet.local_flags.remove(LocalFlags::ECHO);
     tcsetattr(&stdin, SetArg::TCSANOW, &quiet).map_err(failed)?;
-    crate::output::text(
-        crate::output::Stream::Err,
-        &["Paste the extension token (it will not be shown), then press Enter: "],
-    );
+    prompt.ask();
     let line = read_fd(&stdin, true);
     let _ = tcsetattr(&stdin, SetArg::TCSANOW, &saved);
-    crate::output::notice("");
+    prompt.answered();
     line
 }
 

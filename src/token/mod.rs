@@ -2,19 +2,16 @@
 //! or the Linux Secret Service, reached through `platform/`), how it is
 //! read from the user, and rotation.
 
-pub mod fingerprint;
 pub mod input;
 pub mod keyring;
 pub mod rotation;
-pub mod shape;
 pub mod store;
 
 use sha2::{Digest, Sha256};
 use zeroize::Zeroizing;
 
 use crate::exit::Exit;
-
-use shape::{MAX_LEN, MIN_LEN};
+use crate::token_shape::{self, MAX_LEN, MIN_LEN};
 
 /// The extension token. Deliberately without `Debug`, `Display`, `Clone` or
 /// `Serialize`; zeroed when dropped. Its only ways out are
@@ -50,7 +47,7 @@ impl Token {
         })?;
         let text = text.trim();
         let text = text
-            .strip_prefix(shape::VARIABLE)
+            .strip_prefix(token_shape::VARIABLE)
             .and_then(|rest| rest.strip_prefix('='))
             .unwrap_or(text);
         if text.is_empty() {
@@ -66,7 +63,7 @@ impl Token {
         if !(MIN_LEN..=MAX_LEN).contains(&len) {
             return Err(TokenError::Length { source_name, len });
         }
-        if !text.bytes().all(shape::is_token_byte) {
+        if !text.bytes().all(token_shape::is_token_byte) {
             return Err(TokenError::Charset { source_name });
         }
         Ok(Token(Zeroizing::new(text.to_string())))
@@ -106,8 +103,8 @@ mod tests {
         let plain = Token::parse(GOOD.as_bytes(), "input").unwrap();
         for raw in [
             format!("  {GOOD}\n"),
-            format!("{}={GOOD}", shape::VARIABLE),
-            format!("\t{}={GOOD}\r\n", shape::VARIABLE),
+            format!("{}={GOOD}", token_shape::VARIABLE),
+            format!("\t{}={GOOD}\r\n", token_shape::VARIABLE),
         ] {
             assert_eq!(
                 Token::parse(raw.as_bytes(), "input").unwrap().sha256(),

@@ -11,7 +11,7 @@
 use std::path::Path;
 
 use my_chrome::chrome::carries_token;
-use my_chrome::token::shape::VARIABLE;
+use my_chrome::token_shape::VARIABLE;
 
 /// A test that makes a process of the user carry a token (a token-bearing
 /// connect URL or the upstream token variable in its argv or environment).

@@ -21,7 +21,7 @@ impl PwCli {
     /// executable the relay spawns.
     pub fn new(sandbox: &Sandbox, token: Option<&str>, executable: &Path) -> PwCli {
         if let Some(token) = token {
-            super::isolation::check_carried([], [(my_chrome::token::shape::VARIABLE, token)]);
+            super::isolation::check_carried([], [(my_chrome::token_shape::VARIABLE, token)]);
         }
         let runtime = sandbox.runtime.clone();
         let mut env = vec![

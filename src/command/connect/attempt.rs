@@ -195,7 +195,7 @@ impl Checked {
         // While the token is held anyway: what lets the redactor hide its
         // bare value in every later command's output, and in this one's
         // own messages from here on (an error quoting the daemon's words).
-        let known = crate::token::fingerprint::record(&started.runtime, &token)?;
+        let known = crate::redact::fingerprint::record(&started.runtime, &token)?;
         crate::output::remember(&known);
         Ok(Preflight {
             browser: self.browser,
@@ -324,7 +324,7 @@ impl<'s> Attempt<'s> {
             .daemon_cwd()
             .map_err(|e| after_delivery(Exit::Failure, format!("{e}.")))?;
         // The token this connect recorded (fail closed without it).
-        let known = crate::token::fingerprint::recorded(&self.started.runtime)
+        let known = crate::redact::fingerprint::recorded(&self.started.runtime)
             .ok()
             .flatten();
         connect_tab::close_all(&socket, &cwd, &self.budget, known.as_ref()).map_err(|e| match e {

@@ -12,10 +12,10 @@
 
 use sha2::{Digest, Sha256};
 
-use super::Token;
-use super::shape::{MAX_LEN, MIN_LEN};
 use crate::exit::Exit;
 use crate::runtime::{Runtime, RuntimeError, StateFile};
+use crate::token::Token;
+use crate::token_shape::{MAX_LEN, MIN_LEN};
 
 const PRIME: u64 = (1 << 61) - 1;
 const HEADER: &str = "my-chrome token fingerprint v1";
