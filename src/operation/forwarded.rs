@@ -162,6 +162,18 @@ pub(super) struct Sent<'a> {
     pub since: u64,
 }
 
+impl<'a> Sent<'a> {
+    /// `request` for `entry`, sent now.
+    pub fn now(entry: &'static CliCommand, request: &'a Request, tab_command: bool) -> Sent<'a> {
+        Sent {
+            entry,
+            request,
+            tab_command,
+            since: crate::lease::now_ms(),
+        }
+    }
+}
+
 /// An error opening the agent's desk: the session's daemon not answering
 /// the tab list is a stale session, as for any command.
 pub fn stale_unless_listed(e: Error) -> ForwardError {

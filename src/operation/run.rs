@@ -31,31 +31,38 @@ pub fn for_agent(
     // What no agent is left to end keeps nobody out for good.
     desk.end_orphaned_holds()?;
     desk.check_holds()?;
+    let Some((id, sent)) = place(desk, held, asked)? else {
+        return Ok(Outcome::Done);
+    };
+    page_command::run_on(
+        config,
+        desk,
+        held,
+        (socket, asked, &sent),
+        id,
+        (outputs, reopen),
+    )
+}
+
+/// The agent's tab `asked` runs on, selected, and what it sends there; or
+/// nothing more to send: a tab command answered from the agent's tabs.
+fn place<'a>(
+    desk: &mut Desk,
+    held: &mut HeldLease,
+    asked: &'a Forwarded,
+) -> Result<Option<(u64, Sent<'a>)>, ForwardError> {
     // `tab-new <url>`: its blank tab, then the load of its address there.
     if let Some(load) = &asked.load {
         held.mark_ran();
         let (id, _) = desk.open_tab_with(&asked.request, asked.line.label.as_deref())?;
         held.on_tab(id);
-        let sent = Sent {
-            entry: pinned_commands::goto(),
-            request: load,
-            tab_command: true,
-            since: crate::lease::now_ms(),
-        };
-        return page_command::run_on(
-            config,
-            desk,
-            held,
-            (socket, asked, &sent),
-            id,
-            (outputs, reopen),
-        );
+        return Ok(Some((id, Sent::now(pinned_commands::goto(), load, true))));
     }
-    let scope = asked.entry.scope;
     if let Some(tab) = asked.entry.tab {
-        return tab_command::run(desk, held, asked, tab).map(|()| Outcome::Done);
+        tab_command::run(desk, held, asked, tab)?;
+        return Ok(None);
     }
-    if matches!(scope, Scope::Context | Scope::Session) {
+    if matches!(asked.entry.scope, Scope::Context | Scope::Session) {
         let others = desk.book.others_with_tabs(&desk.agent);
         if !others.is_empty() {
             return Err(TabsError::OthersHaveTabs {
@@ -82,20 +89,7 @@ pub fn for_agent(
     };
     desk.select(id)?;
     held.on_tab(id);
-    let sent = Sent {
-        entry: asked.entry,
-        request: &asked.request,
-        tab_command: false,
-        since: crate::lease::now_ms(),
-    };
-    page_command::run_on(
-        config,
-        desk,
-        held,
-        (socket, asked, &sent),
-        id,
-        (outputs, reopen),
-    )
+    Ok(Some((id, Sent::now(asked.entry, &asked.request, false))))
 }
 
 /// After its command: the agent was here until it ended (a command longer
