@@ -3,7 +3,7 @@
 //! changes, and an agent's command runs on its own tab and sees its own
 //! tabs only. The daemon keeps one current tab and names none: under the
 //! session's turn (`lease`), a command lists the tabs, reads what changed
-//! into the book (`book.rs`, `align.rs`), selects its tab, runs, and lists
+//! into the book (`book/`, `align.rs`), selects its tab, runs, and lists
 //! them again; replies are rewritten to show the agent's tabs alone
 //! (`listing.rs`).
 
@@ -41,7 +41,7 @@ const LIST_TRIES: usize = 5;
 
 #[derive(Debug, thiserror::Error)]
 pub enum TabsError {
-    #[error("{}", refusal(.agent, .refused, .own))]
+    #[error("{}", view::refusal(.agent, .refused, .own))]
     Refused {
         agent: String,
         refused: Refused,
@@ -70,7 +70,7 @@ pub enum TabsError {
         command: String,
         agents: Vec<String>,
     },
-    #[error("{}", given(.refused))]
+    #[error("{}", view::given(.refused))]
     NotGiven { refused: Refused },
     #[error(
         "tab t{id} changed (its page or who holds it), or the agent it was asked for is another \
@@ -228,67 +228,6 @@ pub(crate) fn users_step_in(text: &str) -> Option<&'static str> {
     ]
     .into_iter()
     .find(|step| text.contains(step))
-}
-
-fn refusal(agent: &str, refused: &Refused, own: &str) -> String {
-    let why = match refused {
-        Refused::Unknown(reference) => format!("no tab of agent {agent} has {reference}"),
-        Refused::Gone(id) => format!("tab t{id} is closed"),
-        Refused::Earlier(id) => format!(
-            "tab t{id} belongs to an earlier session (before the last `my-chrome connect`); ids \
-             are never reused"
-        ),
-        Refused::Foreign { id, owner } => format!(
-            "tab t{id} is {}, not agent {agent}'s{}",
-            match owner {
-                book::Owner::Held(_) => owner.describe(),
-                other => format!("{}'s", other.describe()),
-            },
-            match owner {
-                book::Owner::User => {
-                    "; only the user can give it to an agent: ask the user for it if you need it"
-                }
-                book::Owner::Spare | book::Owner::Agent(_) | book::Owner::Held(_) => "",
-            }
-        ),
-        Refused::HeldForYou(id) => format!(
-            "tab t{id} is held for agent {agent}: it left you (it could not be told apart from \
-             another of your tabs, or you had no command for a while); `my-chrome tab-claim \
-             t{id}` takes it again"
-        ),
-        Refused::UsersToGive(id) => format!(
-            "tab t{id} is the user's: an agent does not take it; only the user can give it to \
-             an agent: ask the user for it if you need it"
-        ),
-        Refused::Owned { id, agent: owner } => format!(
-            "tab t{id} is agent {owner}'s: only that agent gives it back, or it is held for it \
-             once it has been quiet for the gone time; only a tab no agent has can be given"
-        ),
-        Refused::LabelTaken(label) => format!("agent {agent} already has a tab labelled {label}"),
-    };
-    format!("{why}; nothing was run. Your tabs:\n{own}")
-}
-
-/// Why the user's `tab-give` gave nothing.
-fn given(refused: &Refused) -> String {
-    let why = match refused {
-        Refused::Owned { id, agent } => format!(
-            "tab t{id} is agent {agent}'s: only a tab no agent has is given; the agent gives it \
-             back itself (`my-chrome release --tab t{id}`), or it is held for it once the agent \
-             has had no command for the gone time"
-        ),
-        Refused::Gone(id) => format!("tab t{id} is closed"),
-        Refused::Earlier(id) => {
-            format!("tab t{id} belongs to an earlier session (before the last `my-chrome connect`)")
-        }
-        Refused::Unknown(reference) => format!("no tab of the session has {reference}"),
-        // What `give` never refuses for.
-        Refused::Foreign { id, .. } | Refused::HeldForYou(id) | Refused::UsersToGive(id) => {
-            format!("tab t{id} cannot be given")
-        }
-        Refused::LabelTaken(label) => format!("the label {label} is taken"),
-    };
-    format!("{why}; nothing was given. `my-chrome agents` lists the tabs no agent has")
 }
 
 /// What identifies the daemon a book describes: its socket file (a new
@@ -1087,6 +1026,7 @@ fn show_notes(notes: &[Notice]) {
 
 #[cfg(test)]
 mod tests {
+    use super::view::refusal;
     use super::*;
 
     /// What an agent reads when it is refused a tab, when the book cannot

@@ -6,7 +6,7 @@
 
 use serde::Serialize;
 
-use super::book::{Book, Owner};
+use super::book::{Book, Owner, Refused, Why};
 use super::{TabsError, load};
 use crate::config::Config;
 use crate::lease;
@@ -332,5 +332,126 @@ impl Agents {
             out.push_str(&format!("session: {}\n", limits.status));
         }
         out
+    }
+}
+
+// The words for the book's owners and reasons: the book keeps them as
+// data (`book::Owner`, `book::Why`), and they are worded here, at the edge.
+impl Owner {
+    /// "agent X", "the user", "nobody yet", "held for agent X".
+    pub fn describe(&self) -> String {
+        match self {
+            Owner::User => "the user".into(),
+            Owner::Spare => "nobody yet".into(),
+            Owner::Agent(name) => format!("agent {name}"),
+            Owner::Held(name) => format!("held for agent {name}"),
+        }
+    }
+}
+
+impl Why {
+    /// Why a tab is held for an agent, or the user's, in words.
+    pub fn describe(&self) -> String {
+        match self {
+            Why::Found => "open before my-chrome first saw the session".into(),
+            Why::Appeared => "appeared between commands (a popup, or a tab you added)".into(),
+            Why::AppearedDuring(agent) => format!(
+                "appeared during agent {agent}'s command while other pages were open, any of \
+                 which could have opened it"
+            ),
+            Why::InDoubt => "could not be told apart from another tab after tabs changed".into(),
+            Why::Moved => "its page went to another site between commands".into(),
+            Why::OwnerGone => "its agent had no command for the gone time".into(),
+            Why::Released => "its agent gave it back".into(),
+            Why::LeftOpen => {
+                "its agent closed it; left open, as a tab after it was another's".into()
+            }
+            Why::PastCap(agent) => format!(
+                "a page of agent {agent}'s opened it while that agent had the most tabs you allow \
+                 one agent"
+            ),
+            Why::NameEnded => "its agent's name ended and was registered anew".into(),
+        }
+    }
+}
+
+/// Why a tab may not be used by `agent`, with its tabs (`own`).
+pub(super) fn refusal(agent: &str, refused: &Refused, own: &str) -> String {
+    let why = match refused {
+        Refused::Unknown(reference) => format!("no tab of agent {agent} has {reference}"),
+        Refused::Gone(id) => format!("tab t{id} is closed"),
+        Refused::Earlier(id) => format!(
+            "tab t{id} belongs to an earlier session (before the last `my-chrome connect`); ids \
+             are never reused"
+        ),
+        Refused::Foreign { id, owner } => format!(
+            "tab t{id} is {}, not agent {agent}'s{}",
+            match owner {
+                Owner::Held(_) => owner.describe(),
+                other => format!("{}'s", other.describe()),
+            },
+            match owner {
+                Owner::User => {
+                    "; only the user can give it to an agent: ask the user for it if you need it"
+                }
+                Owner::Spare | Owner::Agent(_) | Owner::Held(_) => "",
+            }
+        ),
+        Refused::HeldForYou(id) => format!(
+            "tab t{id} is held for agent {agent}: it left you (it could not be told apart from \
+             another of your tabs, or you had no command for a while); `my-chrome tab-claim \
+             t{id}` takes it again"
+        ),
+        Refused::UsersToGive(id) => format!(
+            "tab t{id} is the user's: an agent does not take it; only the user can give it to \
+             an agent: ask the user for it if you need it"
+        ),
+        Refused::Owned { id, agent: owner } => format!(
+            "tab t{id} is agent {owner}'s: only that agent gives it back, or it is held for it \
+             once it has been quiet for the gone time; only a tab no agent has can be given"
+        ),
+        Refused::LabelTaken(label) => format!("agent {agent} already has a tab labelled {label}"),
+    };
+    format!("{why}; nothing was run. Your tabs:\n{own}")
+}
+
+/// Why the user's `tab-give` gave nothing.
+pub(super) fn given(refused: &Refused) -> String {
+    let why = match refused {
+        Refused::Owned { id, agent } => format!(
+            "tab t{id} is agent {agent}'s: only a tab no agent has is given; the agent gives it \
+             back itself (`my-chrome release --tab t{id}`), or it is held for it once the agent \
+             has had no command for the gone time"
+        ),
+        Refused::Gone(id) => format!("tab t{id} is closed"),
+        Refused::Earlier(id) => {
+            format!("tab t{id} belongs to an earlier session (before the last `my-chrome connect`)")
+        }
+        Refused::Unknown(reference) => format!("no tab of the session has {reference}"),
+        // What `give` never refuses for.
+        Refused::Foreign { id, .. } | Refused::HeldForYou(id) | Refused::UsersToGive(id) => {
+            format!("tab t{id} cannot be given")
+        }
+        Refused::LabelTaken(label) => format!("the label {label} is taken"),
+    };
+    format!("{why}; nothing was given. `my-chrome agents` lists the tabs no agent has")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn why_a_tab_is_the_users_is_said_in_words() {
+        assert_eq!(
+            Why::NameEnded.describe(),
+            "its agent's name ended and was registered anew"
+        );
+        assert_eq!(Why::Released.describe(), "its agent gave it back");
+        assert!(
+            Why::AppearedDuring("ann".into())
+                .describe()
+                .contains("agent ann's command")
+        );
     }
 }
