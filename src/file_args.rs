@@ -56,7 +56,7 @@ pub enum FileRefusal {
     /// What the names alone decide (`policy::files`): relative, in
     /// ms-playwright, a credential cache.
     #[error("{0}")]
-    Named(String),
+    Named(files::ByName),
     #[error("it would land inside my-chrome's private runtime ({})", .0.display())]
     InRuntime(PathBuf),
     #[error("it lies in {}", .0.words())]

@@ -162,38 +162,47 @@ fn has_bool(value: &minimist::Value) -> bool {
     }
 }
 
+/// Why a file's name alone refuses it (`absolute`, `by_name`): said to the
+/// agent after the file's name.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ByName {
+    #[error(
+        "a relative path would be resolved against my-chrome's runtime (the daemon's working \
+         directory), not yours; give an absolute path"
+    )]
+    Relative,
+    #[error(
+        "it lies in Playwright's own folder (ms-playwright), whose programs the browser's tools \
+         run"
+    )]
+    PlaywrightFolder,
+    /// The file's name.
+    #[error("{0:?} is a credential cache (Kerberos keeps tickets there)")]
+    CredentialCache(String),
+}
+
 /// A relative path would be resolved against the daemon's working
 /// directory (the runtime), not the caller's: never what was meant.
-pub fn absolute(raw: &str) -> Result<(), String> {
+pub fn absolute(raw: &str) -> Result<(), ByName> {
     if Path::new(raw).is_absolute() {
         Ok(())
     } else {
-        Err(
-            "a relative path would be resolved against my-chrome's runtime (the daemon's \
-             working directory), not yours; give an absolute path"
-                .into(),
-        )
+        Err(ByName::Relative)
     }
 }
 
 /// The rules a resolved path's names alone decide: Playwright's own
 /// folders, credential caches.
-pub fn by_name(path: &Path) -> Result<(), String> {
+pub fn by_name(path: &Path) -> Result<(), ByName> {
     if path.components().any(|c| c.as_os_str() == "ms-playwright") {
-        return Err(
-            "it lies in Playwright's own folder (ms-playwright), whose programs the browser's \
-             tools run"
-                .into(),
-        );
+        return Err(ByName::PlaywrightFolder);
     }
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy())
         .unwrap_or_default();
     if SECRET_NAMES.iter().any(|secret| name.starts_with(secret)) {
-        return Err(format!(
-            "{name:?} is a credential cache (Kerberos keeps tickets there)"
-        ));
+        return Err(ByName::CredentialCache(name.into_owned()));
     }
     Ok(())
 }
@@ -370,6 +379,30 @@ mod tests {
             files_named(upload, &bare),
             Err(Refusal::NoFile { .. })
         ));
+    }
+
+    #[test]
+    fn a_refusal_by_name_says_the_words_agents_have_always_read() {
+        assert_eq!(
+            absolute("x.png").unwrap_err().to_string(),
+            "a relative path would be resolved against my-chrome's runtime (the daemon's working \
+             directory), not yours; give an absolute path"
+        );
+        assert_eq!(
+            by_name(Path::new("/tmp/ms-playwright/x")).unwrap_err(),
+            ByName::PlaywrightFolder
+        );
+        assert_eq!(
+            ByName::PlaywrightFolder.to_string(),
+            "it lies in Playwright's own folder (ms-playwright), whose programs the browser's \
+             tools run"
+        );
+        assert_eq!(
+            by_name(Path::new("/tmp/krb5cc_1000"))
+                .unwrap_err()
+                .to_string(),
+            "\"krb5cc_1000\" is a credential cache (Kerberos keeps tickets there)"
+        );
     }
 
     #[test]
