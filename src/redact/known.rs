@@ -1,6 +1,6 @@
 //! The second stage of the redactor: the stored token's bare value,
 //! wherever it stands (inside a longer word, a URL, base64, any context),
-//! found through its fingerprint (`token/fingerprint.rs`) without holding
+//! found through its fingerprint (`fingerprint.rs`) without holding
 //! it.
 //!
 //! Split reads: a window is decided only when all of its bytes are there
