@@ -28,13 +28,14 @@ say() { printf 'mutants.sh: %s\n' "$*"; }
 # (every unit test, plus the integration tests that cover the module, take
 # seconds, and make their own sandboxes; turns.rs starts a browser for one
 # test of the log, identity.rs for the names proven in a real session).
-ORDER=(redact minimist file-args file-owners policy tabs token-shape identity consent settings lease session-output ending runtime handoff manifest request cleanup-record removal)
+ORDER=(redact minimist file-args file-owners command-table policy tabs token-shape identity consent settings lease session-output ending runtime handoff manifest request cleanup-record removal)
 declare -A FILES=(
   [redact]="src/redact/mod.rs src/redact/patterns.rs src/redact/known.rs src/redact/fingerprint.rs src/redact/controls.rs"
   [minimist]="src/minimist.rs"
   [file-args]="src/policy/files.rs src/file_args.rs"
   [file-owners]="src/file_owners.rs"
-  [policy]="src/policy/mod.rs src/policy/holds.rs"
+  [command-table]="src/pinned_commands.rs"
+  [policy]="src/policy/mod.rs src/policy/line.rs src/policy/holds.rs"
   [tabs]="src/policy/tabs.rs src/tabs/book/model.rs src/tabs/book/sync.rs src/tabs/book/resolve.rs src/tabs/book/moves.rs src/tabs/book/holds.rs src/tabs/align.rs src/tabs/listing.rs src/tabs/notice.rs src/tabs/proof.rs src/tabs/stay.rs src/tabs/number.rs"
   [token-shape]="src/token_shape.rs"
   [identity]="src/identity/mod.rs src/agent_key.rs src/identity/registry.rs src/identity/derived.rs"
@@ -55,8 +56,9 @@ declare -A TESTS=(
   [minimist]="--lib --test minimist"
   [file-args]="--lib --test policy"
   [file-owners]="--lib"
-  [policy]="--lib --test policy --test scope"
-  [tabs]="--lib --test scope"
+  [command-table]="--lib --test policy --test scope"
+  [policy]="--lib --test policy --test scope --test one_reading"
+  [tabs]="--lib --test scope --test stay"
   [token-shape]="--lib --test token --test policy"
   [identity]="--lib --test identity"
   [consent]="--lib"

@@ -5,7 +5,8 @@
 //! HOME as it found it, DESIGN.md's forwarded list (its scope table) is
 //! the policy's, the layering rules are written once, DESIGN's table names
 //! a real test for every invariant, and the stand-in's PROTOCOL.md names
-//! every setting and fault it has.
+//! every setting and fault it has, and TESTING.md's table of the
+//! mutation-tested modules is what scripts/mutants.sh runs.
 
 mod common;
 
@@ -232,6 +233,138 @@ fn the_exit_table_check_sees_a_changed_meaning_a_wrong_name_and_a_missing_code()
         .collect();
     let doc = format!("## Exit codes\n\n| code | name | meaning |\n| --- | --- | --- |\n{whole}");
     assert!(exit_table_faults(&doc, "## Exit codes").is_empty());
+}
+
+/// `{a,b}` in a path written `src/x/{a,b}.rs` read as its paths.
+fn expand_braces(path: &str) -> Vec<String> {
+    match (path.find('{'), path.find('}')) {
+        (Some(open), Some(close)) if open < close => path[open + 1..close]
+            .split(',')
+            .flat_map(|part| {
+                expand_braces(&format!("{}{part}{}", &path[..open], &path[close + 1..]))
+            })
+            .collect(),
+        _ => vec![path.to_string()],
+    }
+}
+
+/// The module table of docs/TESTING.md ("The modules, and the tests each
+/// mutant runs"): each module's files (braces expanded) and the tests it
+/// names, as `scripts/mutants.sh --list-modules` says them (`--lib`,
+/// `--test x`). What stands in brackets is a remark.
+fn mutants_rows(doc: &str) -> Vec<(String, BTreeSet<String>, Vec<String>)> {
+    let ticked = |cell: &str| -> Vec<String> {
+        let bare: String = cell.split('(').next().unwrap_or_default().to_string();
+        bare.split('`')
+            .skip(1)
+            .step_by(2)
+            .map(String::from)
+            .collect()
+    };
+    doc.lines()
+        .skip_while(|l| !l.starts_with("| module | what it keeps |"))
+        .skip(2)
+        .take_while(|l| l.starts_with('|'))
+        .map(|l| {
+            let cells: Vec<&str> = l.trim_matches('|').split(" | ").map(str::trim).collect();
+            let cell = |n: usize| cells.get(n).copied().unwrap_or_default();
+            let files = cell(2)
+                .split(", ")
+                .flat_map(ticked)
+                .flat_map(|f| expand_braces(&f))
+                .collect();
+            let tests = ticked(&cell(3).replace(", ", " "))
+                .into_iter()
+                .map(|t| {
+                    if t.starts_with('-') {
+                        t
+                    } else {
+                        format!("--test {t}")
+                    }
+                })
+                .collect();
+            (cell(0).to_string(), files, tests)
+        })
+        .collect()
+}
+
+/// Where the module table says something else than `mutants.sh
+/// --list-modules`' lines (`module files… tests: …`).
+fn mutants_table_faults(doc: &str, listed: &str) -> Vec<String> {
+    let shown = mutants_rows(doc);
+    let mut faults = Vec::new();
+    let mut names = Vec::new();
+    for line in listed.lines() {
+        let (head, tests) = line.split_once("tests:").unwrap_or((line, ""));
+        let mut words = head.split_whitespace();
+        let name = words.next().unwrap_or_default().to_string();
+        let files: BTreeSet<String> = words.map(String::from).collect();
+        let tests: Vec<&str> = tests.split_whitespace().collect();
+        let tests: Vec<String> = tests
+            .iter()
+            .enumerate()
+            .filter(|(_, w)| **w != "--test")
+            .map(|(n, w)| match n.checked_sub(1).map(|p| tests[p]) {
+                Some("--test") => format!("--test {w}"),
+                _ => w.to_string(),
+            })
+            .collect();
+        match shown.iter().find(|(n, ..)| *n == name) {
+            None => faults.push(format!("{name}: no row")),
+            Some((_, f, _)) if *f != files => {
+                faults.push(format!("{name}: files {f:?}, not {files:?}"))
+            }
+            Some((.., t)) if *t != tests => {
+                faults.push(format!("{name}: tests {t:?}, not {tests:?}"))
+            }
+            Some(_) => {}
+        }
+        names.push(name);
+    }
+    for (name, ..) in &shown {
+        if !names.contains(name) {
+            faults.push(format!("{name}: no such module"));
+        }
+    }
+    faults
+}
+
+/// docs/TESTING.md's table of the mutation-tested modules is what
+/// scripts/mutants.sh runs: each module, its files, its tests.
+#[test]
+fn the_mutants_table_is_what_the_script_runs() {
+    let out = Command::new(Path::new(ROOT).join("scripts/mutants.sh"))
+        .arg("--list-modules")
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let listed = String::from_utf8(out.stdout).unwrap();
+    assert!(listed.lines().count() > 10, "{listed}");
+    let faults = mutants_table_faults(&read("docs/TESTING.md"), &listed);
+    assert!(faults.is_empty(), "docs/TESTING.md:\n{}", faults.join("\n"));
+}
+
+#[test]
+fn the_mutants_table_check_sees_other_files_other_tests_and_a_missing_module() {
+    let listed = "a   src/a/mod.rs src/a/b.rs   tests: --lib --test one\n\
+                  c   src/c.rs   tests: --lib\n\
+                  d   src/d.rs   tests: --lib\n";
+    let table = "| module | what it keeps | files | tests |\n| --- | --- | --- | --- |\n";
+    let good = format!(
+        "{table}| a | x | `src/a/{{mod,b}}.rs` | `--lib`, `one` (a remark: `two`) |\n\
+         | c | x | `src/c.rs` | `--lib` |\n| d | x | `src/d.rs` | `--lib` |\n"
+    );
+    assert!(mutants_table_faults(&good, listed).is_empty());
+    let planted = format!(
+        "{table}| a | x | `src/a/mod.rs` | `--lib`, `one` |\n\
+         | c | x | `src/c.rs` | `--lib`, `two` |\n| e | x | `src/e.rs` | `--lib` |\n"
+    );
+    let faults = mutants_table_faults(&planted, listed);
+    assert_eq!(faults.len(), 4, "{faults:?}");
+    assert!(faults[0].starts_with("a: files"), "{faults:?}");
+    assert!(faults[1].starts_with("c: tests"), "{faults:?}");
+    assert_eq!(faults[2], "d: no row");
+    assert_eq!(faults[3], "e: no such module");
 }
 
 /// A variable's row as README shows it: its names, range, default and
