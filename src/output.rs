@@ -8,7 +8,7 @@
 //! to standard output or standard error (tests/layout.rs).
 
 use std::io::{self, Write};
-use std::sync::OnceLock;
+use std::sync::Mutex;
 
 use crate::config::RuntimeLocation;
 use crate::redact::fingerprint::{self, Fingerprint, FingerprintError};
@@ -25,7 +25,10 @@ pub enum Stream {
 /// The stored token's fingerprint every print uses: the runtime's, read
 /// once at start (`init`), or the one a printer of page text read since.
 /// It is set, never fetched: no print does I/O of its own.
-static KNOWN: OnceLock<Fingerprint> = OnceLock::new();
+/// The fingerprint of the token stored now, for my-chrome's own words: a
+/// later record replaces it (a token replaced since the start is the one
+/// that can be delivered, so the one to hide).
+static KNOWN: Mutex<Option<Fingerprint>> = Mutex::new(None);
 
 /// Every later print redacts the bare value of the token whose
 /// fingerprint `runtime` holds (read now; a runtime without one, or one
@@ -36,20 +39,25 @@ pub fn init(runtime: &RuntimeLocation) {
         .flatten()
         .and_then(|runtime| fingerprint::recorded(&runtime).ok().flatten());
     if let Some(known) = known {
-        let _ = KNOWN.set(known);
+        remember(&known);
     }
 }
 
-/// Every later print of this process hides the token `known` describes
-/// too: what `connect` has just recorded (the first connect of a runtime
-/// had none to read at start).
+/// Every later print of this process hides the token `known` describes:
+/// what `connect` has just recorded (the first connect of a runtime had
+/// none to read at start; a token replaced since had another).
 pub fn remember(known: &Fingerprint) {
-    let _ = KNOWN.set(known.clone());
+    *KNOWN
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(known.clone());
 }
 
-/// The fingerprint set so far.
+/// The fingerprint remembered last.
 fn known() -> Option<Fingerprint> {
-    KNOWN.get().cloned()
+    KNOWN
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+        .clone()
 }
 
 /// The one way a page's words are printed (a reply, a tab's title, the
@@ -237,26 +245,30 @@ mod tests {
     /// A fingerprint recorded after the start (a runtime's first
     /// `connect`) reaches my-chrome's own messages from then on: an error
     /// quoting the daemon's words hides the token's bare value.
+    /// Also when the runtime held another token's at the start (the
+    /// token replaced since the last connect): the newest record wins.
     #[test]
     fn a_fingerprint_remembered_later_hides_the_bare_value_in_own_words() {
-        // Made up for this test: no real token.
-        let value = "Zq3throwAwayTOKENvalue0123456789abcdXYZ";
-        let fingerprint =
-            Fingerprint::of(&Token::parse(value.as_bytes(), "test").unwrap()).unwrap();
-        let message = format!("Error: the page said {value}\n");
-        let mut unkeyed = Relay::new(Stream::Err).redactor;
-        let mut before = unkeyed.feed(message.as_bytes());
-        before.extend(unkeyed.finish());
-        assert!(
-            String::from_utf8_lossy(&before).contains(value),
-            "nothing known yet"
-        );
-        remember(&fingerprint);
-        let mut keyed = Relay::new(Stream::Err).redactor;
-        let mut after = keyed.feed(message.as_bytes());
-        after.extend(keyed.finish());
-        let after = String::from_utf8_lossy(&after);
-        assert!(!after.contains(value), "{after}");
+        // Made up for this test: no real tokens.
+        let old = "Zq3throwAwayOLDtokenValue0123456789abcdXY";
+        let new = "Zq3throwAwayTOKENvalue0123456789abcdXYZ";
+        let fingerprint = |value: &str| {
+            Fingerprint::of(&Token::parse(value.as_bytes(), "test").unwrap()).unwrap()
+        };
+        let said = |value: &str| {
+            let message = format!("Error: the page said {value}\n");
+            let mut redactor = Relay::new(Stream::Err).redactor;
+            let mut out = redactor.feed(message.as_bytes());
+            out.extend(redactor.finish());
+            String::from_utf8_lossy(&out).into_owned()
+        };
+        assert!(said(new).contains(new), "nothing known yet");
+        remember(&fingerprint(old));
+        assert!(!said(old).contains(old), "{}", said(old));
+        assert!(said(new).contains(new), "only the old one known");
+        remember(&fingerprint(new));
+        let after = said(new);
+        assert!(!after.contains(new), "{after}");
         assert!(after.starts_with("Error: the page said "), "{after}");
     }
 }
