@@ -481,7 +481,17 @@ mod tests {
     fn a_withheld_reply_leaves_no_file_anywhere() {
         let (_home, runtime) = crate::runtime::scratch();
         let cwd = fs::canonicalize(runtime.root()).unwrap();
-        let words = ["state-save".to_string(), "/tmp/never-here.json".to_string()];
+        // A name of this run's own: a staging that failed (a mutant's) must
+        // not leave a file that fails every later run.
+        let asked = tempfile::Builder::new()
+            .prefix("never-here-")
+            .suffix(".json")
+            .tempfile_in("/tmp")
+            .unwrap()
+            .into_temp_path();
+        let named = asked.to_str().unwrap().to_string();
+        fs::remove_file(&asked).unwrap();
+        let words = ["state-save".to_string(), named.clone()];
         let parsed = crate::minimist::parse(&words, crate::pinned_commands::booleans()).unwrap();
         let (outputs, sent) = Outputs::stage(&runtime, &cwd, &parsed, 1).unwrap();
         let Value::Text(staged) = &sent.positional[1] else {
@@ -490,7 +500,7 @@ mod tests {
         fs::write(staged, b"cookies").unwrap();
         outputs.discard();
         assert!(!Path::new(staged).exists());
-        assert!(!Path::new("/tmp/never-here.json").exists());
+        assert!(!Path::new(&named).exists());
     }
 
     #[test]
