@@ -99,6 +99,36 @@ mod tests {
         change(&Line::read(&words, "mychrome").unwrap())
     }
 
+    /// A kind's word is the one the book stores it under, which the log,
+    /// `agents` and the ending's question show.
+    #[test]
+    fn each_kind_is_shown_by_the_word_the_book_stores() {
+        for kind in [HoldKind::Tracing, HoldKind::Routes, HoldKind::Network] {
+            let stored = serde_json::to_string(&kind).unwrap();
+            assert_eq!(stored, format!("\"{}\"", kind.word()));
+        }
+    }
+
+    /// A hold keeps when it began through a save; one from a book kept
+    /// before that was recorded reads as 0 and is saved as it was.
+    #[test]
+    fn a_hold_keeps_its_start_and_an_old_one_stays_without_it() {
+        let hold = |since| Hold {
+            agent: "ann".into(),
+            what: HoldKind::Tracing,
+            since,
+        };
+        let saved = serde_json::to_string(&hold(1_700_000_000_000)).unwrap();
+        assert!(saved.contains("\"since\":1700000000000"), "{saved}");
+        assert_eq!(
+            serde_json::from_str::<Hold>(&saved).unwrap(),
+            hold(1_700_000_000_000)
+        );
+        let old = r#"{"agent":"ann","what":"tracing"}"#;
+        assert_eq!(serde_json::from_str::<Hold>(old).unwrap(), hold(0));
+        assert_eq!(serde_json::to_string(&hold(0)).unwrap(), old);
+    }
+
     #[test]
     fn each_command_starts_or_ends_its_hold_as_the_daemon_reads_it() {
         use HoldChange::{Ends, Starts};
