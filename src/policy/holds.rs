@@ -99,6 +99,16 @@ mod tests {
         change(&Line::read(&words, "mychrome").unwrap())
     }
 
+    /// The request that ends a hold of each kind is read as ending it.
+    #[test]
+    fn each_kinds_ending_words_end_it() {
+        for kind in [HoldKind::Tracing, HoldKind::Routes, HoldKind::Network] {
+            let words: Vec<String> = ending_words(kind).iter().map(|w| w.to_string()).collect();
+            let line = Line::read(&words, "mychrome").unwrap();
+            assert_eq!(change(&line), Some(HoldChange::Ends(kind)), "{words:?}");
+        }
+    }
+
     /// A kind's word is the one the book stores it under, which the log,
     /// `agents` and the ending's question show.
     #[test]

@@ -306,6 +306,41 @@ mod tests {
         }
     }
 
+    /// `tab-new <url>` sends a blank `tab-new`, then the `goto` of its
+    /// address; a blank or empty address loads nothing, and no other
+    /// command is changed.
+    #[test]
+    fn only_tab_new_with_an_address_is_sent_blank_then_loaded() {
+        let texts = |parsed: &Parsed| -> Vec<String> {
+            parsed
+                .positional
+                .iter()
+                .map(|v| match v {
+                    Value::Text(text) => text.clone(),
+                    other => format!("{other:?}"),
+                })
+                .collect()
+        };
+        let line = read("tab-new https://example.com/").unwrap();
+        assert_eq!(texts(&line.sent), ["tab-new", BLANK]);
+        assert_eq!(
+            line.load.as_ref().map(texts),
+            Some(vec!["goto".to_string(), "https://example.com/".into()])
+        );
+        let empty = Line::read(&["tab-new".into(), String::new()], "mychrome").unwrap();
+        for line in [
+            read("tab-new").unwrap(),
+            read("tab-new about:blank").unwrap(),
+            empty,
+        ] {
+            assert_eq!(texts(&line.sent), ["tab-new", BLANK], "{line:?}");
+            assert_eq!(line.load, None, "{line:?}");
+        }
+        let line = read("goto https://example.com/").unwrap();
+        assert_eq!(texts(&line.sent), ["goto", "https://example.com/"]);
+        assert_eq!(line.load, None);
+    }
+
     #[test]
     fn tab_and_label_are_read_as_minimist_reads_them() {
         let line = read("--json snapshot --tab t3 --depth 2").unwrap();
