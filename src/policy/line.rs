@@ -306,6 +306,19 @@ mod tests {
         }
     }
 
+    /// JSON is asked by `--json`, before or after the command, and only
+    /// by it (`--json=value` and `--no-json` are refused, as the client
+    /// refuses them).
+    #[test]
+    fn json_is_asked_by_the_json_option_alone() {
+        for line in ["--json list", "list --json", "--json list --json"] {
+            assert!(read(line).unwrap().asks_json(), "{line}");
+        }
+        for line in ["list", "--raw list", "snapshot --depth 2"] {
+            assert!(!read(line).unwrap().asks_json(), "{line}");
+        }
+    }
+
     /// `tab-new <url>` sends a blank `tab-new`, then the `goto` of its
     /// address; a blank or empty address loads nothing, and no other
     /// command is changed.
