@@ -485,13 +485,17 @@ fn unit(module: &str) -> &str {
 }
 
 /// Each unit's layer, read folder by folder: the highest of its modules'
-/// (a folder is as high as its highest file).
+/// that `graph` names, importing or imported (a folder is as high as its
+/// highest file).
 fn unit_layers(
-    modules: &BTreeSet<String>,
+    graph: &BTreeMap<String, BTreeSet<String>>,
     layer: &dyn Fn(&str) -> usize,
 ) -> BTreeMap<String, usize> {
     let mut out: BTreeMap<String, usize> = BTreeMap::new();
-    for m in modules {
+    for m in graph
+        .iter()
+        .flat_map(|(m, to)| std::iter::once(m).chain(to))
+    {
         let at = out.entry(unit(m).to_string()).or_default();
         *at = (*at).max(layer(m));
     }
@@ -542,12 +546,7 @@ fn climbing_by_folder(
     graph: &BTreeMap<String, BTreeSet<String>>,
     layer: &dyn Fn(&str) -> usize,
 ) -> Vec<String> {
-    let known: BTreeSet<String> = graph
-        .iter()
-        .flat_map(|(m, to)| std::iter::once(m).chain(to))
-        .cloned()
-        .collect();
-    let layers = unit_layers(&known, layer);
+    let layers = unit_layers(graph, layer);
     let mut out = Vec::new();
     for (from, targets) in graph {
         for to in targets {
@@ -603,12 +602,7 @@ fn loops_across_layers(
     graph: &BTreeMap<String, BTreeSet<String>>,
     layer: &dyn Fn(&str) -> usize,
 ) -> Vec<String> {
-    let known: BTreeSet<String> = graph
-        .iter()
-        .flat_map(|(m, to)| std::iter::once(m).chain(to))
-        .cloned()
-        .collect();
-    let layers = unit_layers(&known, layer);
+    let layers = unit_layers(graph, layer);
     unit_loops(&unit_graph(graph))
         .into_iter()
         .filter(|units| {
