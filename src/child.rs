@@ -280,6 +280,34 @@ impl ChildCommand {
         Ok(child.id())
     }
 
+    /// Starts the session's daemon as the pinned CLI's own session code
+    /// starts it: in a session of its own (it outlives my-chrome, and no
+    /// terminal's hangup reaches it), no stdin (a stdin that closes stops
+    /// it), its stdout a pipe to read its readiness from, its stderr
+    /// `errors` (a private file). It is not killed when the handle goes:
+    /// `session::daemon_start` decides that.
+    pub fn spawn_daemon(
+        self,
+        env: &ChildEnv,
+        errors: &std::fs::File,
+    ) -> Result<std::process::Child, ChildError> {
+        if let Some(error) = self.interrupted() {
+            return Err(error);
+        }
+        let spawn_error = |source| self.spawn_error(source);
+        let mut command = Command::new(&self.program);
+        command
+            .args(&self.args)
+            .current_dir(&self.cwd)
+            .env_clear()
+            .envs(env.vars().iter().map(|(k, v)| (k, v)))
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(errors.try_clone().map_err(spawn_error)?);
+        crate::platform::own_session(&mut command);
+        command.spawn().map_err(spawn_error)
+    }
+
     /// The refusal to start (or go on) once SIGINT, SIGTERM or SIGHUP has
     /// arrived, unless this child is cleanup that runs despite them.
     fn interrupted(&self) -> Option<ChildError> {
@@ -296,27 +324,6 @@ impl ChildCommand {
             program: self.program.clone(),
             source,
         }
-    }
-
-    /// Starts the child without waiting, its stdout and stderr going to
-    /// `output` (a private file). The caller polls it; dropping the handle
-    /// kills its process group if it still runs.
-    pub fn spawn_to(self, env: &ChildEnv, output: &std::fs::File) -> Result<Spawned, ChildError> {
-        if let Some(error) = self.interrupted() {
-            return Err(error);
-        }
-        let spawn_error = |source| self.spawn_error(source);
-        let child = self
-            .command(env)
-            .stdout(output.try_clone().map_err(spawn_error)?)
-            .stderr(output.try_clone().map_err(spawn_error)?)
-            .spawn()
-            .map_err(spawn_error)?;
-        Ok(Spawned {
-            child,
-            what: self.what,
-            reaped: false,
-        })
     }
 
     /// Runs the child to completion, or kills its process group when the
@@ -372,64 +379,6 @@ impl ChildCommand {
             stdout: stdout.map(finish).unwrap_or_default(),
             stderr: stderr.map(finish).unwrap_or_default(),
         })
-    }
-}
-
-/// A child started with [`ChildCommand::spawn_to`].
-#[derive(Debug)]
-pub struct Spawned {
-    child: std::process::Child,
-    what: String,
-    reaped: bool,
-}
-
-impl Spawned {
-    pub fn pid(&self) -> u32 {
-        self.child.id()
-    }
-
-    /// Its exit status, if it has finished.
-    pub fn try_status(&mut self) -> Result<Option<ExitStatus>, ChildError> {
-        let status = self.child.try_wait().map_err(|source| ChildError::Wait {
-            what: self.what.clone(),
-            source,
-        })?;
-        self.reaped |= status.is_some();
-        Ok(status)
-    }
-
-    /// Asks its process group to stop as a user's Ctrl-C would (so it can
-    /// stop what it started outside the group), then kills what is left.
-    pub fn stop_group(&mut self, grace: Duration) {
-        if self.reaped {
-            return;
-        }
-        let _ = killpg(Pid::from_raw(self.child.id() as i32), Signal::SIGINT);
-        let deadline = Instant::now() + grace;
-        while Instant::now() < deadline {
-            if matches!(self.child.try_wait(), Ok(Some(_))) {
-                self.reaped = true;
-                return;
-            }
-            thread::sleep(Duration::from_millis(20));
-        }
-        self.kill_group();
-    }
-
-    /// Kills its whole process group (only while it is unreaped, so the
-    /// group id cannot have been reused) and reaps it.
-    pub fn kill_group(&mut self) {
-        if !self.reaped {
-            let _ = killpg(Pid::from_raw(self.child.id() as i32), Signal::SIGKILL);
-            let _ = self.child.wait();
-            self.reaped = true;
-        }
-    }
-}
-
-impl Drop for Spawned {
-    fn drop(&mut self) {
-        self.kill_group();
     }
 }
 

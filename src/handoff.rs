@@ -5,7 +5,7 @@
 //! then starts `my-chrome <connect URL>`, which is only a courier: it sends
 //! the URL (which carries no token) to the socket and exits 0 once `connect`
 //! has delivered it to Chrome. `connect` accepts one courier, run by us, whose
-//! parent chain leads to its own attach child, with a well-formed URL. A
+//! parent chain leads to the daemon it started, with a well-formed URL. A
 //! courier that refuses its URL says so on the socket (`REFUSED …`), so that
 //! `connect` reports the refusal at once instead of waiting for its bound.
 
@@ -168,6 +168,9 @@ pub struct Handoff {
 pub struct Courier {
     stream: UnixStream,
     pub url: ConnectUrl,
+    /// The process table its ancestry was checked in, read once it
+    /// connected: `connect` takes the browser's PID set from it too.
+    pub table: ProcessTable,
 }
 
 impl Handoff {
@@ -189,7 +192,7 @@ impl Handoff {
 
     /// Waits for the one courier, up to `bound` (or a signal). The first
     /// connection decides: anything wrong with it fails the hand-off.
-    pub fn accept(&self, attach_child: u32, bound: Duration) -> Result<Courier, HandoffError> {
+    pub fn accept(&self, daemon: u32, bound: Duration) -> Result<Courier, HandoffError> {
         let deadline = Instant::now() + bound;
         let stream = loop {
             match self.listener.accept() {
@@ -206,7 +209,7 @@ impl Handoff {
             thread::sleep(Duration::from_millis(10));
         };
         stream.set_nonblocking(false).map_err(io)?;
-        check_courier(&stream, attach_child)?;
+        let table = check_courier(&stream, daemon)?;
         let left = deadline
             .saturating_duration_since(Instant::now())
             .max(Duration::from_secs(1));
@@ -223,7 +226,7 @@ impl Handoff {
             return Err(HandoffError::Refused(printable(why)));
         }
         let url = ConnectUrl::parse(line)?;
-        Ok(Courier { stream, url })
+        Ok(Courier { stream, url, table })
     }
 }
 
@@ -236,8 +239,9 @@ impl Courier {
     }
 }
 
-/// The peer must be ours, and a descendant of the attach child we started.
-fn check_courier(stream: &UnixStream, attach_child: u32) -> Result<(), HandoffError> {
+/// The peer must be ours, and a descendant of the daemon we started;
+/// the table that shows it.
+fn check_courier(stream: &UnixStream, daemon: u32) -> Result<ProcessTable, HandoffError> {
     let peer = crate::platform::peer_credentials(stream)
         .map_err(|e| HandoffError::Io(e.source.to_string()))?;
     let (pid, uid) = (peer.pid as u32, peer.uid);
@@ -247,12 +251,12 @@ fn check_courier(stream: &UnixStream, attach_child: u32) -> Result<(), HandoffEr
         )));
     }
     let table = ProcessTable::read().map_err(|e| HandoffError::Io(e.to_string()))?;
-    if pid != attach_child && !table.ancestors(pid).contains(&attach_child) {
+    if pid != daemon && !table.ancestors(pid).contains(&daemon) {
         return Err(HandoffError::Impostor(format!(
-            "pid {pid} was not started by the attach (pid {attach_child})"
+            "pid {pid} was not started by the attach's daemon (pid {daemon})"
         )));
     }
-    Ok(())
+    Ok(table)
 }
 
 /// A refusal's reason as `connect` shows it: one line of printable ASCII.

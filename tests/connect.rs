@@ -611,11 +611,13 @@ fn an_extension_that_drops_the_connection_fails_the_connect() {
 #[test]
 fn a_connection_lost_right_after_the_attach_fails_closed() {
     // The attach completes (with @playwright/cli 0.1.22 its relay sends
-    // the extension about fifteen commands), then the extension is gone:
+    // the extension about fifteen commands; the count is set to fall on
+    // connect's first tab list, now that no attach snapshot comes before
+    // it), then the extension is gone:
     // the tabs cannot be listed (before the connect tab was seen, or once
     // it was, when its place was to be taken), so nothing stays attached.
     fails_after_delivery(
-        "drop-after=20",
+        "drop-after=18",
         1,
         "tabs could not be listed (the command failed)",
     );
@@ -772,6 +774,114 @@ fn a_helper_changed_after_verification_runs_no_more() {
     assert_eq!(w.sandbox.run(&["tab-list"]).code, 0);
     assert!(!marker.exists());
     assert_nowhere(&w.token, w.sandbox.home.path(), &[&refused, &gone, &again]);
+}
+
+/// `connect` runs one Node process while the record of the last full
+/// check holds: the session's daemon, started as the pinned session code
+/// starts it (no client, no `--version`, no node probe). A tree whose
+/// record differs is checked in full (`--version` included) before the
+/// daemon starts, and a daemon entry whose bytes changed never runs (the
+/// full check's verdict: not the pin, exit 2).
+#[test]
+fn connect_starts_only_the_daemon_while_the_record_holds_and_checks_in_full_otherwise() {
+    use std::os::unix::fs::PermissionsExt;
+    let mut w = world();
+    let chrome = w.chrome();
+    // A node that notes what each start runs (the script's name and its
+    // first argument), then runs the real one.
+    let real = ["/usr/bin/node", "/usr/local/bin/node"]
+        .into_iter()
+        .find(|p| std::path::Path::new(p).exists())
+        .expect("a node");
+    let starts = w.sandbox.home.path().join("node-starts");
+    let node = w.sandbox.home.path().join("bin/node");
+    fs::create_dir(node.parent().unwrap()).unwrap();
+    let script = format!(
+        "#!/bin/sh\necho \"$(basename \"$1\") $2\" >> {}\nexec {real} \"$@\"\n",
+        starts.display()
+    );
+    fs::write(&node, &script).unwrap();
+    fs::set_permissions(&node, fs::Permissions::from_mode(0o755)).unwrap();
+    w.sandbox.set("MY_CHROME_NODE", &node);
+    let session = "mychrome";
+    let taken = || {
+        let text = fs::read_to_string(&starts).unwrap_or_default();
+        let _ = fs::remove_file(&starts);
+        text.lines().map(String::from).collect::<Vec<_>>()
+    };
+    let daemon = format!("cliDaemon.js {session}");
+    let connected = |run: &Run| {
+        run.expect(0, "");
+        assert!(
+            run.stdout.contains("my-chrome: connected to "),
+            "{}",
+            run.stdout
+        );
+    };
+
+    // Another node than the record's: checked in full, then the daemon.
+    let first = w.sandbox.run(&["connect"]);
+    connected(&first);
+    let ran = taken();
+    let version = ran.iter().position(|l| l == "playwright-cli.js --version");
+    let started = ran.iter().position(|l| *l == daemon);
+    assert!(
+        version.is_some() && started.is_some() && version < started,
+        "{ran:?}"
+    );
+    assert!(!ran.iter().any(|l| l.ends_with(" attach")), "{ran:?}");
+    w.sandbox.run(&["disconnect"]).expect(0, "");
+    taken();
+
+    // The record holds: the daemon is all that starts.
+    let again = w.sandbox.run(&["connect"]);
+    connected(&again);
+    assert_eq!(taken(), vec![daemon.clone()]);
+    w.sandbox.run(&["disconnect"]).expect(0, "");
+    taken();
+
+    // A file's metadata moved (same bytes): the full check runs again.
+    let entry = w
+        .sandbox
+        .cli()
+        .join("node_modules/playwright-core/lib/entry/cliDaemon.js");
+    let mode = fs::metadata(&entry).unwrap().permissions().mode();
+    thread::sleep(Duration::from_millis(30));
+    fs::set_permissions(&entry, fs::Permissions::from_mode(mode)).unwrap();
+    let touched = w.sandbox.run(&["connect"]);
+    connected(&touched);
+    let ran = taken();
+    assert_eq!(
+        ran.first().map(String::as_str),
+        Some("playwright-cli.js --version"),
+        "{ran:?}"
+    );
+    assert!(ran.contains(&daemon), "{ran:?}");
+    w.sandbox.run(&["disconnect"]).expect(0, "");
+    taken();
+
+    // The daemon's entry itself changed: refused before any of it runs.
+    let marker = w.sandbox.home.path().join("daemon-code-ran");
+    thread::sleep(Duration::from_millis(30));
+    fs::set_permissions(&entry, fs::Permissions::from_mode(0o600)).unwrap();
+    fs::write(
+        &entry,
+        format!(
+            "require('fs').writeFileSync({:?}, 'ran');\n",
+            marker.display().to_string()
+        ),
+    )
+    .unwrap();
+    let refused = w.sandbox.run(&["connect"]);
+    refused.expect(2, "installed files differ from the pin");
+    assert!(!marker.exists(), "the changed daemon entry ran");
+    assert!(!taken().contains(&daemon));
+    assert!(chrome.alive(), "Chrome keeps running");
+    assert_nowhere(
+        &w.token,
+        w.sandbox.home.path(),
+        &[&first, &again, &touched, &refused],
+    );
 }
 
 /// A browser command that never returns (the debugger never answers, as on

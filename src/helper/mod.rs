@@ -21,6 +21,9 @@ use std::os::unix::fs::MetadataExt;
 
 /// The CLI's entry point, relative to the install directory.
 pub const ENTRY: &str = "node_modules/@playwright/cli/playwright-cli.js";
+/// The session daemon's own entry, inside the same tree: what `connect`
+/// starts (and what the pinned client's `attach` would start).
+pub const DAEMON_ENTRY: &str = "node_modules/playwright-core/lib/entry/cliDaemon.js";
 const VERSION_TIMEOUT: Duration = Duration::from_secs(30);
 /// Longer than a clock tick of file times (at most 10 ms: a kernel of
 /// 100 Hz), between the record and the check ([`Helper::verify_and_record`]).
@@ -102,6 +105,10 @@ impl Helper {
 
     pub fn entry(&self) -> PathBuf {
         self.dir.join(ENTRY)
+    }
+
+    pub fn daemon_entry(&self) -> PathBuf {
+        self.dir.join(DAEMON_ENTRY)
     }
 
     /// Checks the files at `level`: fails with `Missing`, `Unsafe` (exit 6:

@@ -13,9 +13,9 @@ use crate::child::ChildEnv;
 use crate::config::Config;
 use crate::error::Error;
 use crate::helper::check::Check;
-use crate::helper::node::Node;
+use crate::helper::node::{self, Node};
 use crate::helper::pin::Pin;
-use crate::helper::{Helper, HelperError, trusted_node};
+use crate::helper::{Helper, HelperError, known_node, trusted_node};
 use crate::identity::{self, Identity};
 use crate::lease::{self, HeldLease, Kind};
 use crate::operation::detach::Detach;
@@ -122,9 +122,9 @@ impl<'a> Start<'a> {
         let config = self.config;
         let pin = Pin::shipped();
         let helper = Helper::at(runtime.cli_dir());
-        if self.check < Check::Verified {
-            helper.check(pin, self.check)?;
-        }
+        // The files first (nothing run): a verified copy is a supported one
+        // whose whole tree the last full check, or this one, vouches for.
+        helper.check(pin, self.check.min(Check::Supported))?;
         let env = ChildEnv::new(config, &runtime.tmp_dir());
         let settings = crate::settings::load(&runtime)?;
         let started = Started {
@@ -137,16 +137,34 @@ impl<'a> Start<'a> {
             lock,
             connect_under_way: false,
         };
-        // Before any of its code runs: the tree must be what the last full
-        // check recorded (exit 6 otherwise). Without a record (an install of
-        // an older release), a command that needs a supported copy verifies
-        // it and records it; a detach makes do with intact.
-        let recorded =
-            self.check < Check::Verified && started.helper.unchanged(&started.runtime)?;
-        if self.check == Check::Verified || (self.check == Check::Supported && !recorded) {
-            let node = started.node()?;
-            let (helper, runtime) = (&started.helper, &started.runtime);
-            helper.verify_and_record(pin, node, &started.env, runtime)?;
+        let (helper, runtime) = (&started.helper, &started.runtime);
+        match self.check {
+            // Before any of its code runs: the tree must be what the last
+            // full check recorded (exit 6 otherwise). Without a record (an
+            // install of an older release), a command that needs a
+            // supported copy verifies it and records it; a detach makes do
+            // with intact.
+            Check::Intact => {
+                helper.unchanged(runtime)?;
+            }
+            Check::Supported => {
+                if !helper.unchanged(runtime)? {
+                    helper.verify_and_record(pin, started.node()?, &started.env, runtime)?;
+                }
+            }
+            // To attach: the tree digest and `--version` ran with this very
+            // node when the record was taken, and the record shows every
+            // entry and the node's file unchanged since, so neither runs
+            // again. Anything else (no record, any difference, another
+            // node) is checked in full, before any of the tree runs.
+            Check::Verified => {
+                let node = started.recorded_node()?;
+                let proven = node::recalled_version(runtime, &node.path).is_some()
+                    && matches!(helper.unchanged(runtime), Ok(true));
+                if !proven {
+                    helper.verify_and_record(pin, node, &started.env, runtime)?;
+                }
+            }
         }
         Ok(started)
     }
@@ -221,6 +239,18 @@ impl Started {
         }
         let node =
             trusted_node(&self.config, Pin::shipped(), &self.env).map_err(HelperError::from)?;
+        Ok(self.node.get_or_init(|| node))
+    }
+
+    /// The trusted node, where one the last full check ran, its file
+    /// unchanged, is not run again to learn its version (connect: the
+    /// record vouches for both it and the tree).
+    fn recorded_node(&self) -> Result<&Node, Error> {
+        if let Some(node) = self.node.get() {
+            return Ok(node);
+        }
+        let node = known_node(&self.config, Pin::shipped(), &self.env, &self.runtime)
+            .map_err(HelperError::from)?;
         Ok(self.node.get_or_init(|| node))
     }
 

@@ -25,6 +25,22 @@ pub use macos::*;
 #[cfg(not(any(target_os = "linux", target_os = "macos")))]
 compile_error!("my-chrome runs on Linux and macOS only: src/platform/ has no code for this system");
 
+/// The child leads a session of its own (`setsid`), as a daemon started
+/// `detached` by Node does: its process group is its pid, and no terminal
+/// of ours is its controlling one. The same call on both systems.
+pub fn own_session(command: &mut std::process::Command) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: between fork and exec the closure makes one system call and
+    // allocates nothing. std has no safe way to run code there.
+    #[allow(unsafe_code)]
+    unsafe {
+        command.pre_exec(|| {
+            nix::unistd::setsid()?;
+            Ok(())
+        });
+    }
+}
+
 /// A clipboard tool: its fixed path and its arguments.
 pub type Tool = (&'static str, &'static [&'static str]);
 

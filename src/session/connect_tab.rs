@@ -68,43 +68,62 @@ fn send(
 /// Takes every connect tab out of the session behind `socket`, within
 /// `budget`: a tab that shows the token `known` fingerprints (the token
 /// the session was connected with; without one, any tab naming the
-/// connect page).
+/// connect page). `tab-new` and `tab-close` answer with the session's
+/// list after them, so one list is asked for first and the rest read from
+/// those replies: three requests for the usual one connect tab.
 pub fn close_all(
     socket: &Path,
     cwd: &Path,
     budget: &Housekeeping,
     known: Option<&Fingerprint>,
 ) -> Result<(), ConnectTabError> {
-    let list = || {
-        let text = send(socket, cwd, budget, &["tab-list"])?;
-        connect_tabs(&text, known).ok_or_else(|| ConnectTabError::Unlisted("no tab list".into()))
+    let found = |text: &str| {
+        connect_tabs(result_block(text), known)
+            .ok_or_else(|| ConnectTabError::Unlisted("no tab list".into()))
     };
-    let found = list()?;
-    if found.is_empty() {
+    let list = || found(&send(socket, cwd, budget, &["tab-list"])?);
+    if list()?.is_empty() {
         return Ok(());
     }
     // Opened on an explicit address: a tab opened without one can leave
     // `eval` waiting forever through the extension (seen with 0.2.1 to
     // main-2026-08-21).
-    send(socket, cwd, budget, &["tab-new", "about:blank"]).map_err(|why| {
+    let opened = send(socket, cwd, budget, &["tab-new", "about:blank"]).map_err(|why| {
         ConnectTabError::Seen(format!("no new tab could be opened in its place ({why})"))
     })?;
-    // One at a time, from a fresh list: a tab that went away meanwhile
-    // must not shift an index onto one of the user's tabs.
+    // One at a time, each from the list just after the step before: a tab
+    // that went away meanwhile must not shift an index onto one of the
+    // user's tabs.
     let seen = |e: ConnectTabError| ConnectTabError::Seen(format!("it was listed, then {e}"));
+    let mut now = found(&opened).map_err(seen)?;
     for _ in 0..MAX_CONNECT_TABS {
-        let Some(&last) = list().map_err(seen)?.last() else {
+        let Some(&last) = now.last() else {
             return Ok(());
         };
-        // A failure shows in the next list.
-        let _ = send(socket, cwd, budget, &["tab-close", &last.to_string()]);
+        // A close that failed answers with no list: a fresh one tells.
+        now = match send(socket, cwd, budget, &["tab-close", &last.to_string()]) {
+            Ok(after) => found(&after),
+            Err(_) => list(),
+        }
+        .map_err(seen)?;
     }
-    match list().map_err(seen)?.len() {
+    match now.len() {
         0 => Ok(()),
         left => Err(ConnectTabError::Seen(format!(
             "{left} connect tab(s) still open after closing"
         ))),
     }
+}
+
+/// A reply's leading `### Result` section, where `tab-list`, `tab-new` and
+/// `tab-close` put the session's list (later sections may hold a page's
+/// snapshot, or the list again); a reply that does not start with one,
+/// whole.
+fn result_block(text: &str) -> &str {
+    let Some(rest) = text.strip_prefix("### Result\n") else {
+        return text;
+    };
+    rest.find("\n### ").map_or(rest, |end| &rest[..end])
 }
 
 /// The indices of the extension's connect tabs in `tab-list` output
@@ -138,7 +157,7 @@ pub fn connect_tabs(listing: &str, known: Option<&Fingerprint>) -> Option<Vec<us
 
 #[cfg(test)]
 mod tests {
-    use super::{Fingerprint, connect_tabs};
+    use super::{Fingerprint, connect_tabs, result_block};
     use crate::token::Token;
 
     #[test]
@@ -157,6 +176,24 @@ mod tests {
         );
         assert_eq!(connect_tabs(&listing, Some(&fp)), Some(vec![0, 5]));
         assert_eq!(connect_tabs(&listing, None), Some(vec![0, 2, 3, 4, 5]));
+    }
+
+    #[test]
+    fn the_list_is_read_from_the_leading_result_only() {
+        let page = "chrome-extension://mmlmfjhmonkocbjadbfplnigmagldckm/connect.html?x";
+        let reply = format!(
+            "### Result\n- 0: [](about:blank)\n- 1: (current) [](about:blank)\n\
+             ### Page\n- Page URL: about:blank\n### Snapshot\n- 2: [a]({page})\n"
+        );
+        assert_eq!(
+            result_block(&reply),
+            "- 0: [](about:blank)\n- 1: (current) [](about:blank)"
+        );
+        assert_eq!(connect_tabs(result_block(&reply), None), Some(vec![]));
+        // Without a leading Result, all of it is read, as before.
+        let bare = format!("- 0: [a]({page})\n");
+        assert_eq!(connect_tabs(result_block(&bare), None), Some(vec![0]));
+        assert_eq!(result_block("### Result\n- 0: [](x)\n"), "- 0: [](x)\n");
     }
 
     #[test]

@@ -13,8 +13,12 @@ use nix::unistd::Pid;
 
 use crate::procs::{Proc, ProcessTable};
 
-/// The daemon's entry inside the verified tree.
-const DAEMON_ENTRY: &str = "cli/node_modules/playwright-core/lib/entry/cliDaemon.js";
+/// The daemon's entry inside the verified tree of `runtime`.
+fn entry_in(runtime: &Path) -> std::path::PathBuf {
+    runtime
+        .join(crate::runtime::CLI_DIR)
+        .join(crate::helper::DAEMON_ENTRY)
+}
 
 /// How long a killed daemon may take to be gone.
 const GONE_WITHIN: Duration = Duration::from_secs(3);
@@ -34,7 +38,7 @@ pub fn ours(table: &ProcessTable, runtime: &Path, session: &str) -> Vec<u32> {
 /// A process of user `me`, working in `runtime`, running the runtime's
 /// daemon entry for `session`: all four, or it is not ours to signal.
 fn is_our_daemon(p: &Proc, me: u32, runtime: &Path, session: &str) -> bool {
-    let entry = runtime.join(DAEMON_ENTRY);
+    let entry = entry_in(runtime);
     p.uid == Some(me)
         && p.cwd == Some(runtime)
         && p.cmd.get(1).is_some_and(|a| Path::new(a) == entry)
@@ -120,7 +124,7 @@ mod tests {
     #[test]
     fn only_our_users_daemon_of_our_session_in_our_runtime_is_ours() {
         let runtime = Path::new("/home/u/.cache/my-chrome");
-        let ours = argv(&runtime.join(DAEMON_ENTRY), "mychrome");
+        let ours = argv(&entry_in(runtime), "mychrome");
         let is = |p: &Proc| is_our_daemon(p, 1000, runtime, "mychrome");
         assert!(is(&proc(Some(1000), Some(runtime), &ours)));
         // Another user's, another folder's, another session's, another
@@ -129,7 +133,7 @@ mod tests {
         assert!(!is(&proc(None, Some(runtime), &ours)));
         assert!(!is(&proc(Some(1000), Some(Path::new("/tmp")), &ours)));
         assert!(!is(&proc(Some(1000), None, &ours)));
-        let other_session = argv(&runtime.join(DAEMON_ENTRY), "other");
+        let other_session = argv(&entry_in(runtime), "other");
         assert!(!is(&proc(Some(1000), Some(runtime), &other_session)));
         let elsewhere = argv(Path::new("/opt/cli/lib/entry/cliDaemon.js"), "mychrome");
         assert!(!is(&proc(Some(1000), Some(runtime), &elsewhere)));

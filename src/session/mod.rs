@@ -5,6 +5,7 @@ pub mod bootstrap;
 pub mod bound;
 pub mod connect_tab;
 pub mod daemon_process;
+pub mod daemon_start;
 pub mod keep;
 pub mod leftovers;
 pub mod limits;

@@ -1,11 +1,12 @@
-//! One attach, as steps: the [`Preflight`] (everything checked before the
+//! One attach, as steps: the [`Launch`] (the session's daemon starting,
+//! token-free), the [`Preflight`] beside it (everything checked before the
 //! token is read: the browser, its PID set and singleton, no other session
-//! attached), then the [`Attempt`], which owns what it started (the
-//! attach's process group, the private bootstrap output, the hand-off
-//! socket) and ends in exactly one of two ways: [`Attempt::abandon`]
-//! (detach, or stop a daemon that does not answer; scrub; shut the bound
-//! browser) or [`Attempt::commit`] (scrub, record, the tab book, the
-//! watcher).
+//! attached; then the token), then the [`Attempt`], which owns what was
+//! started (the daemon, the private bootstrap output, the hand-off socket)
+//! and ends in exactly one of two ways: [`Attempt::abandon`] (detach, or
+//! stop a daemon that does not answer; scrub; shut the bound browser) or
+//! [`Attempt::commit`] (scrub, record, the tab book, the watcher). A
+//! preflight that fails withdraws the launch ([`Launch::withdraw`]).
 
 use std::time::{Duration, Instant};
 
@@ -13,18 +14,18 @@ use zeroize::Zeroizing;
 
 use super::{ConnectError, start_watcher};
 use crate::browser::{self, Chosen};
-use crate::child::{ChildCommand, Spawned};
 use crate::chrome::{self, Exposure};
 use crate::config::Config;
 use crate::daemon::{DaemonError, Housekeeping};
-use crate::error::Error;
 use crate::exit::Exit;
 use crate::handoff::{Handoff, HandoffError};
+use crate::helper::DAEMON_ENTRY;
 use crate::operation::start::Turn;
 use crate::procs::ProcessTable;
 use crate::session::SessionError;
 use crate::session::bootstrap::Bootstrap;
 use crate::session::daemon_process::{self, Silenced};
+use crate::session::daemon_start::{Progress, Starting};
 use crate::session::limits::{self, Limits};
 use crate::session::pinned::PinnedCli;
 use crate::session::state::SessionState;
@@ -206,6 +207,84 @@ impl Checked {
     }
 }
 
+/// The session's daemon starting, token-free, with this program as the
+/// relay's "browser" (the courier), and what it needs: it loads while the
+/// browser and the token are checked (`connect` joins them in an
+/// [`Attempt`]).
+pub(super) struct Launch<'s> {
+    started: &'s Turn,
+    cli: &'s PinnedCli<'s>,
+    bootstrap: Bootstrap,
+    handoff: Handoff,
+    /// Started as the pinned session code starts it (src/session/daemon_start.rs).
+    daemon: Starting,
+}
+
+impl<'s> Launch<'s> {
+    pub(super) fn start(
+        started: &'s Turn,
+        cli: &'s PinnedCli<'s>,
+    ) -> Result<Launch<'s>, ConnectError> {
+        let (config, runtime) = (started.config(), &started.runtime);
+        let bootstrap =
+            Bootstrap::create(runtime, started.settings.idle_limit.map(limits::backstop))?;
+        let handoff = Handoff::open(runtime)?;
+        let me = std::env::current_exe().map_err(ConnectError::ThisProgram)?;
+        let daemon_env = started
+            .env
+            .clone()
+            .with("PLAYWRIGHT_MCP_EXECUTABLE_PATH", &me)
+            .with("MY_CHROME_HANDOFF", handoff.socket_path());
+        // Named by its real path, as the pinned client names it (Node
+        // resolves its own modules' links): how `daemon_process` knows it.
+        let real = started.daemon_cwd()?;
+        let daemon = Starting::spawn(
+            &started.node()?.path,
+            &real.join(crate::runtime::CLI_DIR).join(DAEMON_ENTRY),
+            &config.session,
+            &bootstrap.config(),
+            &real,
+            &daemon_env,
+            &bootstrap.output()?,
+        )?;
+        Ok(Launch {
+            started,
+            cli,
+            bootstrap,
+            handoff,
+            daemon,
+        })
+    }
+
+    /// Given up before the token went anywhere (a check before it
+    /// failed): the daemon, which cannot have been asked anything, stops,
+    /// and what it left goes with the bootstrap output and the hand-off.
+    pub(super) fn withdraw(mut self) {
+        self.daemon.stop(Duration::from_secs(5));
+        let runtime = &self.started.runtime;
+        if leftovers::record_new(runtime, self.bootstrap.artifacts_before()).is_ok() {
+            let _ = leftovers::remove_recorded(runtime);
+        }
+    }
+
+    /// The attach, for the browser and the token checked.
+    pub(super) fn attempt(self, preflight: &Preflight) -> Attempt<'s> {
+        let config = self.started.config();
+        Attempt {
+            started: self.started,
+            cli: self.cli,
+            browser: preflight.browser.clone(),
+            before: preflight.before.clone(),
+            chrome_pid: preflight.chrome_pid,
+            bootstrap: self.bootstrap,
+            handoff: self.handoff,
+            daemon: self.daemon,
+            budget: crate::session::pinned::housekeeping(config.command_timeout),
+            silent: false,
+        }
+    }
+}
+
 /// An attach under way, and everything it started.
 pub(super) struct Attempt<'s> {
     started: &'s Turn,
@@ -215,7 +294,7 @@ pub(super) struct Attempt<'s> {
     chrome_pid: u32,
     bootstrap: Bootstrap,
     handoff: Handoff,
-    attach: Spawned,
+    daemon: Starting,
     /// One housekeeping bound for all that follows delivery (the connect
     /// tab, the tab book).
     budget: Housekeeping,
@@ -225,48 +304,6 @@ pub(super) struct Attempt<'s> {
 }
 
 impl<'s> Attempt<'s> {
-    /// Starts the pinned CLI's attach, token-free, with this program as
-    /// the relay's "browser" (the courier).
-    pub(super) fn start(
-        started: &'s Turn,
-        cli: &'s PinnedCli<'s>,
-        preflight: &Preflight,
-    ) -> Result<Attempt<'s>, ConnectError> {
-        let (config, runtime) = (started.config(), &started.runtime);
-        let bootstrap =
-            Bootstrap::create(runtime, started.settings.idle_limit.map(limits::backstop))?;
-        let handoff = Handoff::open(runtime)?;
-        let me = std::env::current_exe().map_err(ConnectError::ThisProgram)?;
-        let attach_env = started
-            .env
-            .clone()
-            .with("PLAYWRIGHT_MCP_EXECUTABLE_PATH", &me)
-            .with("MY_CHROME_HANDOFF", handoff.socket_path());
-        let session_arg = format!("--session={}", config.session);
-        let config_arg = format!("--config={}", bootstrap.config().display());
-        let attach = ChildCommand::new(
-            "playwright-cli attach",
-            &started.node()?.path,
-            runtime.root(),
-            config.attach_timeout,
-        )
-        .arg(started.helper.entry())
-        .args(["attach", &session_arg, "--extension=chrome", &config_arg])
-        .spawn_to(&attach_env, &bootstrap.output()?)?;
-        Ok(Attempt {
-            started,
-            cli,
-            browser: preflight.browser.clone(),
-            before: preflight.before.clone(),
-            chrome_pid: preflight.chrome_pid,
-            bootstrap,
-            handoff,
-            attach,
-            budget: crate::session::pinned::housekeeping(config.command_timeout),
-            silent: false,
-        })
-    }
-
     /// Hands the connect URL, with the token, straight to the checked
     /// browser, checks the processes again, then shuts the browser the
     /// daemon bound and takes the connect tab (whose address carries the
@@ -277,15 +314,16 @@ impl<'s> Attempt<'s> {
             config,
             &self.browser,
             &self.handoff,
-            &mut self.attach,
+            &mut self.daemon,
             &self.before,
             self.chrome_pid,
             &preflight.token,
         )
         .map_err(|error| error.confirmed(&self.browser, &self.before));
         drop(preflight);
-        // The CLI stops the daemon it started only when interrupted, not killed.
-        self.attach.stop_group(Duration::from_secs(5));
+        // A daemon that never came to serve the session stops here; one
+        // that listens is detached by `abandon`, or kept.
+        self.daemon.stop(Duration::from_secs(5));
         // What the daemon leaves when it ends, recorded for whoever ends it
         // (no reason to leave a session half made: it is only a folder).
         if let Err(e) = leftovers::record_new(runtime, self.bootstrap.artifacts_before()) {
@@ -294,16 +332,35 @@ impl<'s> Attempt<'s> {
             ));
         }
         outcome?;
-        // The daemon bound the browser: no other process may attach through
-        // it, least of all while the connect tab still carries the token.
+        // The processes are checked beside the tab swap (neither waits on
+        // the other), and an exposure outweighs whatever the swap found.
+        let (browser, before) = (self.browser.clone(), self.before.clone());
+        std::thread::scope(|beside| {
+            let exposure = beside.spawn(|| exposure_check(&browser, &before));
+            let swapped = self
+                .close_bound()
+                .and_then(|()| self.take_out_connect_tab());
+            let exposure = exposure.join().unwrap_or_else(|_| {
+                Err(
+                    "the process check after delivery failed, so an exposure cannot be ruled out."
+                        .into(),
+                )
+            });
+            exposure.map_err(AttachError::Exposed).and(swapped)
+        })
+    }
+
+    /// The daemon bound the browser: no other process may attach through
+    /// it, least of all while the connect tab still carries the token.
+    fn close_bound(&self) -> Result<(), AttachError> {
+        let (config, runtime) = (self.started.config(), &self.started.runtime);
         bound::close(runtime, &config.home).map_err(|e| AttachError::AfterDelivery {
             exit: e.exit(),
             message: format!(
                 "the browser the daemon bound, through which another process could attach to the \
                  session, could not be shut ({e})."
             ),
-        })?;
-        self.take_out_connect_tab()
+        })
     }
 
     /// The connect tab keeps the token in its address: no session page may.
@@ -454,20 +511,23 @@ impl<'s> Attempt<'s> {
     }
 }
 
-/// Everything between starting the attach and the last check.
+/// Everything between starting the daemon and its serving the session:
+/// the courier, the PID set again, delivery.
 fn attach_and_check(
     config: &Config,
     browser: &Chosen,
     handoff: &Handoff,
-    attach: &mut Spawned,
+    daemon: &mut Starting,
     before: &[u32],
     chrome_pid: u32,
     token: &Token,
 ) -> Result<(), AttachError> {
-    let failed = |e: Error| AttachError::not_sent(e.exit(), e.to_string());
     let deadline = Instant::now() + config.attach_timeout;
     let courier = loop {
-        if let Some(status) = attach.try_status().map_err(|e| failed(e.into()))? {
+        let progress = daemon
+            .poll()
+            .map_err(|e| AttachError::not_sent(Exit::Failure, format!("{e}.")))?;
+        if let Progress::Ended(status) = progress {
             return Err(AttachError::not_sent(
                 Exit::Failure,
                 format!(
@@ -481,7 +541,7 @@ fn attach_and_check(
                 "the attach did not ask for the browser in time; nothing was sent to the browser.",
             ));
         }
-        match handoff.accept(attach.pid(), Duration::from_millis(100)) {
+        match handoff.accept(daemon.pid(), Duration::from_millis(100)) {
             Ok(courier) => break courier,
             Err(HandoffError::TimedOut(_)) => continue,
             // A token was in the CLI's environment and the courier's
@@ -492,8 +552,9 @@ fn attach_and_check(
             Err(e) => return Err(AttachError::not_sent(e.exit(), format!("{e}."))),
         }
     };
-    let table = ProcessTable::read().map_err(|e| failed(e.into()))?;
-    let now = chrome::normal_chrome_pids(&table, &browser.executable);
+    // The table the courier was found in, read after it connected: still
+    // after the token was read, and before it goes anywhere.
+    let now = chrome::normal_chrome_pids(&courier.table, &browser.executable);
     if now != before {
         courier.answer(false);
         return Err(AttachError::not_sent(
@@ -537,17 +598,18 @@ fn attach_and_check(
     let after_delivery = |exit: Exit, message: String| AttachError::AfterDelivery { exit, message };
 
     loop {
-        let status = attach
-            .try_status()
+        let progress = daemon
+            .poll()
             .map_err(|e| after_delivery(Exit::Failure, format!("{e}.")))?;
-        if let Some(status) = status {
-            if !status.success() {
+        match progress {
+            Progress::Listening => break,
+            Progress::Ended(status) => {
                 return Err(after_delivery(
                     Exit::Failure,
                     format!("the attach failed ({status}) after the URL was delivered."),
                 ));
             }
-            break;
+            Progress::Starting => {}
         }
         if let Some(signal) = signals::pending() {
             return Err(after_delivery(
@@ -563,8 +625,7 @@ fn attach_and_check(
         }
         std::thread::sleep(Duration::from_millis(20));
     }
-
-    exposure_check(browser, before).map_err(AttachError::Exposed)
+    Ok(())
 }
 
 /// After delivery, whatever the outcome: the PID set must be the one

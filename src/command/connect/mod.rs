@@ -15,7 +15,7 @@ mod attempt;
 use std::process::Stdio;
 use std::time::Duration;
 
-use attempt::{Attempt, Preflight};
+use attempt::{Launch, Preflight};
 
 use crate::browser;
 use crate::child::ChildCommand;
@@ -192,12 +192,30 @@ pub fn connect(config: &Config, asked_for: Option<&str>) -> Result<(), ConnectEr
     crate::session::leftovers::remove_recorded(runtime)?;
     crate::session::leftovers::remove_dead_socket(runtime, &config.home, &config.session);
 
-    let checked = Preflight::check(config, &started)?;
-    if started.settings.connect_consent {
+    // The user is asked about a browser that can be used (as connect would
+    // say it can not), and before anything starts.
+    let asked = if started.settings.connect_consent {
+        let checked = Preflight::check(config, &started)?;
         ask_the_user(config, lifetime)?;
-    }
-    let preflight = checked.with_token(config, &started)?;
-    let mut attempt = Attempt::start(&started, &cli, &preflight)?;
+        Some(checked)
+    } else {
+        None
+    };
+    // The daemon loads (about half a second of Node) while the browser and
+    // the token are checked; nothing reaches the browser before both are.
+    let launch = Launch::start(&started, &cli)?;
+    let checked = match asked {
+        Some(checked) => Ok(checked),
+        None => Preflight::check(config, &started),
+    };
+    let preflight = match checked.and_then(|checked| checked.with_token(config, &started)) {
+        Ok(preflight) => preflight,
+        Err(e) => {
+            launch.withdraw();
+            return Err(e);
+        }
+    };
+    let mut attempt = launch.attempt(&preflight);
     let (browser, chrome_pid) = attempt.browser();
     let name = browser.display();
     let limits = match attempt.deliver(preflight) {
