@@ -10,9 +10,7 @@
 #     stand-in, connect includes up to 5 s that the pinned attach's own
 #     snapshot (0.1.22) waits for the stand-in's connect tab to settle: it
 #     is an error page there (no extension serves it), unlike in Chrome.
-#     The real extension's connect times are printed by
-#     tests/real_extension.rs (`cargo test --test real_extension --
-#     --nocapture`);
+#     The real extension's connect is the last benchmark below;
 #   - the turn's share of a forwarded command: one uncontended take and
 #     release of the session's lock, timed inside a fresh process
 #     (examples/lease_cost.rs), with an explicit agent name and with the
@@ -64,22 +62,60 @@
 #     earlier commit (built in a worktree under target/), each on a session
 #     of its own to a stand-in of its own (their state files differ), the
 #     two alternating: the medians and the difference per command (the
-#     cost of what changed since REV).
+#     cost of what changed since REV);
+#   - last, connect on the real Playwright Extension 0.3.0 (issue 49;
+#     tests/connect_bench.rs, the real-extension tests' world: Debian's
+#     Chromium under Xvfb, the extension built from
+#     ../shared/real-extension, its token in a private keyring; skipped,
+#     and said, without that source): `my-chrome connect` and `disconnect`
+#     against the raw pinned CLI's own `attach --extension` and `detach`
+#     (the token in its environment, as the tool my-chrome replaces runs
+#     it) and one Node load of the pinned core bundle, interleaved in one
+#     browser, RUNS rounds (default 10) after one warm-up: the medians and
+#     the ratios (targets: connect <= 1.0x the raw attach, <= 3x the core
+#     bundle's load); then the phases of one more connect from strace -f
+#     (each program started, each Unix socket connected to, each exit, in
+#     ms from its start). --connect runs this one alone.
 # It runs against the Chrome stand-in (a real headless Chromium) with a
-# throw-away token in a private GNOME Keyring: never against your Chrome.
+# throw-away token in a private GNOME Keyring: never against your Chrome
+# (the last one runs a Chromium of its own: no Chromium of yours may run
+# meanwhile, as for tests/real_extension.rs).
 #
 # Usage: scripts/bench.sh [RUNS] [--against REV]     (default 20)
+#        scripts/bench.sh --connect [RUNS]           (default 10)
 set -Eeuo pipefail
 # A step that fails names itself (its output is mostly sent to /dev/null).
 trap 'echo "bench: line $LINENO failed (exit $?): $BASH_COMMAND" >&2' ERR
 cd "$(dirname "$0")/.."
-runs=20 against=
+runs= against= connect_only=
 while [ $# -gt 0 ]; do
   case $1 in
     --against) against=${2:?--against needs a commit}; shift 2 ;;
+    --connect) connect_only=1; shift ;;
     *) runs=$1; shift ;;
   esac
 done
+# The real extension's connect (tests/connect_bench.rs): its rounds are RUNS
+# when given, else 10 (a round takes seconds). A test target, run with
+# `cargo test` and not nextest: it is both a token carrier (the raw CLI)
+# and a test of Chromium by name, which nextest's groups keep apart. Run
+# with the caller's HOME and PATH (cargo's), none of the stand-in's below.
+connect_runs=${runs:-10} runs=${runs:-20}
+cargo_home=$HOME cargo_path=$PATH
+connect_bench() {
+  local source=${REAL_EXTENSION_DIR:-../shared/real-extension}
+  if [ ! -f "$source/build.sh" ]; then
+    echo "connect on the real extension: skipped ($source/build.sh is missing)"
+    return 0
+  fi
+  env -u MY_CHROME_RUNTIME_DIR -u MY_CHROME_CHROME -u MY_CHROME_USER_DATA_DIR -u DBUS_SESSION_BUS_ADDRESS \
+    HOME="$cargo_home" PATH="$cargo_path" BENCH_CONNECT_RUNS="$connect_runs" CARGO_TARGET_DIR="$PWD/target" \
+    cargo test --release --quiet --test connect_bench -- --ignored --nocapture
+}
+if [ -n "$connect_only" ]; then
+  connect_bench
+  exit 0
+fi
 
 # The binaries timed are this checkout's, whatever CARGO_TARGET_DIR says.
 export CARGO_TARGET_DIR=$PWD/target
@@ -424,45 +460,50 @@ printf '%s\n' "$steps_whole"
 echo "   Start::open and take_turn in their pieces (FORWARD_STEPS_START=pieces):"
 printf '%s\n' "$steps_pieces" | grep -E '^ +(start|turn|the request|all of)'
 
-[ -n "$against" ] || exit 0
-# The same commands by the earlier binary, on a world of its own: a second
-# stand-in (its own HOME and user data), a second runtime, the same
-# keyring item. Alternating, one command of each at a time.
-old_home=$work/old-home old_runtime=$work/old-runtime
-mkdir -p "$old_home" "$work/old-standin"
-old() { HOME=$old_home MY_CHROME_RUNTIME_DIR=$old_runtime MY_CHROME_USER_DATA_DIR=$old_home/.config/google-chrome \
-  MY_CHROME_CHROME=$work/old-standin/chrome "$old_bin" "$@"; }
-old setup >/dev/null 2>&1
-cp target/release/chrome-standin "$work/old-standin/chrome"
-cp "$work/standin/token" "$work/old-standin/token"
-HOME=$old_home STANDIN_PERSON=confirm STANDIN_TOKEN_FILE=$work/old-standin/token "$work/old-standin/chrome" >"$work/old-standin/out" 2>/dev/null &
-pids+=($!)
-for _ in $(seq 200); do grep -q READY "$work/old-standin/out" 2>/dev/null && break; sleep 0.05; done
-"$bin" connect >/dev/null 2>&1
-old connect >/dev/null 2>&1
-# The earlier binary knows no keys: its agents go by their names alone.
-register one two
-for w in new old; do
-  for a in one two; do
-    if [ $w = new ]; then MY_CHROME_AGENT=$(as $a) "$bin" goto "http://127.0.0.1:18765/$a.html" >/dev/null
-    else MY_CHROME_AGENT=$a old goto "http://127.0.0.1:18765/$a.html" >/dev/null; fi
+if [ -n "$against" ]; then
+  # The same commands by the earlier binary, on a world of its own: a second
+  # stand-in (its own HOME and user data), a second runtime, the same
+  # keyring item. Alternating, one command of each at a time.
+  old_home=$work/old-home old_runtime=$work/old-runtime
+  mkdir -p "$old_home" "$work/old-standin"
+  old() { HOME=$old_home MY_CHROME_RUNTIME_DIR=$old_runtime MY_CHROME_USER_DATA_DIR=$old_home/.config/google-chrome \
+    MY_CHROME_CHROME=$work/old-standin/chrome "$old_bin" "$@"; }
+  old setup >/dev/null 2>&1
+  cp target/release/chrome-standin "$work/old-standin/chrome"
+  cp "$work/standin/token" "$work/old-standin/token"
+  HOME=$old_home STANDIN_PERSON=confirm STANDIN_TOKEN_FILE=$work/old-standin/token "$work/old-standin/chrome" >"$work/old-standin/out" 2>/dev/null &
+  pids+=($!)
+  for _ in $(seq 200); do grep -q READY "$work/old-standin/out" 2>/dev/null && break; sleep 0.05; done
+  "$bin" connect >/dev/null 2>&1
+  old connect >/dev/null 2>&1
+  # The earlier binary knows no keys: its agents go by their names alone.
+  register one two
+  for w in new old; do
+    for a in one two; do
+      if [ $w = new ]; then MY_CHROME_AGENT=$(as $a) "$bin" goto "http://127.0.0.1:18765/$a.html" >/dev/null
+      else MY_CHROME_AGENT=$a old goto "http://127.0.0.1:18765/$a.html" >/dev/null; fi
+    done
   done
-done
-ab() { # args: alternating runs by agent one, with agent two's tab current first
-  local news=() olds=() s e
-  for _ in $(seq "$runs"); do
-    MY_CHROME_AGENT=$(as two) "$bin" eval 1 >/dev/null 2>&1; MY_CHROME_AGENT=two old eval 1 >/dev/null 2>&1
-    s=${EPOCHREALTIME/[.,]/}; MY_CHROME_AGENT=$(as one) "$bin" "$@" >/dev/null 2>&1; e=${EPOCHREALTIME/[.,]/}; news+=($((e - s)))
-    s=${EPOCHREALTIME/[.,]/}; MY_CHROME_AGENT=one old "$@" >/dev/null 2>&1; e=${EPOCHREALTIME/[.,]/}; olds+=($((e - s)))
-  done
-  local n o; n=$(med "${news[@]}"); o=$(med "${olds[@]}")
-  printf '%-28s now %s, at %s %s: %+.1f ms\n' "$*" "$(ms "$n")" "$against" "$(ms "$o")" \
-    "$(awk -v n="$n" -v o="$o" 'BEGIN { print (n - o) / 1000 }')"
-}
-echo "against $against (each on its own stand-in; another agent's tab current first):"
-ab tab-list
-ab snapshot
-ab eval document.title
-ab click body
-"$bin" disconnect >/dev/null 2>&1 || true
-old disconnect >/dev/null 2>&1 || true
+  ab() { # args: alternating runs by agent one, with agent two's tab current first
+    local news=() olds=() s e
+    for _ in $(seq "$runs"); do
+      MY_CHROME_AGENT=$(as two) "$bin" eval 1 >/dev/null 2>&1; MY_CHROME_AGENT=two old eval 1 >/dev/null 2>&1
+      s=${EPOCHREALTIME/[.,]/}; MY_CHROME_AGENT=$(as one) "$bin" "$@" >/dev/null 2>&1; e=${EPOCHREALTIME/[.,]/}; news+=($((e - s)))
+      s=${EPOCHREALTIME/[.,]/}; MY_CHROME_AGENT=one old "$@" >/dev/null 2>&1; e=${EPOCHREALTIME/[.,]/}; olds+=($((e - s)))
+    done
+    local n o; n=$(med "${news[@]}"); o=$(med "${olds[@]}")
+    printf '%-28s now %s, at %s %s: %+.1f ms\n' "$*" "$(ms "$n")" "$against" "$(ms "$o")" \
+      "$(awk -v n="$n" -v o="$o" 'BEGIN { print (n - o) / 1000 }')"
+  }
+  echo "against $against (each on its own stand-in; another agent's tab current first):"
+  ab tab-list
+  ab snapshot
+  ab eval document.title
+  ab click body
+  "$bin" disconnect >/dev/null 2>&1 || true
+  old disconnect >/dev/null 2>&1 || true
+fi
+
+# Last, on a world of its own: the stand-in's processes go first.
+cleanup
+connect_bench
