@@ -6,11 +6,8 @@
 #   - the peak RSS of `my-chrome tab-list` (GNU time; target <= 15 MiB), and
 #     the daemon's own share of it: the request sent and its reply read
 #     inside a fresh process (examples/daemon_cost.rs);
-#   - connect (after disconnect), doctor --json, a no-op setup. On the
-#     stand-in, connect includes up to 5 s that the pinned attach's own
-#     snapshot (0.1.22) waits for the stand-in's connect tab to settle: it
-#     is an error page there (no extension serves it), unlike in Chrome.
-#     The real extension's connect is the last benchmark below;
+#   - connect (after disconnect), doctor --json, a no-op setup, on the
+#     stand-in. The real extension's connect is the last benchmark below;
 #   - the turn's share of a forwarded command: one uncontended take and
 #     release of the session's lock, timed inside a fresh process
 #     (examples/lease_cost.rs), with an explicit agent name and with the
