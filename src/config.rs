@@ -310,7 +310,7 @@ pub const VARIABLES: &[Variable] = &[
     Variable {
         names: &["MY_CHROME_SESSION"],
         values: Values::Counted {
-            range: || format!("1–{MAX_SESSION_LEN} letters, digits, `-`, `_`"),
+            range: || format!("1–{MAX_SESSION_LEN} letters, digits, `-`, `_`; not `-` first"),
             default: || format!("`{DEFAULT_SESSION}`"),
         },
         what: "the shared Playwright session name",
@@ -796,8 +796,13 @@ fn mebibytes(bounded: Bounded, raw: &str) -> Result<usize, ConfigError> {
     }
 }
 
+/// The name goes to the daemon as its first argument, where its own
+/// option parser would read one that begins with `-` as an option
+/// (`--headed`) and serve another session: it begins with a letter or a
+/// digit (found by an attack).
 fn session_name(raw: &str) -> Result<String, ConfigError> {
     let ok = (1..=MAX_SESSION_LEN).contains(&raw.len())
+        && raw.starts_with(|c: char| c.is_ascii_alphanumeric())
         && raw
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
@@ -806,7 +811,10 @@ fn session_name(raw: &str) -> Result<String, ConfigError> {
     } else {
         Err(invalid(
             "MY_CHROME_SESSION",
-            format!("must be 1-{MAX_SESSION_LEN} letters, digits, '-' or '_', got {raw:?}"),
+            format!(
+                "must be 1-{MAX_SESSION_LEN} letters, digits, '-' or '_', beginning with a \
+                 letter or a digit, got {raw:?}"
+            ),
         ))
     }
 }
@@ -1037,6 +1045,9 @@ mod tests {
             ("MY_CHROME_CHROME", "chrome"),
             ("MY_CHROME_SESSION", "my session"),
             ("MY_CHROME_SESSION", "a/b"),
+            ("MY_CHROME_SESSION", "--headed"),
+            ("MY_CHROME_SESSION", "-s"),
+            ("MY_CHROME_SESSION", "_x"),
             ("MY_CHROME_KEYCHAIN_SERVICE", "a\nb"),
             ("MY_CHROME_KEYCHAIN_ACCOUNT", "me (previous)"),
             ("MY_CHROME_SETUP_TIMEOUT_SECS", "0"),

@@ -1071,3 +1071,53 @@ fn the_daemon_loads_no_code_from_the_users_home() {
     assert_eq!(w.sandbox.run(&["tab-new", &site.url("/second")]).code, 0);
     assert!(!marker.exists(), "the daemon ran code from HOME");
 }
+
+/// The session's name goes to the daemon as its first argument, where the
+/// pinned daemon's own option parser reads a name that begins with `-` as
+/// one of its options (`--headed`, `--persistent`, `--init-workspace`…)
+/// and serves the session "default" instead. A name an agent sets
+/// (MY_CHROME_SESSION) must never start a daemon of another session, nor
+/// leave one behind, attached, when connect fails.
+#[test]
+fn a_session_name_the_daemon_would_read_as_an_option_starts_no_other_session() {
+    let mut w = world();
+    let _chrome = w.chrome();
+    w.sandbox.set("MY_CHROME_SESSION", "--headed");
+    let run = w.sandbox.run(&["connect"]);
+    // Refused before anything starts (src/config.rs).
+    run.expect(2, "MY_CHROME_SESSION");
+    let runtime = w.sandbox.runtime.to_string_lossy().into_owned();
+    let daemons: Vec<Vec<String>> = my_chrome::procs::ProcessTable::read()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            p.cmd
+                .iter()
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect::<Vec<_>>()
+        })
+        .filter(|cmd| {
+            cmd.iter()
+                .any(|a| a.contains("cliDaemon.js") && a.contains(&runtime))
+        })
+        .collect();
+    let registry = my_chrome::session::registry::daemon_dir(
+        w.sandbox.home.path(),
+        &fs::canonicalize(&w.sandbox.runtime).unwrap(),
+    )
+    .unwrap();
+    // The session the stray daemon serves, reached by its name (the
+    // later value wins).
+    w.sandbox.set("MY_CHROME_SESSION", "default");
+    let other = w.sandbox.run(&["tab-list"]);
+    assert!(
+        !registry.join("default.session").exists() && (run.code == 0 || daemons.is_empty()),
+        "connect ({}: {}) left a daemon serving the session \"default\": {daemons:?}; \
+         tab-list there: {} {}",
+        run.code,
+        run.stderr,
+        other.code,
+        other.stdout
+    );
+    assert_nowhere(&w.token, w.sandbox.home.path(), &[&run, &other]);
+}
