@@ -73,7 +73,7 @@ fn main() {
                 my_chrome::settings::DEFAULT_SESSION_TABS,
             ),
         },
-        false,
+        my_chrome::tabs::After::Command,
     )
     .expect("the tabs");
     desk.touch(&words[0]);

@@ -46,7 +46,7 @@ pub fn show(config: &Config, json: bool, log: Option<usize>) -> Result<(), Error
 fn turn(config: &Config, command: &str) -> Result<(Turn, Desk), Error> {
     let started = Start::new(config, Check::Supported).on_session().open()?;
     let (turn, session) = started.take_turn(command, Need::Registered)?;
-    let desk = turn.desk(&session.socket_path, false)?;
+    let desk = turn.desk(&session.socket_path, crate::tabs::After::Command)?;
     Ok((turn, desk))
 }
 

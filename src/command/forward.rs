@@ -53,7 +53,7 @@ pub fn forward(config: &Config, raw: &[OsString]) -> Result<(), ForwardError> {
     let (mut turn, session) = started.take_turn(entry.name, Need::Registered)?;
     let socket = &session.socket_path;
     let mut desk = turn
-        .desk(socket, false)
+        .desk(socket, crate::tabs::After::Command)
         .map_err(forwarded::stale_unless_listed)?;
     let me = turn.registration().ok_or_else(forwarded::nameless)?;
     let reopen = turn.reopener(socket)?;

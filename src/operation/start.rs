@@ -569,7 +569,7 @@ impl Turn {
     pub fn desk(
         &self,
         socket: &std::path::Path,
-        after_connect: bool,
+        after: crate::tabs::After,
     ) -> Result<crate::tabs::Desk, Error> {
         // Neither the caller nor the command bound shortens it: a page may
         // take 5 s to answer the probe of a selection, and a selection the
@@ -577,7 +577,7 @@ impl Turn {
         // the middle of another agent's command.
         let budget =
             crate::session::pinned::housekeeping(crate::session::pinned::HOUSEKEEPING_TIMEOUT);
-        self.desk_within(socket, after_connect, budget)
+        self.desk_within(socket, after, budget)
     }
 
     /// What opens the session's tabs again for this turn's agent, once a
@@ -600,7 +600,7 @@ impl Turn {
     pub fn desk_within(
         &self,
         socket: &std::path::Path,
-        after_connect: bool,
+        after: crate::tabs::After,
         budget: crate::daemon::Housekeeping,
     ) -> Result<crate::tabs::Desk, Error> {
         Ok(crate::tabs::Desk::open(
@@ -615,7 +615,7 @@ impl Turn {
                 gone_after: self.settings.agent_gone,
                 caps: (self.settings.agent_tabs, self.settings.session_tabs),
             },
-            after_connect,
+            after,
         )?)
     }
 }
@@ -649,7 +649,7 @@ impl Reopen {
                 gone_after: self.gone_after,
                 caps: self.caps,
             },
-            false,
+            crate::tabs::After::Command,
         )?)
     }
 }

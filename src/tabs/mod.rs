@@ -363,12 +363,38 @@ pub struct Desk {
     stale: bool,
 }
 
+/// What a desk is opened after.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum After {
+    /// A command in the session.
+    Command,
+    /// `connect`, which just made the session: its blank tab is the first
+    /// agent's to take. `rules_kept`: connect's own request
+    /// ([`put_rules_in_place`]) answered that the daemon's rules are in
+    /// place, so they are not asked for again.
+    Connect { rules_kept: bool },
+}
+
+/// Puts the daemon's rules in place (the current tab stays, `stay`; tabs
+/// numbered, `number`) with one request to the daemon behind `socket`:
+/// `connect` sends it beside its tab swap, before any desk is opened, so
+/// that the daemon's fixed settle after a `run-code` (half a second) is
+/// waited for once, beside the swap. Whether it answered that they are;
+/// if not, the desk asks again as it does for any session.
+pub fn put_rules_in_place(socket: &Path, cwd: &Path, budget: &daemon::Housekeeping) -> bool {
+    let Plan::Run(request) = plan_words(&stay::request_words(), cwd) else {
+        return false;
+    };
+    matches!(
+        budget.run(socket, &request.bytes, LIST_LIMIT),
+        Ok(Reply::Text { text: Some(text), is_error: false }) if stay::kept(&text)
+    )
+}
+
 impl Desk {
     /// Lists the tabs and reads what changed since the last command into
     /// the book (a new daemon gets a new book); agents gone quiet for
     /// `gone_after` leave their tabs to the user.
-    /// `after_connect`: the session was just made by `connect`, whose blank
-    /// tab is the first agent's to take.
     pub fn open(
         held: &HeldLease,
         registration: Option<u64>,
@@ -376,8 +402,9 @@ impl Desk {
         socket: &Path,
         cwd: &Path,
         bounds: Bounds,
-        after_connect: bool,
+        after: After,
     ) -> Result<Desk, TabsError> {
+        let after_connect = matches!(after, After::Connect { .. });
         let Bounds {
             housekeeping: budget,
             command,
@@ -427,7 +454,10 @@ impl Desk {
             None => Book::fresh(&key, first_free_id(runtime)?, &seen, after_connect),
         };
         desk.book.busy = lease::late::busy_tabs(&desk.late);
-        if !desk.book.current_stays || !desk.book.numbered {
+        if after == (After::Connect { rules_kept: true }) {
+            desk.book.current_stays = true;
+            desk.book.numbered = true;
+        } else if !desk.book.current_stays || !desk.book.numbered {
             desk.keep_current()?;
         }
         let now = lease::now_ms();

@@ -281,6 +281,7 @@ impl<'s> Launch<'s> {
             daemon: self.daemon,
             budget: crate::session::pinned::housekeeping(config.command_timeout),
             silent: false,
+            rules_kept: false,
         }
     }
 }
@@ -301,6 +302,8 @@ pub(super) struct Attempt<'s> {
     /// Set only when the daemon itself does not answer: the one case in
     /// which connect stops it (invariant 11).
     silent: bool,
+    /// The daemon answered that its rules for the tabs are in place.
+    rules_kept: bool,
 }
 
 impl<'s> Attempt<'s> {
@@ -334,12 +337,19 @@ impl<'s> Attempt<'s> {
         outcome?;
         // The processes are checked beside the tab swap (neither waits on
         // the other), and an exposure outweighs whatever the swap found.
+        // So are the daemon's rules for the session's tabs (`tabs::stay`),
+        // whose request waits out the daemon's fixed settle.
         let (browser, before) = (self.browser.clone(), self.before.clone());
+        let rules = self.rules_request();
         std::thread::scope(|beside| {
             let exposure = beside.spawn(|| exposure_check(&browser, &before));
+            let kept = rules.map(|(socket, cwd, budget)| {
+                beside.spawn(move || crate::tabs::put_rules_in_place(&socket, &cwd, &budget))
+            });
             let swapped = self
                 .close_bound()
                 .and_then(|()| self.take_out_connect_tab());
+            self.rules_kept = kept.is_some_and(|kept| kept.join().unwrap_or(false));
             let exposure = exposure.join().unwrap_or_else(|_| {
                 Err(
                     "the process check after delivery failed, so an exposure cannot be ruled out."
@@ -348,6 +358,19 @@ impl<'s> Attempt<'s> {
             });
             exposure.map_err(AttachError::Exposed).and(swapped)
         })
+    }
+
+    /// What the request for the daemon's rules needs: the session's
+    /// socket, the daemon's working directory, a bound of its own (the
+    /// swap keeps its own); none if the session is not ready (the swap
+    /// then says so).
+    fn rules_request(&self) -> Option<(std::path::PathBuf, std::path::PathBuf, Housekeeping)> {
+        let SessionState::Ready(entry) = self.started.session_state() else {
+            return None;
+        };
+        let cwd = self.started.daemon_cwd().ok()?;
+        let budget = crate::session::pinned::housekeeping(self.started.config().command_timeout);
+        Some((entry.socket_path, cwd, budget))
     }
 
     /// The daemon bound the browser: no other process may attach through
@@ -481,7 +504,10 @@ impl<'s> Attempt<'s> {
         }
         // The new session's tab book, within what is left of the bound.
         if let SessionState::Ready(entry) = started.session_state() {
-            match started.desk_within(&entry.socket_path, true, self.budget) {
+            let after = crate::tabs::After::Connect {
+                rules_kept: self.rules_kept,
+            };
+            match started.desk_within(&entry.socket_path, after, self.budget) {
                 Ok(mut desk) => {
                     let _ = desk.save();
                 }
