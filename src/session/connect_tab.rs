@@ -68,22 +68,61 @@ fn send(
 /// Takes every connect tab out of the session behind `socket`, within
 /// `budget`: a tab that shows the token `known` fingerprints (the token
 /// the session was connected with; without one, any tab naming the
-/// connect page). `tab-new` and `tab-close` answer with the session's
-/// list after them, so one list is asked for first and the rest read from
-/// those replies: three requests for the usual one connect tab.
+/// connect page).
 pub fn close_all(
     socket: &Path,
     cwd: &Path,
     budget: &Housekeeping,
     known: Option<&Fingerprint>,
 ) -> Result<(), ConnectTabError> {
-    let found = |text: &str| {
-        connect_tabs(result_block(text), known)
-            .ok_or_else(|| ConnectTabError::Unlisted("no tab list".into()))
-    };
-    let list = || found(&send(socket, cwd, budget, &["tab-list"])?);
-    if list()?.is_empty() {
+    let first = first_list(socket, cwd, budget, known)?;
+    replace(socket, cwd, budget, known, first)
+}
+
+/// The session's tabs as a first list shows them: how many, and which are
+/// connect tabs. Read before anything else is asked of the daemon (its
+/// rules for the tabs, `tabs::stay`, included: a tab its numbering could
+/// not describe in time is listed without its title, where a connect page
+/// that failed to load keeps the token).
+pub struct Listed {
+    tabs: usize,
+    connect: Vec<usize>,
+}
+
+/// The first list ([`Listed`]).
+pub fn first_list(
+    socket: &Path,
+    cwd: &Path,
+    budget: &Housekeeping,
+    known: Option<&Fingerprint>,
+) -> Result<Listed, ConnectTabError> {
+    let text = send(socket, cwd, budget, &["tab-list"])?;
+    listed(&text, known).ok_or_else(|| ConnectTabError::Unlisted("no tab list".into()))
+}
+
+/// Replaces the connect tabs `first` found: a new tab takes their place
+/// (closing the last tab would end the connection), then each is closed,
+/// from the last down, so that no close moves the index of one still to
+/// close. `tab-new` and `tab-close` answer with the list after them: each
+/// must show exactly one tab more, then one less, than the step before
+/// (else a tab came or went meanwhile, and an index may name another: the
+/// swap stops), and the last must show no connect tab. Three requests for
+/// the usual one connect tab.
+pub fn replace(
+    socket: &Path,
+    cwd: &Path,
+    budget: &Housekeeping,
+    known: Option<&Fingerprint>,
+    first: Listed,
+) -> Result<(), ConnectTabError> {
+    if first.connect.is_empty() {
         return Ok(());
+    }
+    if first.connect.len() > MAX_CONNECT_TABS {
+        return Err(ConnectTabError::Seen(format!(
+            "{} connect tabs are open, more than {MAX_CONNECT_TABS}",
+            first.connect.len()
+        )));
     }
     // Opened on an explicit address: a tab opened without one can leave
     // `eval` waiting forever through the extension (seen with 0.2.1 to
@@ -91,28 +130,49 @@ pub fn close_all(
     let opened = send(socket, cwd, budget, &["tab-new", "about:blank"]).map_err(|why| {
         ConnectTabError::Seen(format!("no new tab could be opened in its place ({why})"))
     })?;
-    // One at a time, each from the list just after the step before: a tab
-    // that went away meanwhile must not shift an index onto one of the
-    // user's tabs.
     let seen = |e: ConnectTabError| ConnectTabError::Seen(format!("it was listed, then {e}"));
-    let mut now = found(&opened).map_err(seen)?;
-    for _ in 0..MAX_CONNECT_TABS {
-        let Some(&last) = now.last() else {
-            return Ok(());
-        };
-        // A close that failed answers with no list: a fresh one tells.
-        now = match send(socket, cwd, budget, &["tab-close", &last.to_string()]) {
-            Ok(after) => found(&after),
-            Err(_) => list(),
+    let counted = |text: &str, tabs: usize| -> Result<Listed, ConnectTabError> {
+        let now = listed(text, known)
+            .ok_or_else(|| ConnectTabError::Unlisted("no tab list".into()))
+            .map_err(seen)?;
+        if now.tabs != tabs {
+            return Err(ConnectTabError::Seen(format!(
+                "the session's tabs changed while it was replaced ({tabs} expected, {} listed)",
+                now.tabs
+            )));
         }
-        .map_err(seen)?;
+        Ok(now)
+    };
+    let mut now = counted(&opened, first.tabs + 1)?;
+    for (closed, &index) in first.connect.iter().rev().enumerate() {
+        // A close that failed answers with no list: a fresh one tells.
+        let after = match send(socket, cwd, budget, &["tab-close", &index.to_string()]) {
+            Ok(after) => after,
+            Err(_) => send(socket, cwd, budget, &["tab-list"]).map_err(seen)?,
+        };
+        now = counted(&after, first.tabs - closed)?;
     }
-    match now.len() {
+    match now.connect.len() {
         0 => Ok(()),
         left => Err(ConnectTabError::Seen(format!(
             "{left} connect tab(s) still open after closing"
         ))),
     }
+}
+
+/// How many tabs a reply's leading list shows, and which are connect tabs.
+fn listed(text: &str, known: Option<&Fingerprint>) -> Option<Listed> {
+    let block = result_block(text);
+    let connect = connect_tabs(block, known)?;
+    let tabs = block
+        .lines()
+        .filter(|line| {
+            line.strip_prefix("- ")
+                .and_then(|tab| tab.split_once(": "))
+                .is_some_and(|(index, _)| index.parse::<usize>().is_ok())
+        })
+        .count();
+    Some(Listed { tabs, connect })
 }
 
 /// A reply's leading `### Result` section, where `tab-list`, `tab-new` and
@@ -157,7 +217,7 @@ pub fn connect_tabs(listing: &str, known: Option<&Fingerprint>) -> Option<Vec<us
 
 #[cfg(test)]
 mod tests {
-    use super::{Fingerprint, connect_tabs, result_block};
+    use super::{Fingerprint, connect_tabs, listed, result_block};
     use crate::token::Token;
 
     #[test]
@@ -194,6 +254,9 @@ mod tests {
         let bare = format!("- 0: [a]({page})\n");
         assert_eq!(connect_tabs(result_block(&bare), None), Some(vec![0]));
         assert_eq!(result_block("### Result\n- 0: [](x)\n"), "- 0: [](x)\n");
+        let counted = listed(&reply, None).unwrap();
+        assert_eq!((counted.tabs, counted.connect), (2, vec![]));
+        assert!(listed("### Error\nError: x\n", None).is_none());
     }
 
     #[test]

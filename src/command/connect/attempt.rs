@@ -8,6 +8,7 @@
 //! [`Attempt::commit`] (scrub, record, the tab book, the watcher). A
 //! preflight that fails withdraws the launch ([`Launch::withdraw`]).
 
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use zeroize::Zeroizing;
@@ -338,17 +339,20 @@ impl<'s> Attempt<'s> {
         // The processes are checked beside the tab swap (neither waits on
         // the other), and an exposure outweighs whatever the swap found.
         // So are the daemon's rules for the session's tabs (`tabs::stay`),
-        // whose request waits out the daemon's fixed settle.
+        // whose request waits out the daemon's fixed settle, once the swap
+        // has its first list (`connect_tab::Listed`).
         let (browser, before) = (self.browser.clone(), self.before.clone());
-        let rules = self.rules_request();
         std::thread::scope(|beside| {
             let exposure = beside.spawn(|| exposure_check(&browser, &before));
-            let kept = rules.map(|(socket, cwd, budget)| {
-                beside.spawn(move || crate::tabs::put_rules_in_place(&socket, &cwd, &budget))
+            let mut kept = None;
+            let swapped = self.close_bound().and_then(|()| {
+                self.take_out_connect_tab(|rules| {
+                    kept = Some(beside.spawn(move || {
+                        let (socket, cwd, budget) = rules;
+                        crate::tabs::put_rules_in_place(&socket, &cwd, &budget)
+                    }));
+                })
             });
-            let swapped = self
-                .close_bound()
-                .and_then(|()| self.take_out_connect_tab());
             self.rules_kept = kept.is_some_and(|kept| kept.join().unwrap_or(false));
             let exposure = exposure.join().unwrap_or_else(|_| {
                 Err(
@@ -358,19 +362,6 @@ impl<'s> Attempt<'s> {
             });
             exposure.map_err(AttachError::Exposed).and(swapped)
         })
-    }
-
-    /// What the request for the daemon's rules needs: the session's
-    /// socket, the daemon's working directory, a bound of its own (the
-    /// swap keeps its own); none if the session is not ready (the swap
-    /// then says so).
-    fn rules_request(&self) -> Option<(std::path::PathBuf, std::path::PathBuf, Housekeeping)> {
-        let SessionState::Ready(entry) = self.started.session_state() else {
-            return None;
-        };
-        let cwd = self.started.daemon_cwd().ok()?;
-        let budget = crate::session::pinned::housekeeping(self.started.config().command_timeout);
-        Some((entry.socket_path, cwd, budget))
     }
 
     /// The daemon bound the browser: no other process may attach through
@@ -387,7 +378,13 @@ impl<'s> Attempt<'s> {
     }
 
     /// The connect tab keeps the token in its address: no session page may.
-    fn take_out_connect_tab(&mut self) -> Result<(), AttachError> {
+    /// `listed`: given what the daemon's rules request needs (the socket,
+    /// the daemon's working directory, a bound of its own) once the first
+    /// list is read, and only then.
+    fn take_out_connect_tab(
+        &mut self,
+        listed: impl FnOnce((PathBuf, PathBuf, Housekeeping)),
+    ) -> Result<(), AttachError> {
         let after_delivery =
             |exit: Exit, message: String| AttachError::AfterDelivery { exit, message };
         let socket = match self.started.session_state() {
@@ -407,7 +404,14 @@ impl<'s> Attempt<'s> {
         let known = crate::redact::fingerprint::recorded(&self.started.runtime)
             .ok()
             .flatten();
-        connect_tab::close_all(&socket, &cwd, &self.budget, known.as_ref()).map_err(|e| match e {
+        let swapped = connect_tab::first_list(&socket, &cwd, &self.budget, known.as_ref())
+            .and_then(|first| {
+                let rules_budget =
+                    crate::session::pinned::housekeeping(self.started.config().command_timeout);
+                listed((socket.clone(), cwd.clone(), rules_budget));
+                connect_tab::replace(&socket, &cwd, &self.budget, known.as_ref(), first)
+            });
+        swapped.map_err(|e| match e {
             connect_tab::ConnectTabError::Seen(why) => after_delivery(
                 Exit::Failure,
                 format!(
