@@ -11,7 +11,7 @@ use crate::daemon::request::{Plan, plan_words};
 use crate::daemon::{DaemonError, Housekeeping, Reply};
 use crate::redact::fingerprint::Fingerprint;
 
-/// How many connect tabs one `close_all` closes at most.
+/// How many connect tabs one swap closes; more are refused before any is.
 const MAX_CONNECT_TABS: usize = 8;
 
 /// A tab list is a few lines per tab: a reply past this is not one.
@@ -80,10 +80,11 @@ pub fn close_all(
 }
 
 /// The session's tabs as a first list shows them: how many, and which are
-/// connect tabs. Read before anything else is asked of the daemon (its
-/// rules for the tabs, `tabs::stay`, included: a tab its numbering could
-/// not describe in time is listed without its title, where a connect page
-/// that failed to load keeps the token).
+/// connect tabs. At `connect`, read before the daemon's rules for the tabs
+/// go in (`tabs::stay`): the numbering they bring lists a tab never
+/// described before, and late, without its title, where a connect page
+/// that failed to load keeps the token. Once described, a late tab keeps
+/// the title it had, so later lists still show a connect tab as one.
 pub struct Listed {
     tabs: usize,
     connect: Vec<usize>,
@@ -104,9 +105,10 @@ pub fn first_list(
 /// (closing the last tab would end the connection), then each is closed,
 /// from the last down, so that no close moves the index of one still to
 /// close. `tab-new` and `tab-close` answer with the list after them: each
-/// must show exactly one tab more, then one less, than the step before
-/// (else a tab came or went meanwhile, and an index may name another: the
-/// swap stops), and the last must show no connect tab. Three requests for
+/// must show exactly one tab more, then one less, than the step before,
+/// and the tab to close next must still be a connect tab there (else tabs
+/// came or went meanwhile, and an index may name another: the swap
+/// stops), and the last must show no connect tab. Three requests for
 /// the usual one connect tab.
 pub fn replace(
     socket: &Path,
@@ -145,6 +147,13 @@ pub fn replace(
     };
     let mut now = counted(&opened, first.tabs + 1)?;
     for (closed, &index) in first.connect.iter().rev().enumerate() {
+        // A tab that opened as another closed keeps the count: the index
+        // must still show a connect tab, or it may name another tab.
+        if !now.connect.contains(&index) {
+            return Err(ConnectTabError::Seen(format!(
+                "the session's tabs moved while it was replaced (tab {index} is no connect tab now)"
+            )));
+        }
         // A close that failed answers with no list: a fresh one tells.
         let after = match send(socket, cwd, budget, &["tab-close", &index.to_string()]) {
             Ok(after) => after,
