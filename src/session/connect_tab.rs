@@ -226,8 +226,102 @@ pub fn connect_tabs(listing: &str, known: Option<&Fingerprint>) -> Option<Vec<us
 
 #[cfg(test)]
 mod tests {
-    use super::{Fingerprint, connect_tabs, listed, result_block};
+    use super::{ConnectTabError, Fingerprint, close_all, connect_tabs, listed, result_block};
+    use crate::daemon::Housekeeping;
     use crate::token::Token;
+    use std::io::{BufRead, BufReader, Write};
+    use std::time::Duration;
+
+    const PAGE: &str = "chrome-extension://mmlmfjhmonkocbjadbfplnigmagldckm/connect.html?x";
+
+    /// A daemon that answers each request, in order, with the next of
+    /// `lists` (as a `### Result` list); the commands it was sent.
+    fn swap_against(lists: Vec<Vec<&'static str>>) -> (Result<(), ConnectTabError>, Vec<String>) {
+        let dir = tempfile::tempdir().unwrap();
+        let socket = dir.path().join("d.sock");
+        let listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+        let server = std::thread::spawn(move || {
+            let mut sent = Vec::new();
+            for tabs in lists {
+                let Ok((stream, _)) = listener.accept() else {
+                    break;
+                };
+                let mut reader = BufReader::new(stream);
+                let mut line = Vec::new();
+                // The test's own last connection, which asks nothing.
+                if reader.read_until(b'\n', &mut line).unwrap() == 0 {
+                    break;
+                }
+                let request: serde_json::Value = serde_json::from_slice(&line).unwrap();
+                let args = request["params"]["args"]["_"].as_array().unwrap();
+                let words: Vec<&str> = args.iter().map(|a| a.as_str().unwrap()).collect();
+                sent.push(words.join(" "));
+                let list: Vec<String> = tabs
+                    .iter()
+                    .enumerate()
+                    .map(|(i, url)| format!("- {i}: [t]({url})"))
+                    .collect();
+                let text = format!("### Result\n{}", list.join("\n"));
+                let reply = serde_json::json!({"id": 1, "result": {"text": text}});
+                let _ = reader.get_mut().write_all(format!("{reply}\n").as_bytes());
+            }
+            sent
+        });
+        let budget = Housekeeping::new(Duration::from_secs(5));
+        let result = close_all(&socket, dir.path(), &budget, None);
+        drop(std::os::unix::net::UnixStream::connect(&socket));
+        (result, server.join().unwrap())
+    }
+
+    #[test]
+    fn the_swap_closes_the_connect_tab_its_first_list_showed_from_the_replies() {
+        let (result, sent) = swap_against(vec![
+            vec!["https://a.test/", PAGE],
+            vec!["https://a.test/", PAGE, "about:blank"],
+            vec!["https://a.test/", "about:blank"],
+        ]);
+        assert!(result.is_ok(), "{result:?}");
+        assert_eq!(sent, ["tab-list", "tab-new about:blank", "tab-close 1"]);
+    }
+
+    #[test]
+    fn tabs_that_move_during_the_swap_stop_it_before_a_wrong_tab_closes() {
+        // A tab came as the new one opened: the count is off.
+        let (result, sent) = swap_against(vec![
+            vec![PAGE],
+            vec![PAGE, "about:blank", "https://popup.test/"],
+            vec!["about:blank", "https://popup.test/"],
+        ]);
+        assert!(
+            matches!(result, Err(ConnectTabError::Seen(_))),
+            "{result:?}"
+        );
+        assert!(!sent.iter().any(|c| c.starts_with("tab-close")), "{sent:?}");
+        // A tab before the connect tab closed as a popup opened: the count
+        // holds, but index 1 is no connect tab any more.
+        // (Had it closed tab 1, the daemon would answer with the list
+        // after: the new blank tab gone.)
+        let (result, sent) = swap_against(vec![
+            vec!["https://a.test/", PAGE],
+            vec![PAGE, "about:blank", "https://popup.test/"],
+            vec![PAGE, "https://popup.test/"],
+        ]);
+        assert!(
+            matches!(result, Err(ConnectTabError::Seen(_))),
+            "{result:?}"
+        );
+        assert!(!sent.iter().any(|c| c.starts_with("tab-close")), "{sent:?}");
+        // A close that left the connect tab in place.
+        let (result, _) = swap_against(vec![
+            vec![PAGE],
+            vec![PAGE, "about:blank"],
+            vec![PAGE, "about:blank"],
+        ]);
+        assert!(
+            matches!(result, Err(ConnectTabError::Seen(_))),
+            "{result:?}"
+        );
+    }
 
     #[test]
     fn only_a_tab_with_the_token_is_a_connect_tab_when_the_token_is_known() {
