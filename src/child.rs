@@ -244,13 +244,20 @@ impl ChildCommand {
 
     /// The same, without dying with my-chrome.
     fn detached(&self, env: &ChildEnv) -> Command {
+        let mut command = self.plain(env);
+        command.process_group(0);
+        command
+    }
+
+    /// Its program, arguments and cwd, a cleared environment plus the
+    /// allowlist, no stdin: what every child has, whatever its group.
+    fn plain(&self, env: &ChildEnv) -> Command {
         let mut command = Command::new(&self.program);
         command
             .args(&self.args)
             .current_dir(&self.cwd)
             .env_clear()
             .envs(env.vars().iter().map(|(k, v)| (k, v)))
-            .process_group(0)
             .stdin(Stdio::null());
         command
     }
@@ -295,13 +302,9 @@ impl ChildCommand {
             return Err(error);
         }
         let spawn_error = |source| self.spawn_error(source);
-        let mut command = Command::new(&self.program);
+        // Not `detached`: a process group leader cannot start a session.
+        let mut command = self.plain(env);
         command
-            .args(&self.args)
-            .current_dir(&self.cwd)
-            .env_clear()
-            .envs(env.vars().iter().map(|(k, v)| (k, v)))
-            .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(errors.try_clone().map_err(spawn_error)?);
         crate::platform::own_session(&mut command);
