@@ -338,11 +338,19 @@ fn ok_as(real: &RealWorld, agent: &str, args: &[&str]) -> Run {
     full.extend_from_slice(args);
     let run = real.sandbox().run(&full);
     if run.code != 0 {
-        // What the book holds then, to tell a product fault from a page's.
+        // What the book holds then, to tell a product fault from a page's,
+        // and the command's own words last: CI shows a failure's tail.
         let book = real.sandbox().run(&["agents", "--json"]);
+        let log = fs::read_to_string(real.sandbox().runtime.join("lease.log")).unwrap_or_default();
+        let turns: Vec<&str> = log.lines().rev().take(12).collect();
         panic!(
-            "{agent} {args:?} exited {}: {}{}\nagents --json then: {}{}",
-            run.code, run.stdout, run.stderr, book.stdout, book.stderr
+            "agents --json then: {}{}\nthe last turns, newest first:\n{}\n{agent} {args:?} exited {}:\n{}{}",
+            book.stdout,
+            book.stderr,
+            turns.join("\n"),
+            run.code,
+            run.stdout,
+            run.stderr
         );
     }
     run
