@@ -5,7 +5,8 @@
 //! `/slow` (and `/slow/<any>`: Chromium's cache lets one load of an
 //! address wait for another, so tabs loading at once need addresses of
 //! their own) answers only after
-//! [`SLOW`], to catch a command mid-flight;
+//! [`SLOW`], to catch a command mid-flight, and `/slower/<any>` only after
+//! [`SLOWER`], to outlast a longer bound;
 //! `/trickle` sends its head at once and the rest after [`TRICKLE`]: its
 //! tab shows its address while the `goto` still loads it.
 
@@ -17,6 +18,9 @@ pub const HOME_TEXT: &str = "Known text on the home page";
 pub const SECOND_TEXT: &str = "Second page reached";
 pub const POPUP_TEXT: &str = "Popup content";
 pub const SLOW: Duration = Duration::from_secs(20);
+/// Under the stand-in's 30 s for any answer of Chromium's, a navigation
+/// included.
+pub const SLOWER: Duration = Duration::from_secs(28);
 pub const TRICKLE: Duration = Duration::from_secs(5);
 /// The heading of `/trickle`, sent last.
 pub const TRICKLE_TEXT: &str = "Trickled to the end";
@@ -176,9 +180,14 @@ impl Site {
                         continue;
                     }
                     // Answered aside, so that other pages stay quick.
-                    p if p == "/slow" || p.starts_with("/slow/") || p == "/popup" => {
+                    p if p == "/slow"
+                        || p.starts_with("/slow/")
+                        || p.starts_with("/slower/")
+                        || p == "/popup" =>
+                    {
                         let (delay, body) = match p {
                             "/popup" => (POPUP_DELAY, POPUP),
+                            _ if p.starts_with("/slower/") => (SLOWER, SECOND),
                             _ => (SLOW, SECOND),
                         };
                         thread::spawn(move || {
