@@ -144,35 +144,47 @@ fn command_table(out: &std::path::Path) {
             .iter()
             .find_map(|s| s.strip_suffix("..."))
             .map_or("None".to_string(), |n| format!("Some({n})"));
-        let (decision, scope, tab, only_reads, on_context, navigates, hold, writes, reads) =
-            match entry {
-                Some(r) => (
-                    r.decision.clone(),
-                    r.scope.clone(),
-                    r.tab.clone(),
-                    r.only_reads,
-                    r.on_context,
-                    r.navigates,
-                    r.hold.clone(),
-                    list(r.writes.iter().map(|s| format!("{s:?}")).collect()),
-                    list(r.reads.iter().map(|s| format!("{s:?}")).collect()),
-                ),
-                None => (
-                    "Decision::Undecided".into(),
-                    "Scope::Page".into(),
-                    "None".into(),
-                    false,
-                    false,
-                    false,
-                    "None".into(),
-                    String::new(),
-                    String::new(),
-                ),
-            };
+        let (
+            decision,
+            scope,
+            tab,
+            only_reads,
+            on_context,
+            navigates,
+            in_front,
+            hold,
+            writes,
+            reads,
+        ) = match entry {
+            Some(r) => (
+                r.decision.clone(),
+                r.scope.clone(),
+                r.tab.clone(),
+                r.only_reads,
+                r.on_context,
+                r.navigates,
+                r.in_front,
+                r.hold.clone(),
+                list(r.writes.iter().map(|s| format!("{s:?}")).collect()),
+                list(r.reads.iter().map(|s| format!("{s:?}")).collect()),
+            ),
+            None => (
+                "Decision::Undecided".into(),
+                "Scope::Page".into(),
+                "None".into(),
+                false,
+                false,
+                false,
+                false,
+                "None".into(),
+                String::new(),
+                String::new(),
+            ),
+        };
         code.push_str(&format!(
             "    Row {{ name: {name:?}, decision: {decision}, scope: {scope}, tab: {tab}, \
              only_reads: {only_reads}, on_context: {on_context}, navigates: {navigates}, \
-             hold: {hold}, file_flags: &[{flags}], file_args: &[{args}], file_rest: {rest}, \
+             in_front: {in_front}, hold: {hold}, file_flags: &[{flags}], file_args: &[{args}], file_rest: {rest}, \
              writes: &[{writes}], reads: &[{reads}] }},\n"
         ));
     }
@@ -206,6 +218,7 @@ struct Review {
     only_reads: bool,
     on_context: bool,
     navigates: bool,
+    in_front: bool,
     hold: String,
     writes: Vec<String>,
     reads: Vec<String>,
@@ -250,6 +263,7 @@ fn read_review(text: &str) -> Vec<Review> {
             only_reads: false,
             on_context: false,
             navigates: false,
+            in_front: false,
             hold: "None".into(),
             writes: Vec::new(),
             reads: Vec::new(),
@@ -267,6 +281,7 @@ fn read_review(text: &str) -> Vec<Review> {
                 ("only-reads", "") => r.only_reads = true,
                 ("on-context", "") => r.on_context = true,
                 ("navigates", "") => r.navigates = true,
+                ("in-front", "") => r.in_front = true,
                 ("hold", rule) => r.hold = format!("Some({})", hold_rule(&r.name, rule)),
                 ("file-out", slot) if !slot.is_empty() => r.writes.push(slot.into()),
                 ("file-in", slot) if !slot.is_empty() => r.reads.push(slot.into()),

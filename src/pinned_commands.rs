@@ -141,6 +141,7 @@ struct Row {
     only_reads: bool,
     on_context: bool,
     navigates: bool,
+    in_front: bool,
     hold: Option<HoldRule>,
     file_flags: &'static [&'static str],
     file_args: &'static [usize],
@@ -164,6 +165,10 @@ pub struct CliCommand {
     pub on_context: bool,
     /// Its first argument is an address (its scheme is checked).
     pub navigates: bool,
+    /// It waits for its tab's frames (an element to hold still, a
+    /// picture), which Chromium draws only for the tab in front: it never
+    /// steps aside (another agent's command would bring its own tab there).
+    pub in_front: bool,
     /// A tab that appears while it runs is its own: a page it acted on
     /// opened it (a popup, a link to a new window). A page command that
     /// does more than read.
@@ -208,6 +213,7 @@ pub fn table() -> &'static [CliCommand] {
                 only_reads: row.only_reads,
                 on_context: row.on_context,
                 navigates: row.navigates,
+                in_front: row.in_front,
                 opens_tabs: row.scope == Scope::Page && !row.only_reads,
                 hold: row.hold,
                 file_flags: row.file_flags.to_vec(),

@@ -15,7 +15,7 @@ use crate::daemon::request::Mode;
 use crate::daemon::{self, DaemonError, Reply, Unanswered};
 use crate::error::Error;
 use crate::lease::HeldLease;
-use crate::pinned_commands::Scope;
+use crate::pinned_commands::{CliCommand, Scope};
 use crate::policy::holds::HoldChange;
 use crate::session_output;
 use crate::staged_files::Outputs;
@@ -61,7 +61,7 @@ pub(super) fn run_on(
     // in line once the daemon has started it (docs/DESIGN.md, "A command
     // steps aside").
     let aside = Aside {
-        may: sent.entry.scope == Scope::Page && hold.is_none(),
+        may: Aside::may(sent.entry, hold),
         sent: std::time::Instant::now(),
         since: sent.since,
     };
@@ -182,6 +182,15 @@ struct Aside {
 const ASIDE_AFTER: Duration = Duration::from_millis(250);
 
 impl Aside {
+    /// Whether a command may step aside at all: it runs on its own tab
+    /// alone, starts or ends no hold, and needs no frames of its tab, which
+    /// stop once another agent's command brings its own tab to the front
+    /// (a `click` then waited out the daemon's 5 s for its element to hold
+    /// still: the real extension, in a CI pre-check).
+    fn may(entry: &CliCommand, hold: Option<HoldChange>) -> bool {
+        entry.scope == Scope::Page && hold.is_none() && !entry.in_front
+    }
+
     /// Whether to step aside now: it may, ran a moment, the daemon has
     /// read all of it (so it started, on its tab), and another agent's
     /// command waits in line.
@@ -201,4 +210,37 @@ fn ended_during(command: &str) -> Error {
          nothing of a page is shown)"
     ))
     .into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pinned_commands::find;
+    use crate::policy::holds::HoldKind;
+
+    #[test]
+    fn only_a_command_on_its_own_tab_that_needs_no_frames_may_step_aside() {
+        let may = |name: &str, hold| Aside::may(find(name).unwrap(), hold);
+        for name in [
+            "eval", "goto", "snapshot", "fill", "type", "press", "reload",
+        ] {
+            assert!(may(name, None), "{name}");
+        }
+        // It waits for its tab's frames.
+        for name in [
+            "click",
+            "dblclick",
+            "hover",
+            "drag",
+            "drop",
+            "check",
+            "uncheck",
+            "screenshot",
+        ] {
+            assert!(!may(name, None), "{name}");
+        }
+        // It reaches every tab, or starts a hold.
+        assert!(!may("cookie-list", None));
+        assert!(!may("eval", Some(HoldChange::Starts(HoldKind::Routes))));
+    }
 }

@@ -53,7 +53,7 @@ const SECOND: &str = r#"<!doctype html><html><head><title>Second</title></head><
 
 const POPUP: &str = r#"<!doctype html><html><head><title>Popup</title></head><body>
 <h1>Popup content</h1><button onclick="window.close()">Close me</button>
-<button onclick="setTimeout(() => window.close(), 1000)">Close me later</button></body></html>"#;
+<button onclick="setTimeout(() => window.close(), 5000)">Close me later</button></body></html>"#;
 
 /// A page whose button opens a popup three seconds after the click (within
 /// the click's user activation, which lasts five): after the click's
