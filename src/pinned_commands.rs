@@ -166,8 +166,9 @@ pub struct CliCommand {
     /// Its first argument is an address (its scheme is checked).
     pub navigates: bool,
     /// It waits for its tab's frames (an element to hold still, a
-    /// picture), which Chromium draws only for the tab in front: it never
-    /// steps aside (another agent's command would bring its own tab there).
+    /// picture), which Chromium draws only for the tab in front: it steps
+    /// aside (another agent's command brings its own tab there) only past
+    /// the daemon's action timeout.
     pub in_front: bool,
     /// A tab that appears while it runs is its own: a page it acted on
     /// opened it (a popup, a link to a new window). A page command that

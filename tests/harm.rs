@@ -1233,6 +1233,57 @@ fn stuck_commands_under_many_names_hold_up_no_other_agent() {
     assert_eq!(b.tabs("ann").len(), 1);
 }
 
+/// A click waits for its tab's frames, so it keeps the turn longer than
+/// another command before it steps aside, but only past the daemon's
+/// action timeout: bob's page, under two names, stops its timers the
+/// moment its button is clicked, so the daemon's settle after each click
+/// never ends, each with the user's bound (25 s). ann's command, asked
+/// after them and waiting 22 s at most (less than one bound), runs while
+/// both still run; each then ends at its bound (exit 124). A first fix,
+/// that never let such a command step aside, let a page hold the turn for
+/// a bound a name (a read-only review found it).
+#[test]
+fn clicks_a_page_never_lets_settle_under_many_names_hold_up_no_other_agent() {
+    let b = browser();
+    b.ok("person", &["setup", "--command-bound", "25s"]);
+    b.ok("ann", &["goto", &b.page("ann")]);
+    common::site::put_page(
+        "unsettled",
+        r#"<!doctype html><html><head><title>Unsettled</title></head><body>
+<button id="stop" onclick="window.setTimeout = () => 0">stop the clocks</button></body></html>"#,
+    );
+    let names = ["bob", "bob-two"];
+    for name in names {
+        b.ok(name, &["tab-new", &b.site.url("/put/unsettled")]);
+    }
+    let mut clicks: Vec<Running> = names
+        .iter()
+        .map(|name| Running::start(as_agent(b.sandbox(), name, &["click", "#stop"])))
+        .collect();
+    common::wait::until("a click to hold the turn", Duration::from_secs(20), || {
+        match b.agents()["running"]["agent"].as_str() {
+            Some(agent) if agent.starts_with("bob") => Ok(()),
+            other => Err(format!("{other:?}")),
+        }
+    });
+    let mut anns = as_agent(b.sandbox(), "ann", &["eval", "document.title"]);
+    anns.env("MY_CHROME_LEASE_WAIT_SECS", "22");
+    let anns = Running::start(anns).wait();
+    assert_eq!(anns.code, 0, "{}{}", anns.stdout, anns.stderr);
+    assert!(anns.stdout.contains("Agent ann"), "{}", anns.stdout);
+    let running: Vec<bool> = clicks
+        .iter_mut()
+        .map(|run| run.child.try_wait().unwrap().is_none())
+        .collect();
+    let ended: Vec<common::run::Run> = clicks.into_iter().map(Running::wait).collect();
+    assert!(running.iter().all(|r| *r), "{ended:?}");
+    for run in ended {
+        run.expect(124, "did not finish within 25 s");
+    }
+    let log = std::fs::read_to_string(b.sandbox().runtime.join("lease.log")).unwrap();
+    assert!(log.contains("ASIDE agent=bob command=click"), "{log}");
+}
+
 /// The same with slow pages opened in new tabs: bob, under four names,
 /// opens a page that answers after 28 s, each with the user's bound
 /// (25 s). Each new tab's load steps aside once the next is in line:
